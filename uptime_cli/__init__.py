@@ -1,0 +1,1 @@
+"""The `uptime` command line."""
