@@ -1,0 +1,42 @@
+# uptime: `make run` starts the daemon, `make test` runs the suite.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PIP_FLAGS := --disable-pip-version-check -q
+
+.PHONY: run test lint format bench bench-api bench-checks bench-stats clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install $(PIP_FLAGS) --upgrade pip
+
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install $(PIP_FLAGS) -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install $(PIP_FLAGS) -e '.[dev]'
+	touch $@ $(VENV)/.installed-run
+
+run: $(VENV)/.installed-run
+	@echo "uptime: starting the daemon on http://$${UPTIME_HOST:-127.0.0.1}:$${UPTIME_PORT:-8080}" >&2
+	@echo "uptime: sign in from another terminal with:" >&2
+	@echo "    $(BIN)/uptime login --local --email you@example.com" >&2
+	@echo "    (or: TOKEN=\$$($(BIN)/uptime server session --email you@example.com);" >&2
+	@echo "     curl -H \"Cookie: session_cookie=\$$TOKEN\" http://127.0.0.1:8080/api/v1/monitors)" >&2
+	exec $(BIN)/uptime server run
+
+test: $(VENV)/.installed-dev
+	$(BIN)/ruff check uptime_server uptime_cli tests bench
+	$(BIN)/pytest -n 2 -q
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check uptime_server uptime_cli tests bench
+	$(BIN)/ruff format --check uptime_server uptime_cli tests bench
+
+format: $(VENV)/.installed-dev
+	$(BIN)/ruff format uptime_server uptime_cli tests bench
+	$(BIN)/ruff check --fix uptime_server uptime_cli tests bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,193 @@
+"""Shared fixtures: settings, database (SQLite and PostgreSQL), app, users.
+
+Every test that takes ``app`` or ``db`` runs once on SQLite and once on
+PostgreSQL (``backend`` parameter). PostgreSQL is the server on
+127.0.0.1:5432 (``UPTIME_TEST_PG_URL``); each test session works in a
+database of its own, created here and dropped at the end. Under CI
+(``CI`` set) an unreachable PostgreSQL fails the run instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import peewee
+import pytest
+
+from uptime_server import db as dbmod
+from uptime_server import migrations
+from uptime_server.config import Settings, load_settings
+from uptime_server.engine.clock import ManualClock
+from uptime_server.local_users import mint_local_session
+from uptime_server.models import MODELS, User
+
+PG_ADMIN_URL = os.environ.get("UPTIME_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
+START = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
+
+
+def _pg_admin() -> Any:
+    from urllib.parse import urlsplit
+
+    import psycopg2
+
+    parts = urlsplit(PG_ADMIN_URL)
+    conn = psycopg2.connect(
+        dbname=parts.path.lstrip("/"),
+        user=parts.username,
+        host=parts.hostname,
+        port=parts.port or 5432,
+        password=parts.password,
+        connect_timeout=5,
+    )
+    conn.autocommit = True
+    return conn
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A fresh PostgreSQL database for this test session (or worker)."""
+    try:
+        admin = _pg_admin()
+    except Exception as exc:  # noqa: BLE001
+        if os.environ.get("CI") or os.environ.get("UPTIME_REQUIRE_PG"):
+            pytest.fail(f"PostgreSQL is required here but unreachable: {exc}")
+        pytest.skip(f"PostgreSQL unreachable: {exc}")
+    name = f"uptime_t_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    with admin.cursor() as cur:
+        cur.execute(f'CREATE DATABASE "{name}"')
+    base = PG_ADMIN_URL.rsplit("/", 1)[0]
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with admin.cursor() as cur:
+            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+_pg_migrated: set[str] = set()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def db_url(backend: str, tmp_path: Any, request: pytest.FixtureRequest) -> str:
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'uptime.db'}"
+    return request.getfixturevalue("pg_url")
+
+
+def _reset(database: peewee.Database, url: str) -> None:
+    """Bring the database to an empty, migrated state."""
+    with database.connection_context():
+        if isinstance(database, peewee.PostgresqlDatabase) and url in _pg_migrated:
+            tables = ", ".join(m._meta.table_name for m in MODELS)
+            database.execute_sql(f"TRUNCATE {tables} RESTART IDENTITY CASCADE")
+            return
+        migrations.migrate(database)
+        _pg_migrated.add(url)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(START)
+
+
+@pytest.fixture
+def settings_env(db_url: str, tmp_path: Any) -> dict[str, str]:
+    """The environment a test daemon would have; tests may add to it."""
+    return {
+        "UPTIME_DATA_DIR": str(tmp_path / "data"),
+        "UPTIME_DATABASE_URL": db_url,
+        "UPTIME_MIN_CHECK_INTERVAL": "1",
+        "UPTIME_SECRET_KEY": "test-secret-key",
+        "UPTIME_BASE_URL": "http://127.0.0.1:8080",
+    }
+
+
+@pytest.fixture
+def settings(settings_env: dict[str, str]) -> Settings:
+    return load_settings(settings_env)
+
+
+@pytest.fixture
+def db(settings: Settings) -> Iterator[peewee.Database]:
+    database = dbmod.bind(settings.database_url)
+    _reset(database, settings.database_url)
+    try:
+        yield database
+    finally:
+        if not database.is_closed():
+            database.close()
+        close_all = getattr(database, "close_all", None)
+        if close_all:
+            close_all()
+
+
+@pytest.fixture
+def app(settings: Settings, clock: ManualClock, db: peewee.Database) -> Any:
+    from uptime_server.app import create_app
+
+    return create_app(settings, clock=clock, bind_database=False)
+
+
+@dataclass
+class ApiUser:
+    """A signed-in user driving the Flask test client with their cookie."""
+
+    client: Any
+    token: str
+    user: User
+
+    def __post_init__(self) -> None:
+        # Werkzeug's test client sends cookies from its jar only (a Cookie
+        # header passed by hand is replaced), so the token goes in the jar.
+        self.client.set_cookie("session_cookie", self.token)
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        return self.client.open(path, method=method, **kwargs)
+
+    def get(self, path: str, **kwargs: Any) -> Any:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs: Any) -> Any:
+        return self.request("POST", path, **kwargs)
+
+    def put(self, path: str, **kwargs: Any) -> Any:
+        return self.request("PUT", path, **kwargs)
+
+    def delete(self, path: str, **kwargs: Any) -> Any:
+        return self.request("DELETE", path, **kwargs)
+
+
+@pytest.fixture
+def make_user(app: Any, settings: Settings, clock: ManualClock) -> Any:
+    def make(email: str, name: str | None = None) -> ApiUser:
+        token = mint_local_session(settings, email=email, name=name, clock=clock)
+        with dbmod.database.connection_context():
+            user = User.get(User.email == email)
+        return ApiUser(app.test_client(), token, user)
+
+    return make
+
+
+@pytest.fixture
+def alice(make_user: Any) -> ApiUser:
+    return make_user("alice@example.com", "Alice")
+
+
+@pytest.fixture
+def bob(make_user: Any) -> ApiUser:
+    return make_user("bob@example.com", "Bob")
+
+
+@pytest.fixture
+def anon(app: Any) -> Any:
+    return app.test_client()

@@ -1,0 +1,77 @@
+"""``uptime server ...``: the local daemon commands (need file access to the DB)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(help="Run and administer the local daemon.", no_args_is_help=True)
+
+
+def _settings():  # noqa: ANN202 - lazy import keeps the client fast
+    from uptime_server.config import ConfigError, load_settings
+
+    try:
+        return load_settings()
+    except ConfigError as exc:
+        typer.echo(f"uptime: configuration error: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+@app.command()
+def run(
+    host: Annotated[str | None, typer.Option(help="Address to listen on (UPTIME_HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to listen on (UPTIME_PORT).")] = None,
+    no_api: Annotated[bool, typer.Option("--no-api", help="Do not serve the HTTP API.")] = False,
+    no_scheduler: Annotated[
+        bool, typer.Option("--no-scheduler", help="Do not run checks or deliveries.")
+    ] = False,
+    location: Annotated[
+        str | None, typer.Option(help="Run only the checks of this location.")
+    ] = None,
+) -> None:
+    """Start the daemon: API, check scheduler and notification delivery."""
+    from uptime_server.daemon import Daemon, DaemonOptions, configure_logging
+
+    settings = _settings()
+    configure_logging(settings.log_level)
+    if location is not None and location not in settings.locations:
+        typer.echo(
+            f"uptime: unknown location {location!r}; UPTIME_LOCATIONS has "
+            f"{', '.join(settings.locations)}",
+            err=True,
+        )
+        raise typer.Exit(2)
+    options = DaemonOptions(
+        api=not no_api, scheduler=not no_scheduler, location=location, host=host, port=port
+    )
+    raise typer.Exit(Daemon(settings, options).run())
+
+
+@app.command()
+def migrate() -> None:
+    """Apply pending database migrations and exit."""
+    from uptime_server.daemon import prepare
+
+    prepare(_settings())
+    typer.echo("Database is up to date.", err=True)
+
+
+@app.command()
+def session(
+    email: Annotated[str, typer.Option(help="The user's email address.")],
+    name: Annotated[str | None, typer.Option(help="Display name for a new user.")] = None,
+) -> None:
+    """Create the user if needed and print a new session token."""
+    from uptime_server.daemon import prepare
+    from uptime_server.local_users import mint_local_session
+
+    settings = prepare(_settings())
+    try:
+        token = mint_local_session(settings, email=email, name=name)
+    except ValueError as exc:
+        typer.echo(f"uptime: {exc}", err=True)
+        raise typer.Exit(2) from None
+    sys.stdout.write(token + "\n")

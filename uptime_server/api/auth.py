@@ -1,0 +1,62 @@
+"""Session endpoints: /api/v1/auth/user, /refresh, /logout.
+
+The OAuth login/callback routes live in ``uptime_server.auth.oauth`` and are
+registered on this blueprint by ``register_oauth``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, jsonify
+from flask_login import current_user
+
+from uptime_server.auth.sessions import (
+    clear_cookie,
+    current_session,
+    refresh_session,
+    revoke_session,
+    session_token,
+    set_cookie,
+)
+from uptime_server.context import now, settings
+from uptime_server.engine.clock import isoformat
+from uptime_server.models import User
+
+bp = Blueprint("auth", __name__, url_prefix="/auth")
+
+
+def user_json(user: User, provider: str | None) -> dict[str, Any]:
+    return {
+        "id": user.id,
+        "email": user.email,
+        "name": user.name,
+        "provider": provider,
+        "avatar_url": user.avatar_url,
+        "created_at": isoformat(user.created_at),
+        "last_login": isoformat(user.last_login),
+    }
+
+
+@bp.get("/user")
+def get_user() -> Any:
+    return {"data": user_json(current_user, current_session().provider)}
+
+
+@bp.post("/refresh")
+def refresh() -> Any:
+    from flask import request
+
+    row = current_session()
+    expires = refresh_session(row, now=now(), ttl=settings().session_ttl)
+    response = jsonify({"message": "Session refreshed", "expires_at": isoformat(expires)})
+    set_cookie(response, session_token(request), expires)
+    return response
+
+
+@bp.post("/logout")
+def logout() -> Any:
+    revoke_session(current_session())
+    response = jsonify({"message": "Logged out"})
+    clear_cookie(response)
+    return response

@@ -1,0 +1,50 @@
+"""Liveness and readiness: GET /healthz (no auth)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Blueprint
+from peewee import JOIN, fn
+
+from uptime_server.context import now, state
+from uptime_server.models import Monitor, MonitorLocation
+
+log = logging.getLogger(__name__)
+bp = Blueprint("health", __name__)
+
+
+def scheduler_lag_seconds() -> float:
+    """How overdue the most overdue unclaimed check is (0 when none is late)."""
+    current = now()
+    oldest = (
+        MonitorLocation.select(fn.MIN(MonitorLocation.next_check_at))
+        .join(Monitor, JOIN.INNER)
+        .where(
+            (Monitor.paused == False)  # noqa: E712
+            & (MonitorLocation.next_check_at <= current)
+            & (
+                MonitorLocation.lease_expires_at.is_null()
+                | (MonitorLocation.lease_expires_at < current)
+            )
+        )
+        .scalar()
+    )
+    if oldest is None:
+        return 0.0
+    return round(max(0.0, (current - oldest).total_seconds()), 3)
+
+
+@bp.get("/healthz")
+def healthz() -> Any:
+    try:
+        lag = scheduler_lag_seconds()
+        database = "ok"
+    except Exception:  # noqa: BLE001 - health must answer whatever broke
+        log.exception("health check: database unavailable")
+        return {"status": "error", "database": "unavailable", "scheduler_lag_seconds": None}, 503
+    hook = state().services.get("scheduler_lag")
+    if hook is not None:
+        lag = hook()
+    return {"status": "ok", "database": database, "scheduler_lag_seconds": lag}

@@ -1,0 +1,257 @@
+"""The monitors resource: /api/v1/monitors (decisions §1)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from flask import Blueprint, request
+from flask_login import current_user
+from peewee import SQL, NodeList, fn
+
+from uptime_server import monitors as svc
+from uptime_server.api.body import json_body
+from uptime_server.context import now, settings
+from uptime_server.engine.clock import isoformat
+from uptime_server.errors import validation_error
+from uptime_server.models import AlertSettings, Monitor
+from uptime_server.stats import uptime_by_monitor
+from uptime_server.validation import (
+    choice_param,
+    int_param,
+    parse_alert_settings,
+    parse_monitor,
+    parse_monitor_update,
+)
+
+bp = Blueprint("monitors", __name__, url_prefix="/monitors")
+
+LIST_STATUSES = ("online", "offline", "warning", "pending")
+LIST_TYPES = ("http", "https")
+
+
+def summary_json(m: Monitor, uptime: dict[str, float | None]) -> dict[str, Any]:
+    return {
+        "id": m.id,
+        "name": m.name,
+        "url": m.url,
+        "type": m.type,
+        "status": m.status,
+        "paused": m.paused,
+        "uptime_24h": uptime.get("24h"),
+        "response_time": m.response_time,
+        "last_check": isoformat(m.last_check),
+    }
+
+
+def monitor_json(m: Monitor) -> dict[str, Any]:
+    uptime = uptime_by_monitor([m.id], now())[m.id]
+    return {
+        "id": m.id,
+        "name": m.name,
+        "url": m.url,
+        "type": m.type,
+        "method": m.method,
+        "expected_status": m.expected_status,
+        "timeout": m.timeout,
+        "check_interval": m.check_interval,
+        "retry_count": m.retry_count,
+        "locations": m.locations,
+        "follow_redirects": m.follow_redirects,
+        "verify_ssl": m.verify_ssl,
+        "headers": m.headers,
+        "body": m.body,
+        "expected_content": m.expected_content,
+        "excluded_content": m.excluded_content,
+        "json_path": m.json_path,
+        "expected_json_value": m.expected_json_value,
+        "degraded_response_time": m.degraded_response_time,
+        "status": m.status,
+        "checks_supported": m.checks_supported,
+        "paused": m.paused,
+        "paused_at": isoformat(m.paused_at),
+        "pause_reason": m.pause_reason,
+        "uptime_24h": uptime["24h"],
+        "uptime_7d": uptime["7d"],
+        "uptime_30d": uptime["30d"],
+        "response_time": m.response_time,
+        "status_code": m.status_code,
+        "last_error": m.last_error,
+        "last_check": isoformat(m.last_check),
+        "last_success": isoformat(m.last_success),
+        "last_failure": isoformat(m.last_failure),
+        "cert_expires_at": isoformat(m.cert_expires_at),
+        "next_check_at": isoformat(svc.next_check_at(m)),
+        "created_at": isoformat(m.created_at),
+        "updated_at": isoformat(m.updated_at),
+    }
+
+
+def alerts_json(a: AlertSettings, owner_email: str) -> dict[str, Any]:
+    return {
+        "email_enabled": a.email_enabled,
+        "email_recipients": a.email_recipients or [owner_email],
+        "slack_enabled": a.slack_enabled,
+        "slack_webhook_url": a.slack_webhook_url,
+        "alert_on_recovery": a.alert_on_recovery,
+        "alert_threshold": a.alert_threshold,
+    }
+
+
+def _like(expr: Any, needle: str) -> Any:
+    escaped = needle.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return NodeList((fn.LOWER(expr), SQL("LIKE"), f"%{escaped}%", SQL("ESCAPE '\\'")))
+
+
+@bp.get("")
+def list_monitors() -> Any:
+    args = request.args
+    page = int_param(args, "page", 1, 1, None)
+    limit = int_param(args, "limit", 25, 1, 100)
+    status = choice_param(args, "status", LIST_STATUSES)
+    kind = choice_param(args, "type", LIST_TYPES)
+    search = args.get("search", "").strip()
+    query = Monitor.select().where(Monitor.user == current_user.id)
+    if status:
+        query = query.where(Monitor.status == status)
+    if kind:
+        query = query.where(Monitor.type == kind)
+    if search:
+        query = query.where(_like(Monitor.name, search) | _like(Monitor.url, search))
+    total = query.count()
+    rows = list(query.order_by(Monitor.id).paginate(page, limit))
+    uptime = uptime_by_monitor([m.id for m in rows], now(), windows=("24h",))
+    return {
+        "data": [summary_json(m, uptime[m.id]) for m in rows],
+        "pagination": {
+            "page": page,
+            "limit": limit,
+            "total": total,
+            "pages": math.ceil(total / limit),
+        },
+    }
+
+
+@bp.post("")
+def create() -> Any:
+    cfg = parse_monitor(json_body(), settings())
+    m = svc.create_monitor(current_user, cfg, now=now(), settings=settings())
+    data = {
+        k: v
+        for k, v in monitor_json(m).items()
+        if k in ("id", "name", "url", "type", "status", "created_at")
+    }
+    return {"data": data}, 201
+
+
+@bp.get("/<int:monitor_id>")
+def show(monitor_id: int) -> Any:
+    return {"data": monitor_json(svc.get_owned(current_user, monitor_id))}
+
+
+@bp.put("/<int:monitor_id>")
+def update(monitor_id: int) -> Any:
+    m = svc.get_owned(current_user, monitor_id)
+    cfg = parse_monitor_update(svc.config_of(m), json_body(), settings())
+    return {"data": monitor_json(svc.update_monitor(m, cfg, now=now()))}
+
+
+@bp.delete("/<int:monitor_id>")
+def delete(monitor_id: int) -> Any:
+    svc.delete_monitor(svc.get_owned(current_user, monitor_id))
+    return {"message": "Monitor deleted"}
+
+
+def _reason() -> str | None:
+    body = json_body(optional=True)
+    if not isinstance(body, dict):
+        raise validation_error({"body": ["must be a JSON object"]})
+    unknown = sorted(set(body) - {"reason"})
+    if unknown:
+        raise validation_error({k: ["unknown field"] for k in unknown})
+    reason = body.get("reason")
+    if reason is not None and (not isinstance(reason, str) or len(reason) > 500):
+        raise validation_error({"reason": ["must be a string of at most 500 characters"]})
+    return reason or None
+
+
+@bp.post("/<int:monitor_id>/pause")
+def pause(monitor_id: int) -> Any:
+    m = svc.get_owned(current_user, monitor_id)
+    m = svc.pause_monitor(m, _reason(), now=now())
+    return {"message": "Monitor paused", "data": monitor_json(m)}
+
+
+@bp.post("/<int:monitor_id>/resume")
+def resume(monitor_id: int) -> Any:
+    m = svc.resume_monitor(svc.get_owned(current_user, monitor_id), now=now())
+    return {"message": "Monitor resumed", "data": monitor_json(m)}
+
+
+@bp.get("/<int:monitor_id>/alerts")
+def get_alerts(monitor_id: int) -> Any:
+    m = svc.get_owned(current_user, monitor_id)
+    return {"data": alerts_json(AlertSettings.get_by_id(m.id), current_user.email)}
+
+
+@bp.put("/<int:monitor_id>/alerts")
+def put_alerts(monitor_id: int) -> Any:
+    m = svc.get_owned(current_user, monitor_id)
+    current = AlertSettings.get_by_id(m.id)
+    stored = {
+        k: getattr(current, k)
+        for k in (
+            "email_enabled",
+            "email_recipients",
+            "slack_enabled",
+            "slack_webhook_url",
+            "alert_on_recovery",
+            "alert_threshold",
+        )
+    }
+    new = parse_alert_settings(stored, json_body())
+    AlertSettings.update(**new.model_dump()).where(AlertSettings.monitor == m.id).execute()
+    return {"data": alerts_json(AlertSettings.get_by_id(m.id), current_user.email)}
+
+
+BULK_ACTIONS = ("pause", "resume", "delete", "update")
+
+
+@bp.post("/bulk")
+def bulk() -> Any:
+    body = json_body()
+    if not isinstance(body, dict):
+        raise validation_error({"body": ["must be a JSON object"]})
+    action, ids, reason, patch = _bulk_request(body)
+    result = svc.bulk_action(
+        current_user, action, ids, reason=reason, patch=patch, now=now(), settings=settings()
+    )
+    return {"data": {"action": action, **result}}
+
+
+def _bulk_request(body: dict[str, Any]) -> tuple[str, list[int], str | None, dict | None]:
+    details: dict[str, list[str]] = {}
+    unknown = sorted(set(body) - {"action", "monitor_ids", "reason", "settings"})
+    for key in unknown:
+        details[key] = ["unknown field"]
+    action = body.get("action")
+    if action not in BULK_ACTIONS:
+        details["action"] = [f"must be one of {', '.join(BULK_ACTIONS)}"]
+    ids = body.get("monitor_ids")
+    if (
+        not isinstance(ids, list)
+        or not 1 <= len(ids) <= 100
+        or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids)
+    ):
+        details["monitor_ids"] = ["must be a list of 1 to 100 integer ids"]
+    reason = body.get("reason")
+    if reason is not None and (not isinstance(reason, str) or len(reason) > 500):
+        details["reason"] = ["must be a string of at most 500 characters"]
+    patch = body.get("settings")
+    if action == "update" and not isinstance(patch, dict):
+        details["settings"] = ["is required for update and must be an object"]
+    elif action != "update" and patch is not None:
+        details["settings"] = ["is only accepted with action update"]
+    if details:
+        raise validation_error(details)
+    return action, list(dict.fromkeys(ids)), reason or None, patch

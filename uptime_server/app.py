@@ -1,0 +1,151 @@
+"""The application factory: blueprints, error handlers, sessions, limits.
+
+``create_app`` binds the database and wires request handling; it starts no
+threads and opens no sockets, so tests build as many apps as they like.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+from flask import Blueprint, Flask, request
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
+from flask_login import current_user
+
+from uptime_server import db as dbmod
+from uptime_server import errors
+from uptime_server.api import auth as auth_api
+from uptime_server.api import health as health_api
+from uptime_server.api import monitors as monitors_api
+from uptime_server.auth.sessions import check_csrf, init_login, session_token
+from uptime_server.config import Settings, ensure_secret_key
+from uptime_server.context import UptimeState
+from uptime_server.engine.clock import Clock
+
+MAX_BODY = 1024 * 1024
+
+# Endpoints reachable without a session (sign-in itself, the API document).
+PUBLIC_ENDPOINTS: set[str] = set()
+# Endpoints limited per client IP at the login rate (decisions §4).
+LOGIN_ENDPOINTS: set[str] = set()
+
+
+def public(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a view as reachable without a session."""
+    view.uptime_public = True  # type: ignore[attr-defined]
+    return view
+
+
+def login_limited(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a view as limited per IP at UPTIME_LOGIN_RATE_LIMIT."""
+    view.uptime_login_limited = True  # type: ignore[attr-defined]
+    return view
+
+
+def create_app(
+    settings: Settings,
+    *,
+    clock: Clock | None = None,
+    services: dict[str, Any] | None = None,
+    bind_database: bool = True,
+) -> Flask:
+    settings = ensure_secret_key(settings)
+    if bind_database:
+        dbmod.bind(settings.database_url)
+    app = Flask("uptime_server")
+    app.config.update(
+        SECRET_KEY=settings.secret_key,
+        MAX_CONTENT_LENGTH=MAX_BODY,
+        SESSION_COOKIE_NAME="uptime_flask",
+        JSON_SORT_KEYS=False,
+    )
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.extensions["uptime"] = UptimeState(settings, clock or Clock(), dict(services or {}))
+    errors.register(app)
+    init_login(app)
+    _register_db_hooks(app)
+
+    api = Blueprint("api", __name__, url_prefix="/api/v1")
+    api.before_request(_api_guard)
+    api.register_blueprint(auth_api.bp)
+    api.register_blueprint(monitors_api.bp)
+    for extra in _optional_blueprints():
+        api.register_blueprint(extra)
+    app.register_blueprint(api)
+    app.register_blueprint(health_api.bp)
+    _init_limiter(app, settings)
+    return app
+
+
+def _optional_blueprints() -> list[Blueprint]:
+    """Blueprints of resources built in their own modules (notifications, ...)."""
+    found = []
+    for module_name in ("notifications", "openapi"):
+        try:
+            module = __import__(f"uptime_server.api.{module_name}", fromlist=["bp"])
+        except ModuleNotFoundError as exc:
+            if exc.name != f"uptime_server.api.{module_name}":
+                raise
+            continue
+        found.append(module.bp)
+    return found
+
+
+def _register_db_hooks(app: Flask) -> None:
+    @app.before_request
+    def _open_db() -> None:
+        dbmod.database.connect(reuse_if_open=True)
+
+    @app.teardown_request
+    def _close_db(exc: BaseException | None) -> None:
+        if not dbmod.database.is_closed():
+            dbmod.database.close()
+
+
+def _api_guard() -> None:
+    view = request.endpoint and _view(request.endpoint)
+    if view is not None and getattr(view, "uptime_public", False):
+        return
+    from uptime_server.context import settings
+
+    check_csrf(settings().base_url)
+    if not current_user.is_authenticated:
+        raise errors.ApiError("UNAUTHORIZED", "Sign in first: this endpoint needs a session")
+
+
+def _view(endpoint: str) -> Callable[..., Any] | None:
+    from flask import current_app
+
+    return current_app.view_functions.get(endpoint)
+
+
+def _rate_key() -> str:
+    token = session_token(request)
+    if token:
+        return "s:" + hashlib.sha256(token.encode()).hexdigest()[:32]
+    return "ip:" + (get_remote_address() or "unknown")
+
+
+def _init_limiter(app: Flask, settings: Settings) -> None:
+    limiter = Limiter(
+        _rate_key,
+        app=app,
+        default_limits=[settings.rate_limit] if settings.rate_limit else [],
+        headers_enabled=True,
+        storage_uri=settings.ratelimit_storage_url,
+        strategy="fixed-window",
+        enabled=True,
+    )
+    for endpoint, view in list(app.view_functions.items()):
+        if endpoint.startswith("health.") or endpoint == "static":
+            app.view_functions[endpoint] = limiter.exempt(view)
+        elif getattr(view, "uptime_login_limited", False):
+            if settings.login_rate_limit:
+                limited = limiter.limit(settings.login_rate_limit, key_func=get_remote_address)
+                app.view_functions[endpoint] = limited(view)
+            else:
+                app.view_functions[endpoint] = limiter.exempt(view)
+    app.extensions["uptime_limiter"] = limiter

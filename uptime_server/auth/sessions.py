@@ -1,0 +1,144 @@
+"""Server-side sessions carried in the ``session_cookie`` cookie.
+
+The cookie holds a random 256-bit token; the database keeps only its SHA-256,
+so a leaked database does not leak live sessions. Flask-Login loads the user
+from the cookie on each request; logout deletes the row, killing the cookie
+everywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+from flask import Flask, Request, Response, current_app, g, request
+from flask_login import LoginManager
+
+from uptime_server.errors import ApiError
+from uptime_server.models import Session, User
+
+COOKIE_NAME = "session_cookie"
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create_session(user: User, provider: str, *, now: datetime, ttl: int) -> tuple[str, Session]:
+    """Mint a new session for *user*; return (token, row). The token is shown once."""
+    token = secrets.token_urlsafe(32)
+    row = Session.create(
+        user=user,
+        token_hash=hash_token(token),
+        provider=provider,
+        created_at=now,
+        expires_at=now + timedelta(seconds=ttl),
+    )
+    return token, row
+
+
+def find_session(token: str, *, now: datetime) -> Session | None:
+    if not token or len(token) > 200:
+        return None
+    row = (
+        Session.select(Session, User)
+        .join(User)
+        .where(Session.token_hash == hash_token(token), Session.expires_at > now)
+        .first()
+    )
+    return row
+
+
+def refresh_session(row: Session, *, now: datetime, ttl: int) -> datetime:
+    expires = now + timedelta(seconds=ttl)
+    Session.update(expires_at=expires).where(Session.id == row.id).execute()
+    row.expires_at = expires
+    return expires
+
+
+def revoke_session(row: Session) -> None:
+    Session.delete().where(Session.id == row.id).execute()
+
+
+def session_token(req: Request) -> str | None:
+    return req.cookies.get(COOKIE_NAME) or None
+
+
+def set_cookie(response: Response, token: str, expires: datetime) -> None:
+    response.set_cookie(
+        COOKIE_NAME,
+        token,
+        expires=expires,
+        httponly=True,
+        secure=True,
+        samesite="Lax",
+        path="/",
+    )
+
+
+def clear_cookie(response: Response) -> None:
+    response.delete_cookie(COOKIE_NAME, path="/", secure=True, httponly=True, samesite="Lax")
+
+
+def current_session() -> Session | None:
+    return g.get("uptime_session")
+
+
+def init_login(app: Flask) -> LoginManager:
+    manager = LoginManager()
+    manager.session_protection = None
+    manager.init_app(app)
+
+    @manager.request_loader
+    def load_from_cookie(req: Request) -> User | None:
+        token = session_token(req)
+        if not token:
+            return None
+        row = find_session(token, now=current_app.extensions["uptime"].clock.now())
+        if row is None:
+            return None
+        g.uptime_session = row
+        return row.user
+
+    @manager.unauthorized_handler
+    def unauthorized() -> Response:
+        raise ApiError("UNAUTHORIZED", "Sign in first: this endpoint needs a session")
+
+    return manager
+
+
+def check_csrf(base_url: str) -> None:
+    """Refuse a cookie-authenticated unsafe request from a foreign origin.
+
+    Browsers always send Origin (or at least Referer) on cross-site POSTs;
+    scripts and the CLI send neither and pass. SameSite=Lax is the second wall.
+    """
+    if request.method not in UNSAFE_METHODS or not session_token(request):
+        return
+    origin = request.headers.get("Origin")
+    if origin is None:
+        referer = request.headers.get("Referer")
+        if referer is None:
+            return
+        origin = _origin_of(referer)
+    if origin != _origin_of(base_url):
+        raise ApiError(
+            "INSUFFICIENT_PERMISSIONS",
+            "Cross-origin request refused: the Origin does not match this server",
+        )
+
+
+def _origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.hostname:
+        return "null"
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    port = parts.port
+    host = parts.hostname
+    if ":" in host:
+        host = f"[{host}]"
+    suffix = "" if port in (None, default) else f":{port}"
+    return f"{parts.scheme}://{host}{suffix}"

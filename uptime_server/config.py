@@ -1,0 +1,316 @@
+"""Settings from ``UPTIME_*`` environment variables.
+
+Every variable the daemon reads is parsed here, strictly: a bad value raises
+``ConfigError`` whose one-line message names the variable, so start-up stops
+with something a person can act on. ``NAME_FILE`` variants read secrets from
+files (systemd credentials, Docker secrets).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import platformdirs
+
+SECRET_VARS = (
+    "UPTIME_SECRET_KEY",
+    "UPTIME_SMTP_PASSWORD",
+    "UPTIME_METRICS_TOKEN",
+)
+_DURATION = re.compile(r"^\s*(\d+)\s*([smhd]?)\s*$")
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+class ConfigError(ValueError):
+    """A setting has a value the daemon cannot use."""
+
+
+@dataclass(frozen=True)
+class OAuthProvider:
+    """One OAuth2/OIDC provider configured through UPTIME_OAUTH_<NAME>_*."""
+
+    name: str
+    client_id: str
+    client_secret: str | None = None
+    authorize_url: str | None = None
+    token_url: str | None = None
+    userinfo_url: str | None = None
+    scopes: str | None = None
+    metadata_url: str | None = None
+    emails_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path
+    database_url: str
+    host: str = "127.0.0.1"
+    port: int = 8080
+    base_url: str = "http://127.0.0.1:8080"
+    secret_key: str = ""
+    session_ttl: int = 14 * 86400
+    min_check_interval: int = 30
+    locations: tuple[str, ...] = ("local",)
+    max_monitors_per_user: int = 1000
+    raw_retention_days: int = 30
+    max_body_bytes: int = 1024 * 1024
+    block_private_targets: bool = False
+    ca_bundle: str | None = None
+    smtp_host: str | None = None
+    smtp_port: int = 587
+    smtp_username: str | None = None
+    smtp_password: str | None = None
+    smtp_tls: str = "starttls"
+    mail_from: str = "uptime@localhost"
+    rate_limit: str | None = "600/minute"
+    login_rate_limit: str | None = "30/minute"
+    ratelimit_storage_url: str = "memory://"
+    metrics_token: str | None = None
+    allowed_emails: tuple[str, ...] = ()
+    oauth_providers: Mapping[str, OAuthProvider] = field(default_factory=dict)
+    log_level: str = "INFO"
+    http_threads: int = 8
+    check_concurrency: int = 200
+    lease_seconds: int = 120
+    shutdown_grace: int = 30
+
+    @property
+    def outbox_dir(self) -> Path:
+        return self.data_dir / "outbox"
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite:")
+
+    def with_overrides(self, **changes: object) -> Settings:
+        return replace(self, **changes)
+
+    def redacted(self) -> dict[str, object]:
+        """The settings as a dict safe to log: secrets shown only as set/unset."""
+        out: dict[str, object] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in {"secret_key", "smtp_password", "metrics_token"}:
+                value = "<set>" if value else None
+            elif f.name == "oauth_providers":
+                value = sorted(value)
+            out[f.name] = value
+        return out
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Read settings from *environ* (default: the process environment)."""
+    env = _Env(os.environ if environ is None else environ)
+    data_dir = Path(env.str("UPTIME_DATA_DIR") or platformdirs.user_data_dir("uptime"))
+    database_url = env.str("UPTIME_DATABASE_URL") or f"sqlite:///{data_dir / 'uptime.db'}"
+    _check_database_url(database_url)
+    port = env.int("UPTIME_PORT", 8080, lo=0, hi=65535)
+    host = env.str("UPTIME_HOST") or "127.0.0.1"
+    base_url = (env.str("UPTIME_BASE_URL") or "http://127.0.0.1:8080").rstrip("/")
+    _check_http_url("UPTIME_BASE_URL", base_url)
+    settings = Settings(
+        data_dir=data_dir,
+        database_url=database_url,
+        host=host,
+        port=port,
+        base_url=base_url,
+        secret_key=env.secret("UPTIME_SECRET_KEY") or "",
+        session_ttl=env.duration("UPTIME_SESSION_TTL", 14 * 86400, lo=60),
+        min_check_interval=env.int("UPTIME_MIN_CHECK_INTERVAL", 30, lo=1, hi=86400),
+        locations=env.list("UPTIME_LOCATIONS", ("local",)),
+        max_monitors_per_user=env.int("UPTIME_MAX_MONITORS_PER_USER", 1000, lo=0),
+        raw_retention_days=env.int("UPTIME_RAW_RETENTION_DAYS", 30, lo=1),
+        max_body_bytes=env.int("UPTIME_MAX_BODY_BYTES", 1024 * 1024, lo=1),
+        block_private_targets=env.bool("UPTIME_BLOCK_PRIVATE_TARGETS", False),
+        ca_bundle=env.path("UPTIME_CA_BUNDLE"),
+        smtp_host=env.str("UPTIME_SMTP_HOST"),
+        smtp_port=env.int("UPTIME_SMTP_PORT", 587, lo=1, hi=65535),
+        smtp_username=env.str("UPTIME_SMTP_USERNAME"),
+        smtp_password=env.secret("UPTIME_SMTP_PASSWORD"),
+        smtp_tls=env.choice("UPTIME_SMTP_TLS", "starttls", ("starttls", "ssl", "none")),
+        mail_from=env.str("UPTIME_MAIL_FROM") or "uptime@localhost",
+        rate_limit=env.rate("UPTIME_RATE_LIMIT", "600/minute"),
+        login_rate_limit=env.rate("UPTIME_LOGIN_RATE_LIMIT", "30/minute"),
+        ratelimit_storage_url=env.str("UPTIME_RATELIMIT_STORAGE_URL") or "memory://",
+        metrics_token=env.secret("UPTIME_METRICS_TOKEN"),
+        allowed_emails=tuple(e.lower() for e in env.list("UPTIME_ALLOWED_EMAILS", ())),
+        oauth_providers=_oauth_providers(env),
+        log_level=env.choice(
+            "UPTIME_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True
+        ),
+        http_threads=env.int("UPTIME_HTTP_THREADS", 8, lo=1, hi=256),
+        check_concurrency=env.int("UPTIME_CHECK_CONCURRENCY", 200, lo=1, hi=10000),
+        lease_seconds=env.int("UPTIME_LEASE_SECONDS", 120, lo=5, hi=3600),
+        shutdown_grace=env.int("UPTIME_SHUTDOWN_GRACE", 30, lo=0, hi=3600),
+    )
+    return settings
+
+
+def ensure_secret_key(settings: Settings) -> Settings:
+    """Return settings with a secret key, creating a persistent one if unset.
+
+    The key signs short-lived cookies (OAuth state binding); keeping it in the
+    data dir means a restart does not break a sign-in that is under way.
+    """
+    if settings.secret_key:
+        return settings
+    path = settings.data_dir / "secret_key"
+    if path.exists():
+        return settings.with_overrides(secret_key=path.read_text().strip())
+    settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    key = secrets.token_urlsafe(48)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(key)
+    return settings.with_overrides(secret_key=key)
+
+
+class _Env:
+    """Typed, strict accessors over an environment mapping."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self.environ = environ
+
+    def str(self, name: str) -> str | None:
+        value = self.environ.get(name)
+        if value is None or value.strip() == "":
+            return None
+        return value.strip()
+
+    def secret(self, name: str) -> str | None:
+        file_name = self.str(f"{name}_FILE")
+        if file_name:
+            try:
+                return Path(file_name).read_text().strip() or None
+            except OSError as exc:
+                raise ConfigError(f"{name}_FILE: cannot read {file_name}: {exc.strerror}") from None
+        return self.str(name)
+
+    def int(self, name: str, default: int, *, lo: int | None = None, hi: int | None = None) -> int:
+        raw = self.str(name)
+        if raw is None:
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ConfigError(f"{name}: expected an integer, got {raw!r}") from None
+        _check_range(name, value, lo, hi)
+        return value
+
+    def duration(self, name: str, default: int, *, lo: int = 0) -> int:
+        raw = self.str(name)
+        if raw is None:
+            return default
+        match = _DURATION.match(raw.lower())
+        if not match:
+            raise ConfigError(
+                f"{name}: expected seconds or a duration like 14d, 12h, 30m; got {raw!r}"
+            )
+        value = int(match.group(1)) * _UNITS[match.group(2)]
+        _check_range(name, value, lo, None)
+        return value
+
+    def bool(self, name: str, default: bool) -> bool:
+        raw = self.str(name)
+        if raw is None:
+            return default
+        lowered = raw.lower()
+        if lowered in {"1", "true", "yes", "on"}:
+            return True
+        if lowered in {"0", "false", "no", "off"}:
+            return False
+        raise ConfigError(f"{name}: expected true or false, got {raw!r}")
+
+    def choice(self, name: str, default: str, allowed: tuple[str, ...], upper: bool = False) -> str:
+        raw = self.str(name)
+        if raw is None:
+            return default
+        value = raw.upper() if upper else raw.lower()
+        if value not in allowed:
+            raise ConfigError(f"{name}: expected one of {', '.join(allowed)}; got {raw!r}")
+        return value
+
+    def list(self, name: str, default: tuple[str, ...]) -> tuple[str, ...]:
+        raw = self.str(name)
+        if raw is None:
+            return default
+        items = tuple(dict.fromkeys(p.strip() for p in raw.split(",") if p.strip()))
+        if not items:
+            raise ConfigError(f"{name}: expected a comma-separated list, got {raw!r}")
+        return items
+
+    def path(self, name: str) -> str | None:
+        raw = self.str(name)
+        if raw is not None and not Path(raw).is_file():
+            raise ConfigError(f"{name}: no such file: {raw}")
+        return raw
+
+    def rate(self, name: str, default: str) -> str | None:
+        from limits import parse_many
+
+        raw = self.str(name) or default
+        if raw.lower() == "off":
+            return None
+        try:
+            parse_many(raw)
+        except ValueError:
+            raise ConfigError(
+                f"{name}: expected a rate like 600/minute or off, got {raw!r}"
+            ) from None
+        return raw
+
+
+def _check_range(name: str, value: int, lo: int | None, hi: int | None) -> None:
+    if lo is not None and value < lo:
+        raise ConfigError(f"{name}: must be at least {lo}, got {value}")
+    if hi is not None and value > hi:
+        raise ConfigError(f"{name}: must be at most {hi}, got {value}")
+
+
+def _check_database_url(url: str) -> None:
+    scheme = urlsplit(url).scheme
+    if scheme == "sqlite":
+        if not url.startswith("sqlite:///") or len(url) <= len("sqlite:///"):
+            raise ConfigError(f"UPTIME_DATABASE_URL: expected sqlite:///path, got {url!r}")
+        return
+    if scheme not in {"postgresql", "postgres"}:
+        raise ConfigError("UPTIME_DATABASE_URL: expected sqlite:///path or postgresql://…")
+
+
+def _check_http_url(name: str, url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise ConfigError(f"{name}: expected an http(s) URL, got {url!r}")
+
+
+_OAUTH_KEY = re.compile(r"^UPTIME_OAUTH_([A-Z0-9]+)_CLIENT_ID$")
+
+
+def _oauth_providers(env: _Env) -> dict[str, OAuthProvider]:
+    providers: dict[str, OAuthProvider] = {}
+    for key in sorted(env.environ):
+        match = _OAUTH_KEY.match(key)
+        if not match or not env.str(key):
+            continue
+        upper = match.group(1)
+        prefix = f"UPTIME_OAUTH_{upper}_"
+        urls = {}
+        for part in ("AUTHORIZE_URL", "TOKEN_URL", "USERINFO_URL", "METADATA_URL", "EMAILS_URL"):
+            value = env.str(prefix + part)
+            if value:
+                _check_http_url(prefix + part, value)
+            urls[part.lower()] = value
+        providers[upper.lower()] = OAuthProvider(
+            name=upper.lower(),
+            client_id=env.str(key) or "",
+            client_secret=env.secret(prefix + "CLIENT_SECRET"),
+            scopes=env.str(prefix + "SCOPES"),
+            **urls,
+        )
+    return providers

@@ -1,0 +1,136 @@
+"""The daemon: API through waitress plus the engine's loops, one process.
+
+Signal handlers only set a flag; the main thread notices, stops taking new
+work, lets in-flight work finish within the grace period, and exits 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from uptime_server import db as dbmod
+from uptime_server import migrations
+from uptime_server.config import Settings, ensure_secret_key
+
+log = logging.getLogger("uptime.daemon")
+
+
+class Component(Protocol):
+    """A long-running part of the daemon (scheduler, delivery loop, ...)."""
+
+    name: str
+
+    def start(self) -> None: ...
+
+    def stop(self, grace: float) -> None: ...
+
+
+@dataclass
+class DaemonOptions:
+    api: bool = True
+    scheduler: bool = True
+    location: str | None = None
+    host: str | None = None
+    port: int | None = None
+
+
+# Factories for engine components, filled in by the engine package:
+# each takes (settings, options) and returns a Component or None.
+COMPONENT_FACTORIES: list[Callable[[Settings, DaemonOptions], Component | None]] = []
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+
+
+def prepare(settings: Settings) -> Settings:
+    """Bind the database and apply migrations; return settings with a secret."""
+    settings = ensure_secret_key(settings)
+    dbmod.bind(settings.database_url)
+    with dbmod.database.connection_context():
+        applied = migrations.migrate(dbmod.database.obj)
+    if applied:
+        log.info("migrations applied: %s", ", ".join(applied))
+    return settings
+
+
+@dataclass
+class Daemon:
+    settings: Settings
+    options: DaemonOptions
+    stop_event: threading.Event = field(default_factory=threading.Event)
+    components: list[Any] = field(default_factory=list)
+    server: Any = None
+
+    def run(self) -> int:
+        self.settings = prepare(self.settings)
+        self._install_signals()
+        if self.options.scheduler:
+            self._start_components()
+        if self.options.api:
+            self._start_api()
+        log.info(
+            "uptime daemon running (api=%s, scheduler=%s)", self.options.api, self.options.scheduler
+        )
+        while not self.stop_event.wait(1.0):
+            pass
+        log.info("shutting down")
+        self._shutdown()
+        return 0
+
+    def _install_signals(self) -> None:
+        def _flag(signum: int, _frame: Any) -> None:
+            self.stop_event.set()
+
+        signal.signal(signal.SIGTERM, _flag)
+        signal.signal(signal.SIGINT, _flag)
+
+    def _start_components(self) -> None:
+        for factory in COMPONENT_FACTORIES:
+            component = factory(self.settings, self.options)
+            if component is not None:
+                component.start()
+                self.components.append(component)
+
+    def _start_api(self) -> None:
+        from waitress.server import create_server
+
+        from uptime_server.app import create_app
+
+        app = create_app(self.settings, bind_database=False, services=self._services())
+        host = self.options.host or self.settings.host
+        port = self.options.port if self.options.port is not None else self.settings.port
+        self.server = create_server(
+            app, host=host, port=port, threads=self.settings.http_threads, ident="uptime"
+        )
+        thread = threading.Thread(target=self.server.run, name="api", daemon=True)
+        thread.start()
+        log.info("API listening on http://%s:%s", host, self.server.effective_port)
+
+    def _services(self) -> dict[str, Any]:
+        services: dict[str, Any] = {}
+        for component in self.components:
+            services.update(getattr(component, "services", {}))
+        return services
+
+    def _shutdown(self) -> None:
+        if self.server is not None:
+            self.server.close()
+        for component in reversed(self.components):
+            try:
+                component.stop(self.settings.shutdown_grace)
+            except Exception:  # noqa: BLE001 - keep stopping the others
+                log.exception("error while stopping %s", getattr(component, "name", component))
+        if not dbmod.database.is_closed():
+            dbmod.database.close()

@@ -1,0 +1,98 @@
+"""The database: one proxy bound at start-up, SQLite or PostgreSQL by URL.
+
+SQLite runs in WAL mode with a busy timeout and foreign keys on, and write
+transactions start with BEGIN IMMEDIATE so two writers queue on the lock
+instead of failing half way with "database is locked" at COMMIT.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import random
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TypeVar
+from urllib.parse import unquote, urlsplit
+
+import peewee
+from playhouse.pool import PooledPostgresqlDatabase
+
+log = logging.getLogger(__name__)
+
+database = peewee.DatabaseProxy()
+
+SQLITE_PRAGMAS = {
+    "journal_mode": "wal",
+    "busy_timeout": 10000,
+    "foreign_keys": 1,
+    "synchronous": "normal",
+    "cache_size": -16000,
+}
+
+T = TypeVar("T")
+
+
+def connect_url(url: str) -> peewee.Database:
+    """Build (not open) a database for ``sqlite:///path`` or ``postgresql://…``."""
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        path = url[len("sqlite:///") :]
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        return peewee.SqliteDatabase(path, pragmas=SQLITE_PRAGMAS, check_same_thread=False)
+    if parts.scheme in {"postgresql", "postgres"}:
+        return PooledPostgresqlDatabase(
+            unquote(parts.path.lstrip("/")) or "postgres",
+            user=unquote(parts.username) if parts.username else None,
+            password=unquote(parts.password) if parts.password else None,
+            host=parts.hostname or None,
+            port=parts.port or 5432,
+            max_connections=64,
+            stale_timeout=300,
+            timeout=30,
+        )
+    raise ValueError(f"unsupported database URL scheme: {parts.scheme}")
+
+
+def bind(url: str) -> peewee.Database:
+    """Point the global proxy at the database behind *url* and return it."""
+    db = connect_url(url)
+    database.initialize(db)
+    return db
+
+
+def is_sqlite() -> bool:
+    return isinstance(database.obj, peewee.SqliteDatabase)
+
+
+def write_tx() -> AbstractContextManager[object]:
+    """A write transaction: BEGIN IMMEDIATE on SQLite, a plain BEGIN elsewhere."""
+    if is_sqlite():
+        return database.atomic("IMMEDIATE")
+    return database.atomic()
+
+
+def retry_locked(fn: Callable[..., T], attempts: int = 8) -> Callable[..., T]:
+    """Retry *fn* when SQLite reports the database locked (beyond busy_timeout).
+
+    A check result must never be dropped silently: after the last attempt the
+    error propagates to the caller, which logs it and keeps the result queued.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: object, **kwargs: object) -> T:
+        for attempt in range(attempts):
+            try:
+                return fn(*args, **kwargs)
+            except peewee.OperationalError as exc:
+                if "locked" not in str(exc).lower() or attempt == attempts - 1:
+                    raise
+                delay = min(2.0, 0.05 * 2**attempt) * (0.5 + random.random())
+                log.warning("database is locked; retrying in %.2fs", delay)
+                time.sleep(delay)
+        raise AssertionError("unreachable")
+
+    return wrapper

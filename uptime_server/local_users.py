@@ -1,0 +1,37 @@
+"""Local sign-in: mint a session straight in the database (no network path).
+
+Used by ``uptime server session`` and ``uptime login --local``; it needs file
+access to the database, which is the authorisation.
+"""
+
+from __future__ import annotations
+
+from email_validator import EmailNotValidError, validate_email
+
+from uptime_server.auth.sessions import create_session
+from uptime_server.config import Settings
+from uptime_server.db import database, write_tx
+from uptime_server.engine.clock import Clock
+from uptime_server.models import User
+
+LOCAL_PROVIDER = "local"
+
+
+def mint_local_session(
+    settings: Settings, *, email: str, name: str | None = None, clock: Clock | None = None
+) -> str:
+    try:
+        email = validate_email(email, check_deliverability=False).normalized
+    except EmailNotValidError as exc:
+        raise ValueError(f"invalid email address: {exc}") from None
+    now = (clock or Clock()).now()
+    with database.connection_context(), write_tx():
+        user = User.get_or_none(User.email == email)
+        if user is None:
+            user = User.create(email=email, name=name or email.split("@")[0], created_at=now)
+        elif name:
+            user.name = name
+        user.last_login = now
+        user.save()
+        token, _ = create_session(user, LOCAL_PROVIDER, now=now, ttl=settings.session_ttl)
+    return token

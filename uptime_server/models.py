@@ -1,0 +1,332 @@
+"""The data model.
+
+Tables and what owns them:
+- users, identities (OAuth accounts), sessions (SHA-256 of the cookie token),
+  oauth_states and cli_tickets (sign-in in flight);
+- monitors (configuration plus current state), monitor_locations (one row per
+  monitor and location: due time and claim lease for the scheduler),
+  alert_settings;
+- check_runs (raw history), rollups (5m/1h/1d aggregates with histograms);
+- notifications (incidents and recoveries), outbox (emails and Slack posts
+  waiting for delivery, written in the same transaction as the state change).
+
+Times are stored as naive UTC and come back as aware UTC datetimes.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import peewee as pw
+
+from uptime_server.db import database
+
+DEFAULT_EXPECTED_STATUS = [200, 201, 202, 203, 204, 205, 206, 207, 208, 226]
+MONITOR_TYPES = ("http", "https", "tcp", "ping", "dns")
+CHECKED_TYPES = ("http", "https")
+STATUSES = ("pending", "online", "warning", "offline")
+
+
+class UTCDateTimeField(pw.DateTimeField):
+    """Aware UTC in Python, naive UTC in the database (same on SQLite and PG)."""
+
+    def db_value(self, value: Any) -> Any:
+        if isinstance(value, datetime) and value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return super().db_value(value)
+
+    def python_value(self, value: Any) -> Any:
+        value = super().python_value(value)
+        if isinstance(value, datetime) and value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value
+
+
+class JSONField(pw.TextField):
+    """JSON stored as text: portable across SQLite and PostgreSQL."""
+
+    def db_value(self, value: Any) -> Any:
+        return None if value is None else json.dumps(value, separators=(",", ":"))
+
+    def python_value(self, value: Any) -> Any:
+        return None if value is None else json.loads(value)
+
+
+class BaseModel(pw.Model):
+    class Meta:
+        database = database
+        legacy_table_names = False
+
+
+class User(BaseModel):
+    email = pw.CharField(max_length=320, index=True)
+    name = pw.CharField(max_length=200, default="")
+    avatar_url = pw.CharField(max_length=2048, null=True)
+    created_at = UTCDateTimeField()
+    last_login = UTCDateTimeField(null=True)
+
+    # flask-login protocol
+    is_authenticated = True
+    is_active = True
+    is_anonymous = False
+
+    def get_id(self) -> str:
+        return str(self.id)
+
+    class Meta:
+        table_name = "users"
+
+
+class Identity(BaseModel):
+    """A provider account linked to a user, matched by (provider, subject)."""
+
+    user = pw.ForeignKeyField(User, backref="identities", on_delete="CASCADE")
+    provider = pw.CharField(max_length=64)
+    subject = pw.CharField(max_length=255)
+    email = pw.CharField(max_length=320, null=True)
+    created_at = UTCDateTimeField()
+
+    class Meta:
+        table_name = "identities"
+        indexes = ((("provider", "subject"), True),)
+
+
+class Session(BaseModel):
+    """A signed-in session; only the SHA-256 of the cookie token is stored."""
+
+    user = pw.ForeignKeyField(User, backref="sessions", on_delete="CASCADE")
+    token_hash = pw.CharField(max_length=64, unique=True)
+    provider = pw.CharField(max_length=64)
+    created_at = UTCDateTimeField()
+    expires_at = UTCDateTimeField(index=True)
+
+    class Meta:
+        table_name = "sessions"
+
+
+class OAuthState(BaseModel):
+    """One sign-in under way: single-use state, PKCE verifier, OIDC nonce."""
+
+    state_hash = pw.CharField(max_length=64, unique=True)
+    provider = pw.CharField(max_length=64)
+    browser_hash = pw.CharField(max_length=64)
+    code_verifier = pw.CharField(max_length=128)
+    nonce = pw.CharField(max_length=128, null=True)
+    next_url = pw.CharField(max_length=2048, null=True)
+    cli_redirect = pw.CharField(max_length=2048, null=True)
+    cli_challenge = pw.CharField(max_length=128, null=True)
+    link_user = pw.ForeignKeyField(User, null=True, on_delete="CASCADE")
+    created_at = UTCDateTimeField()
+    expires_at = UTCDateTimeField(index=True)
+    used_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        table_name = "oauth_states"
+
+
+class CliTicket(BaseModel):
+    """A one-time ticket handed to the CLI's loopback redirect (RFC 8252)."""
+
+    ticket_hash = pw.CharField(max_length=64, unique=True)
+    user = pw.ForeignKeyField(User, on_delete="CASCADE")
+    provider = pw.CharField(max_length=64)
+    challenge = pw.CharField(max_length=128)
+    expires_at = UTCDateTimeField(index=True)
+    used_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        table_name = "cli_tickets"
+
+
+class Monitor(BaseModel):
+    user = pw.ForeignKeyField(User, backref="monitors", on_delete="CASCADE")
+    name = pw.CharField(max_length=200)
+    url = pw.CharField(max_length=2048, null=True)
+    type = pw.CharField(max_length=16)
+    method = pw.CharField(max_length=16, default="GET")
+    expected_status = JSONField(default=lambda: list(DEFAULT_EXPECTED_STATUS))
+    timeout = pw.IntegerField(default=30)
+    check_interval = pw.IntegerField(default=60)
+    retry_count = pw.IntegerField(default=0)
+    locations = JSONField(default=lambda: ["local"])
+    follow_redirects = pw.BooleanField(default=True)
+    verify_ssl = pw.BooleanField(default=True)
+    headers = JSONField(default=dict)
+    body = pw.TextField(null=True)
+    expected_content = pw.TextField(null=True)
+    excluded_content = pw.TextField(null=True)
+    json_path = pw.TextField(null=True)
+    expected_json_value = pw.TextField(null=True)
+    degraded_response_time = pw.IntegerField(null=True)
+
+    # Current state, maintained by the engine.
+    status = pw.CharField(max_length=16, default="pending")
+    paused = pw.BooleanField(default=False)
+    paused_at = UTCDateTimeField(null=True)
+    pause_reason = pw.TextField(null=True)
+    response_time = pw.IntegerField(null=True)
+    status_code = pw.IntegerField(null=True)
+    last_error = pw.TextField(null=True)
+    last_check = UTCDateTimeField(null=True)
+    last_success = UTCDateTimeField(null=True)
+    last_failure = UTCDateTimeField(null=True)
+    cert_expires_at = UTCDateTimeField(null=True)
+    consecutive_failures = pw.IntegerField(default=0)
+    # Set when a downtime notification is resolved by hand while the monitor
+    # still fails: no new incident until it has recovered (decisions §2).
+    alerts_suppressed = pw.BooleanField(default=False)
+    # Bumped by every state write; state changes are conditional on it.
+    state_version = pw.IntegerField(default=0)
+
+    created_at = UTCDateTimeField()
+    updated_at = UTCDateTimeField()
+
+    class Meta:
+        table_name = "monitors"
+        indexes = ((("user", "id"), False),)
+
+    @property
+    def checks_supported(self) -> bool:
+        return self.type in CHECKED_TYPES
+
+
+class MonitorLocation(BaseModel):
+    """Where and when a monitor is checked next, and who holds the claim."""
+
+    monitor = pw.ForeignKeyField(Monitor, backref="slots", on_delete="CASCADE")
+    location = pw.CharField(max_length=64)
+    next_check_at = UTCDateTimeField(null=True)
+    lease_owner = pw.CharField(max_length=64, null=True)
+    lease_expires_at = UTCDateTimeField(null=True)
+    last_status = pw.CharField(max_length=16, null=True)
+    last_checked_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        table_name = "monitor_locations"
+        indexes = (
+            (("monitor", "location"), True),
+            (("location", "next_check_at"), False),
+        )
+
+
+class AlertSettings(BaseModel):
+    monitor = pw.ForeignKeyField(
+        Monitor, primary_key=True, backref="alert_settings", on_delete="CASCADE"
+    )
+    email_enabled = pw.BooleanField(default=True)
+    email_recipients = JSONField(default=list)  # empty: the owner's address
+    slack_enabled = pw.BooleanField(default=False)
+    slack_webhook_url = pw.CharField(max_length=2048, null=True)
+    alert_on_recovery = pw.BooleanField(default=True)
+    alert_threshold = pw.IntegerField(default=1)
+
+    class Meta:
+        table_name = "alert_settings"
+
+
+class CheckRun(BaseModel):
+    """One check run (up to 1 + retry_count attempts) in one location."""
+
+    monitor = pw.ForeignKeyField(Monitor, backref="runs", on_delete="CASCADE", index=False)
+    location = pw.CharField(max_length=64, default="local")
+    checked_at = UTCDateTimeField()
+    status = pw.CharField(max_length=16)  # online | warning | offline
+    response_time = pw.IntegerField(null=True)
+    status_code = pw.IntegerField(null=True)
+    error = pw.TextField(null=True)
+    attempts = pw.IntegerField(default=1)
+
+    class Meta:
+        table_name = "check_runs"
+        indexes = ((("monitor", "checked_at"), False),)
+
+
+class Rollup(BaseModel):
+    """Aggregate of the check runs of one monitor in one time bucket.
+
+    ``resolution`` is the bucket width in seconds (300, 3600, 86400) and
+    ``bucket`` its start as epoch seconds. ``hist`` is a sparse, mergeable
+    log-scaled histogram of response times (see ``uptime_server.rollups``).
+    """
+
+    monitor = pw.ForeignKeyField(Monitor, on_delete="CASCADE", index=False)
+    resolution = pw.IntegerField()
+    bucket = pw.BigIntegerField()
+    checks = pw.IntegerField(default=0)
+    failed = pw.IntegerField(default=0)
+    rt_count = pw.IntegerField(default=0)
+    rt_sum = pw.BigIntegerField(default=0)
+    rt_min = pw.IntegerField(null=True)
+    rt_max = pw.IntegerField(null=True)
+    hist = pw.TextField(default="{}")
+
+    class Meta:
+        table_name = "rollups"
+        primary_key = pw.CompositeKey("monitor", "resolution", "bucket")
+
+
+class Notification(BaseModel):
+    monitor = pw.ForeignKeyField(Monitor, backref="notifications", on_delete="CASCADE")
+    user = pw.ForeignKeyField(User, on_delete="CASCADE")
+    type = pw.CharField(max_length=16)  # downtime | recovery
+    message = pw.TextField()
+    status = pw.CharField(max_length=16)  # active | resolved
+    started_at = UTCDateTimeField()
+    resolved_at = UTCDateTimeField(null=True)
+    duration = pw.IntegerField(null=True)
+    acknowledged = pw.BooleanField(default=False)
+    acknowledged_at = UTCDateTimeField(null=True)
+    email_sent_at = UTCDateTimeField(null=True)
+    error_status_code = pw.IntegerField(null=True)
+    error_response_time = pw.IntegerField(null=True)
+    error_message = pw.TextField(default="")
+    created_at = UTCDateTimeField()
+
+    class Meta:
+        table_name = "notifications"
+        indexes = (
+            (("user", "started_at"), False),
+            (("monitor", "status"), False),
+        )
+
+
+class Outbox(BaseModel):
+    """A message waiting for delivery; claimed with a lease like a check."""
+
+    notification = pw.ForeignKeyField(Notification, backref="outbox", on_delete="CASCADE")
+    channel = pw.CharField(max_length=16)  # email | slack
+    recipients = JSONField(default=list)
+    target = pw.CharField(max_length=2048, null=True)  # slack webhook URL
+    subject = pw.TextField(default="")
+    body = pw.TextField(default="")
+    message_id = pw.CharField(max_length=255, unique=True)
+    status = pw.CharField(max_length=16, default="pending")  # pending | sent | failed
+    attempts = pw.IntegerField(default=0)
+    next_attempt_at = UTCDateTimeField()
+    last_error = pw.TextField(null=True)
+    sent_at = UTCDateTimeField(null=True)
+    lease_owner = pw.CharField(max_length=64, null=True)
+    lease_expires_at = UTCDateTimeField(null=True)
+    created_at = UTCDateTimeField()
+
+    class Meta:
+        table_name = "outbox"
+        indexes = ((("status", "next_attempt_at"), False),)
+
+
+MODELS: list[type[BaseModel]] = [
+    User,
+    Identity,
+    Session,
+    OAuthState,
+    CliTicket,
+    Monitor,
+    MonitorLocation,
+    AlertSettings,
+    CheckRun,
+    Rollup,
+    Notification,
+    Outbox,
+]

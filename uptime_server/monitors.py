@@ -1,0 +1,223 @@
+"""Monitor life cycle: create, update, pause, resume, delete, bulk.
+
+State-changing writes are conditional on the monitor's current state (paused
+flag, ``state_version``) so they compose safely with the check engine, which
+writes status in its own transactions.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from peewee import fn
+
+from uptime_server.config import Settings
+from uptime_server.db import write_tx
+from uptime_server.errors import ApiError, monitor_not_found
+from uptime_server.models import (
+    AlertSettings,
+    Monitor,
+    MonitorLocation,
+    Notification,
+    User,
+)
+from uptime_server.validation import MonitorConfig
+
+CONFIG_FIELDS = tuple(MonitorConfig.model_fields)
+
+
+def config_of(monitor: Monitor) -> dict[str, Any]:
+    """The stored configuration of *monitor*, in the shape MonitorConfig takes."""
+    return {name: getattr(monitor, name) for name in CONFIG_FIELDS}
+
+
+def get_owned(user: User, monitor_id: int) -> Monitor:
+    monitor = Monitor.get_or_none((Monitor.id == monitor_id) & (Monitor.user == user))
+    if monitor is None:
+        raise monitor_not_found()
+    return monitor
+
+
+def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: Settings) -> Monitor:
+    with write_tx():
+        count = Monitor.select(fn.COUNT(Monitor.id)).where(Monitor.user == user).scalar()
+        if count >= settings.max_monitors_per_user:
+            raise ApiError(
+                "QUOTA_EXCEEDED",
+                f"Monitor limit reached ({settings.max_monitors_per_user} per user)",
+                {"limit": [str(settings.max_monitors_per_user)]},
+            )
+        monitor = Monitor.create(
+            user=user, status="pending", created_at=now, updated_at=now, **cfg.model_dump()
+        )
+        AlertSettings.create(monitor=monitor)
+        _sync_locations(monitor, now)
+    return monitor
+
+
+def update_monitor(monitor: Monitor, cfg: MonitorConfig, *, now: datetime) -> Monitor:
+    changes = {k: v for k, v in cfg.model_dump().items() if getattr(monitor, k) != v}
+    if not changes:
+        return monitor
+    was_checked = monitor.checks_supported
+    with write_tx():
+        for key, value in changes.items():
+            setattr(monitor, key, value)
+        monitor.updated_at = now
+        if was_checked != monitor.checks_supported:
+            # A monitor that moves to or from a checked type starts over.
+            monitor.status = "pending"
+            monitor.consecutive_failures = 0
+            monitor.state_version += 1
+        monitor.save()
+        _sync_locations(monitor, now, interval_changed="check_interval" in changes)
+    return monitor
+
+
+def _sync_locations(monitor: Monitor, now: datetime, *, interval_changed: bool = False) -> None:
+    """Keep one scheduling row per configured location."""
+    wanted = set(monitor.locations) if monitor.checks_supported else set()
+    existing = {
+        row.location: row
+        for row in MonitorLocation.select().where(MonitorLocation.monitor == monitor)
+    }
+    stale = [loc for loc in existing if loc not in wanted]
+    if stale:
+        MonitorLocation.delete().where(
+            (MonitorLocation.monitor == monitor) & (MonitorLocation.location.in_(stale))
+        ).execute()
+    for loc in sorted(wanted - set(existing)):
+        MonitorLocation.create(monitor=monitor, location=loc, next_check_at=now)
+    if interval_changed:
+        # A shorter interval takes effect now rather than after the old one.
+        latest = now + timedelta(seconds=monitor.check_interval)
+        MonitorLocation.update(next_check_at=latest).where(
+            (MonitorLocation.monitor == monitor) & (MonitorLocation.next_check_at > latest)
+        ).execute()
+
+
+def pause_monitor(monitor: Monitor, reason: str | None, *, now: datetime) -> Monitor:
+    with write_tx():
+        updated = (
+            Monitor.update(
+                paused=True,
+                paused_at=now,
+                pause_reason=reason,
+                updated_at=now,
+                state_version=Monitor.state_version + 1,
+            )
+            .where((Monitor.id == monitor.id) & (Monitor.paused == False))  # noqa: E712
+            .execute()
+        )
+        if not updated:
+            raise ApiError("MONITOR_ALREADY_PAUSED", "Monitor is already paused")
+        resolve_active_incident(monitor.id, now=now)
+        MonitorLocation.update(lease_owner=None, lease_expires_at=None).where(
+            MonitorLocation.monitor == monitor.id
+        ).execute()
+    return Monitor.get_by_id(monitor.id)
+
+
+def resume_monitor(monitor: Monitor, *, now: datetime) -> Monitor:
+    with write_tx():
+        updated = (
+            Monitor.update(
+                paused=False,
+                paused_at=None,
+                pause_reason=None,
+                status="pending",
+                consecutive_failures=0,
+                alerts_suppressed=False,
+                updated_at=now,
+                state_version=Monitor.state_version + 1,
+            )
+            .where((Monitor.id == monitor.id) & (Monitor.paused == True))  # noqa: E712
+            .execute()
+        )
+        if not updated:
+            raise ApiError("MONITOR_NOT_PAUSED", "Monitor is not paused")
+        MonitorLocation.update(next_check_at=now, last_status=None).where(
+            MonitorLocation.monitor == monitor.id
+        ).execute()
+    return Monitor.get_by_id(monitor.id)
+
+
+def resolve_active_incident(monitor_id: int, *, now: datetime) -> int:
+    """Resolve the monitor's active downtime notification without any email."""
+    active = Notification.get_or_none(
+        (Notification.monitor == monitor_id)
+        & (Notification.status == "active")
+        & (Notification.type == "downtime")
+    )
+    if active is None:
+        return 0
+    return (
+        Notification.update(
+            status="resolved",
+            resolved_at=now,
+            duration=max(0, int((now - active.started_at).total_seconds())),
+        )
+        .where((Notification.id == active.id) & (Notification.status == "active"))
+        .execute()
+    )
+
+
+def delete_monitor(monitor: Monitor) -> None:
+    # Foreign keys cascade to locations, alert settings, runs, roll-ups,
+    # notifications and their outbox rows.
+    with write_tx():
+        Monitor.delete().where(Monitor.id == monitor.id).execute()
+
+
+def next_check_at(monitor: Monitor) -> datetime | None:
+    if monitor.paused or not monitor.checks_supported:
+        return None
+    return (
+        MonitorLocation.select(fn.MIN(MonitorLocation.next_check_at))
+        .where(MonitorLocation.monitor == monitor.id)
+        .scalar()
+    )
+
+
+def bulk_action(
+    user: User,
+    action: str,
+    ids: list[int],
+    *,
+    reason: str | None,
+    patch: dict[str, Any] | None,
+    now: datetime,
+    settings: Settings,
+) -> dict[str, Any]:
+    """Apply one action to many monitors; report per-id success or failure.
+
+    For ``update``, every owned monitor's merged configuration is validated
+    first; one invalid result fails the whole request before anything changes.
+    """
+    from uptime_server.validation import parse_monitor_update
+
+    owned = {m.id: m for m in Monitor.select().where((Monitor.user == user) & Monitor.id.in_(ids))}
+    configs = {}
+    if action == "update":
+        for mid, monitor in owned.items():
+            configs[mid] = parse_monitor_update(config_of(monitor), patch, settings)
+    succeeded: list[int] = []
+    failed: list[dict[str, Any]] = []
+    for mid in ids:
+        monitor = owned.get(mid)
+        try:
+            if monitor is None:
+                raise monitor_not_found()
+            if action == "pause":
+                pause_monitor(monitor, reason, now=now)
+            elif action == "resume":
+                resume_monitor(monitor, now=now)
+            elif action == "delete":
+                delete_monitor(monitor)
+            else:
+                update_monitor(monitor, configs[mid], now=now)
+            succeeded.append(mid)
+        except ApiError as exc:
+            failed.append({"id": mid, "error": {"code": exc.code, "message": exc.message}})
+    return {"succeeded": succeeded, "failed": failed}

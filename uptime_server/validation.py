@@ -1,0 +1,369 @@
+"""Request bodies and query strings → typed values, or a VALIDATION_ERROR.
+
+Bodies are validated by pydantic models in strict mode (``"30"`` is not an
+integer) with unknown fields refused by name. The update of a monitor merges
+the change into the stored configuration and validates the result as a whole,
+so a monitor can never be saved half-valid. Rules and defaults: decisions §1.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    EmailStr,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from uptime_server.config import Settings
+from uptime_server.errors import ApiError, validation_error
+from uptime_server.models import DEFAULT_EXPECTED_STATUS, MONITOR_TYPES
+
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+MAX_URL = 2048
+MAX_BODY = 64 * 1024
+
+
+def _no_control(value: str, field: str) -> str:
+    if any(unicodedata.category(ch) == "Cc" for ch in value):
+        raise ValueError(f"{field} must not contain control characters")
+    return value
+
+
+def check_http_url(value: str, *, require_https: bool = False) -> str:
+    if len(value) > MAX_URL:
+        raise ValueError(f"must be at most {MAX_URL} characters")
+    if value != value.strip() or any(ch.isspace() for ch in value):
+        raise ValueError("must not contain whitespace")
+    _no_control(value, "url")
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise ValueError("is not a valid URL") from None
+    if parts.scheme not in ("http", "https"):
+        raise ValueError("must be an absolute http or https URL")
+    if not parts.hostname:
+        raise ValueError("must have a host")
+    if require_https and parts.scheme != "https":
+        raise ValueError("must use https for a monitor of type https")
+    return value
+
+
+def json_path_error(expr: str) -> str | None:
+    """Why *expr* is not a usable JSONPath, or None if it parses."""
+    from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
+    from jsonpath_ng.ext import parse
+
+    try:
+        parse(expr)
+    except (JsonPathLexerError, JsonPathParserError, Exception) as exc:  # noqa: BLE001
+        return f"is not a valid JSONPath expression: {exc}".splitlines()[0][:200]
+    return None
+
+
+class MonitorConfig(BaseModel):
+    """A monitor's whole configuration, as stored."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str
+    type: Literal["http", "https", "tcp", "ping", "dns"]
+    url: str | None = None
+    method: str = "GET"
+    expected_status: list[int] = Field(default_factory=lambda: list(DEFAULT_EXPECTED_STATUS))
+    timeout: int = Field(30, ge=5, le=300)
+    check_interval: int = 60
+    retry_count: int = Field(0, ge=0, le=10)
+    locations: list[str] | None = None
+    follow_redirects: bool = True
+    verify_ssl: bool = True
+    headers: dict[str, str] = Field(default_factory=dict)
+    body: str | None = None
+    expected_content: str | None = Field(None, max_length=1024)
+    excluded_content: str | None = Field(None, max_length=1024)
+    json_path: str | None = Field(None, max_length=1024)
+    expected_json_value: str | None = Field(None, max_length=1024)
+    degraded_response_time: int | None = Field(None, ge=1, le=300_000)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        v = v.strip()
+        if not 1 <= len(v) <= 200:
+            raise ValueError("must be 1 to 200 characters")
+        return _no_control(v, "name")
+
+    @field_validator("method")
+    @classmethod
+    def _method(cls, v: str) -> str:
+        upper = v.upper()
+        if upper not in METHODS:
+            raise ValueError(f"must be one of {', '.join(METHODS)}")
+        return upper
+
+    @field_validator("expected_status")
+    @classmethod
+    def _statuses(cls, v: list[int]) -> list[int]:
+        if not 1 <= len(v) <= 50:
+            raise ValueError("must list 1 to 50 status codes")
+        if any(not 100 <= code <= 599 for code in v):
+            raise ValueError("each status code must be between 100 and 599")
+        return list(dict.fromkeys(v))
+
+    @field_validator("check_interval")
+    @classmethod
+    def _interval(cls, v: int, info: ValidationInfo) -> int:
+        low = _settings(info).min_check_interval
+        if not low <= v <= 86400:
+            raise ValueError(f"must be between {low} and 86400 seconds")
+        return v
+
+    @field_validator("locations")
+    @classmethod
+    def _locations(cls, v: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        if v is None:
+            return None
+        known = _settings(info).locations
+        v = list(dict.fromkeys(v))
+        if not 1 <= len(v) <= 10:
+            raise ValueError("must list 1 to 10 locations")
+        unknown = [loc for loc in v if loc not in known]
+        if unknown:
+            raise ValueError(f"unknown location(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        return v
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, v: dict[str, str]) -> dict[str, str]:
+        if len(v) > 50:
+            raise ValueError("at most 50 headers")
+        for key, value in v.items():
+            if not _TOKEN.match(key):
+                raise ValueError(f"header name {key[:40]!r} is not a valid token")
+            if any(ch in value for ch in "\r\n\0") or len(value) > 8192:
+                raise ValueError(f"header {key} has CR, LF or NUL, or is over 8192 characters")
+        return v
+
+    @field_validator("body")
+    @classmethod
+    def _body(cls, v: str | None) -> str | None:
+        if v is not None and len(v.encode()) > MAX_BODY:
+            raise ValueError("must be at most 64 KiB")
+        return v
+
+    @field_validator("expected_content", "excluded_content", "expected_json_value")
+    @classmethod
+    def _empty_is_none(cls, v: str | None) -> str | None:
+        return v if v else None
+
+    @field_validator("json_path")
+    @classmethod
+    def _json_path(cls, v: str | None) -> str | None:
+        if not v:
+            return None
+        error = json_path_error(v)
+        if error:
+            raise ValueError(error)
+        return v
+
+    @model_validator(mode="after")
+    def _whole(self, info: ValidationInfo) -> MonitorConfig:
+        errors: dict[str, str] = {}
+        if self.type in ("http", "https"):
+            if not self.url:
+                errors["url"] = "is required for http and https monitors"
+            else:
+                try:
+                    check_http_url(self.url, require_https=self.type == "https")
+                except ValueError as exc:
+                    errors["url"] = str(exc)
+        elif self.url is not None and (len(self.url) > MAX_URL or not self.url.strip()):
+            errors["url"] = f"must be 1 to {MAX_URL} characters"
+        if self.timeout > self.check_interval:
+            errors["timeout"] = "must not exceed check_interval"
+        if self.expected_json_value is not None and not self.json_path:
+            errors["expected_json_value"] = "requires json_path"
+        if self.locations is None:
+            self.locations = [_settings(info).locations[0]]
+        if errors:
+            raise _FieldErrors(errors)
+        return self
+
+
+class AlertSettingsIn(BaseModel):
+    """Alert settings of one monitor, as stored (decisions §1 "Alert settings")."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    email_enabled: bool = True
+    email_recipients: list[EmailStr] = Field(default_factory=list, max_length=20)
+    slack_enabled: bool = False
+    slack_webhook_url: str | None = None
+    alert_on_recovery: bool = True
+    alert_threshold: int = Field(1, ge=1, le=100)
+
+    @field_validator("email_recipients")
+    @classmethod
+    def _dedupe(cls, v: list[str]) -> list[str]:
+        return list(dict.fromkeys(v))
+
+    @field_validator("slack_webhook_url")
+    @classmethod
+    def _webhook(cls, v: str | None) -> str | None:
+        if not v:
+            return None
+        return check_http_url(v, require_https=True)
+
+    @model_validator(mode="after")
+    def _slack_needs_url(self) -> AlertSettingsIn:
+        if self.slack_enabled and not self.slack_webhook_url:
+            raise _FieldErrors({"slack_webhook_url": "is required when slack_enabled is true"})
+        return self
+
+
+class _FieldErrors(ValueError):
+    """Cross-field errors raised from a model validator, keyed by field."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__("; ".join(f"{k} {v}" for k, v in errors.items()))
+        self.errors = errors
+
+
+def _settings(info: ValidationInfo) -> Settings:
+    return (info.context or {})["settings"]
+
+
+def parse_monitor(data: Any, settings: Settings) -> MonitorConfig:
+    """Validate a create body."""
+    body = _require_object(data)
+    _check_type(body)
+    return _validate(MonitorConfig, body, settings)
+
+
+def parse_monitor_update(
+    current: Mapping[str, Any], patch: Any, settings: Settings
+) -> MonitorConfig:
+    """Validate *patch* merged into the *current* configuration, as a whole."""
+    body = _require_object(patch)
+    _check_type(body)
+    return _validate(MonitorConfig, {**current, **body}, settings)
+
+
+def parse_alert_settings(current: Mapping[str, Any], patch: Any) -> AlertSettingsIn:
+    body = _require_object(patch)
+    return _validate(AlertSettingsIn, {**current, **body}, None)
+
+
+def _require_object(data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise validation_error(
+            {"body": ["must be a JSON object"]}, "Request body must be a JSON object"
+        )
+    return data
+
+
+def _check_type(body: Mapping[str, Any]) -> None:
+    kind = body.get("type")
+    if isinstance(kind, str) and kind not in MONITOR_TYPES:
+        raise ApiError(
+            "INVALID_MONITOR_TYPE",
+            f"Unsupported monitor type {kind[:32]!r}; supported: {', '.join(MONITOR_TYPES)}",
+            {"type": [f"must be one of {', '.join(MONITOR_TYPES)}"]},
+        )
+
+
+def _validate(model: type[BaseModel], data: dict[str, Any], settings: Settings | None) -> Any:
+    try:
+        return model.model_validate(data, context={"settings": settings})
+    except ValidationError as exc:
+        raise validation_error(pydantic_details(exc)) from None
+
+
+def pydantic_details(exc: ValidationError) -> dict[str, list[str]]:
+    details: dict[str, list[str]] = {}
+    for err in exc.errors():
+        ctx_error = (err.get("ctx") or {}).get("error")
+        if isinstance(ctx_error, _FieldErrors):
+            for field, message in ctx_error.errors.items():
+                details.setdefault(field, []).append(message)
+            continue
+        field = str(err["loc"][0]) if err["loc"] else "body"
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        elif err["type"] == "missing":
+            message = "is required"
+        else:
+            message = err["msg"].removeprefix("Value error, ")
+        details.setdefault(field, []).append(message)
+    return details
+
+
+# -- query strings ---------------------------------------------------------
+
+
+def int_param(args: Mapping[str, str], name: str, default: int, lo: int, hi: int | None) -> int:
+    raw = args.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise validation_error({name: ["must be an integer"]}) from None
+    if value < lo or (hi is not None and value > hi):
+        bound = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
+        raise validation_error({name: [f"must be {bound}"]})
+    return value
+
+
+def choice_param(
+    args: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str | None = None
+) -> str | None:
+    raw = args.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw not in allowed:
+        raise validation_error({name: [f"must be one of {', '.join(allowed)}"]})
+    return raw
+
+
+def time_param(args: Mapping[str, str], name: str) -> datetime | None:
+    raw = args.get(name)
+    if raw is None or raw == "":
+        return None
+    return parse_time(raw, name)
+
+
+def parse_time(raw: str, name: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(raw.strip().replace(" ", "+") if "T" in raw else raw.strip())
+    except ValueError:
+        raise validation_error(
+            {name: ["must be an ISO 8601 time, e.g. 2026-01-31T12:00:00Z"]}
+        ) from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def bool_param(args: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = args.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() in ("1", "true", "yes"):
+        return True
+    if raw.lower() in ("0", "false", "no"):
+        return False
+    raise validation_error({name: ["must be true or false"]})
