@@ -229,7 +229,9 @@ def build_email(
     msg["Date"] = format_datetime(when.astimezone(UTC))
     msg["Message-ID"] = message_id
     msg["Auto-Submitted"] = "auto-generated"  # RFC 3834: no vacation auto-replies
-    msg.set_content(text_body(content))
+    body = text_body(content)
+    # Quoted-printable keeps the wire 7-bit for servers without 8BITMIME.
+    msg.set_content(body, cte="7bit" if body.isascii() else "quoted-printable")
     return msg
 
 

@@ -103,11 +103,7 @@ class SmtpTransport:
         if not recipients:
             raise PermanentDeliveryError("message has no To recipients")
         try:
-            with self._connect() as smtp:
-                self._secure_and_login(smtp)
-                refused = smtp.send_message(
-                    msg, from_addr=self.settings.mail_from, to_addrs=recipients
-                )
+            refused = self._deliver(msg, recipients)
         except smtplib.SMTPRecipientsRefused as exc:
             raise _recipients_refused(exc.recipients, self.endpoint) from None
         except (smtplib.SMTPException, OSError) as exc:
@@ -121,6 +117,14 @@ class SmtpTransport:
             len(recipients) - len(refused),
             self.endpoint,
         )
+
+    def _deliver(self, msg: EmailMessage, recipients: list[str]) -> dict[str, tuple[int, bytes]]:
+        smtp = self._connect()
+        try:
+            self._secure_and_login(smtp)
+            return smtp.send_message(msg, from_addr=self.settings.mail_from, to_addrs=recipients)
+        finally:
+            _quit_quietly(smtp)
 
     def _context(self) -> ssl.SSLContext:
         return self._ssl_context or ssl.create_default_context()
@@ -145,6 +149,15 @@ class SmtpTransport:
             smtp.ehlo()
         if s.username:
             smtp.login(s.username, s.password or "")
+
+
+def _quit_quietly(smtp: smtplib.SMTP) -> None:
+    # Once DATA is accepted the email is delivered; a failed QUIT must not turn
+    # that into an error, or the retry would send a duplicate.
+    try:
+        smtp.quit()
+    except (smtplib.SMTPException, OSError):
+        smtp.close()
 
 
 def envelope_recipients(msg: EmailMessage) -> list[str]:
