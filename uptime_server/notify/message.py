@@ -1,0 +1,258 @@
+"""Alert content and its renderings: in-app message, email, Slack payload.
+
+Everything here is pure (no I/O, no clock): the same `AlertContent` always
+renders to the same bytes, so an email retried after a restart is identical to
+the first attempt, Message-ID and Date included.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email import policy
+from email.message import EmailMessage
+from email.utils import format_datetime
+from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
+
+AlertKind = Literal["downtime", "recovery"]
+
+REDACTED = "***"
+
+# Slack treats these three as markup ("<!channel>" pings everyone), so a monitor
+# name or error must not be able to smuggle them in unescaped.
+_SLACK_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"))
+
+# scheme://userinfo@ inside free text, e.g. an error message quoting the URL.
+_USERINFO_IN_TEXT = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]*@")
+
+# What a Message-ID may contain once the caller has built it: no spaces, no
+# control characters, no angle brackets inside, exactly one "@".
+_MESSAGE_ID = re.compile(r"<[!-;=?-~]+@[!-;=?-~]+>")
+_DOMAIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?")
+
+
+@dataclass(frozen=True)
+class AlertContent:
+    """What one alert says, independent of the channel that carries it."""
+
+    kind: AlertKind
+    monitor_name: str
+    monitor_url: str
+    error: str
+    status_code: int | None
+    response_time: int | None  # milliseconds
+    started_at: datetime
+    resolved_at: datetime | None
+    duration_seconds: int | None
+    notification_id: int
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("downtime", "recovery"):
+            raise ValueError(f"unknown alert kind: {self.kind!r}")
+
+    @property
+    def event_time(self) -> datetime:
+        """When the thing being reported happened (recovery time, else start)."""
+        return self.resolved_at or self.started_at
+
+
+# --- small text helpers ----------------------------------------------------
+
+
+def redact_url(url: str) -> str:
+    """Replace `user:password@` in a URL with `***:***@` (`***@` for a bare user).
+
+    Anything that does not parse as a URL is still scrubbed of anything that
+    looks like userinfo, because this runs on the way into logs and emails.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # e.g. an unbalanced IPv6 bracket
+        return _USERINFO_IN_TEXT.sub(rf"\1{REDACTED}@", url)
+    if "@" not in parts.netloc:
+        return url
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    masked = f"{REDACTED}:{REDACTED}" if ":" in userinfo else REDACTED
+    return urlunsplit(parts._replace(netloc=f"{masked}@{hostport}"))
+
+
+def redact_text(text: str) -> str:
+    """Redact userinfo in every URL found inside free text (e.g. an error)."""
+    return _USERINFO_IN_TEXT.sub(rf"\1{REDACTED}@", text)
+
+
+def single_line(text: str) -> str:
+    """Collapse control characters and line breaks into single spaces.
+
+    Covers every character `str.splitlines` or a mail parser could treat as a
+    line break (CR, LF, VT, FF, FS/GS/RS, NEL, U+2028, U+2029), so the result can
+    go into a header or a one-line field without starting a new line.
+    """
+    cleaned = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in text)
+    return " ".join(cleaned.split())
+
+
+def format_duration(seconds: float | None) -> str:
+    """Human duration with the two most significant units: `4m 12s`, `1d 2h`."""
+    if seconds is None:
+        return "an unknown time"
+    remaining = max(0, int(seconds))
+    units = []
+    for suffix, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        value, remaining = divmod(remaining, size)
+        units.append((value, suffix))
+    # Start at the first non-zero unit; keep the next one unless it is zero.
+    first = next((i for i, (value, _) in enumerate(units) if value), len(units) - 1)
+    shown = [units[first]]
+    if first + 1 < len(units) and units[first + 1][0]:
+        shown.append(units[first + 1])
+    return " ".join(f"{value}{suffix}" for value, suffix in shown)
+
+
+def format_utc(moment: datetime | None) -> str:
+    """ISO 8601 in UTC with a `Z`, to the second; naive datetimes count as UTC."""
+    if moment is None:
+        return "-"
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- renderings ---------------------------------------------------------------
+
+
+def notification_message(
+    kind: AlertKind, name: str, error: str, duration_seconds: int | None
+) -> str:
+    """The in-app `message` of a notification (decisions §2 examples)."""
+    if kind == "downtime":
+        return f"{name} is DOWN: {error}" if error else f"{name} is DOWN"
+    if kind == "recovery":
+        if duration_seconds is None:
+            return f"{name} is UP again"
+        return f"{name} is UP again after {format_duration(duration_seconds)}"
+    raise ValueError(f"unknown alert kind: {kind!r}")
+
+
+def subject(content: AlertContent) -> str:
+    """`[Uptime] DOWN: <name>` / `[Uptime] UP: <name>`, always one line."""
+    state = "DOWN" if content.kind == "downtime" else "UP"
+    return f"[Uptime] {state}: {single_line(content.monitor_name)}"
+
+
+def _summary(content: AlertContent) -> str:
+    return notification_message(
+        content.kind,
+        single_line(content.monitor_name),
+        single_line(redact_text(content.error)),
+        content.duration_seconds,
+    )
+
+
+def _optional(value: int | None, unit: str = "") -> str:
+    return "-" if value is None else f"{value}{unit}"
+
+
+def text_body(content: AlertContent) -> str:
+    """Plain-text body shared by email and Slack.
+
+    Every field is flattened to one line so a name or error cannot forge extra
+    lines that look like other fields.
+    """
+    error = single_line(redact_text(content.error)) or "none"
+    fields = [
+        ("Monitor", single_line(content.monitor_name)),
+        ("URL", single_line(redact_url(content.monitor_url))),
+        ("Status", "DOWN" if content.kind == "downtime" else "UP"),
+        ("Error", error),
+        ("Status code", _optional(content.status_code)),
+        ("Response time", _optional(content.response_time, " ms")),
+        ("Started at", format_utc(content.started_at)),
+    ]
+    if content.kind == "recovery":
+        fields.append(("Resolved at", format_utc(content.resolved_at)))
+        fields.append(("Downtime", _downtime(content.duration_seconds)))
+    fields.append(("Notification", f"#{content.notification_id}"))
+    width = max(len(label) for label, _ in fields) + 2
+    lines = [_summary(content), ""]
+    lines += [f"{label + ':':<{width}}{value}" for label, value in fields]
+    lines += ["", "-- ", "Sent by Uptime. Times are UTC."]
+    return "\n".join(lines) + "\n"
+
+
+def _downtime(seconds: int | None) -> str:
+    if seconds is None:
+        return "unknown"
+    return f"{format_duration(seconds)} ({int(seconds)} s)"
+
+
+def make_message_id(outbox_id: int, domain: str) -> str:
+    """Stable Message-ID for one outbox row, e.g. `<uptime-outbox-42@uptime.local>`.
+
+    Derived only from the outbox id, so every retry of the same email carries
+    the same id and receivers (and FileTransport) can deduplicate on it.
+    """
+    if isinstance(outbox_id, bool) or not isinstance(outbox_id, int) or outbox_id < 0:
+        raise ValueError(f"outbox_id must be a non-negative int, got {outbox_id!r}")
+    if not _DOMAIN.fullmatch(domain):
+        raise ValueError(f"not a valid Message-ID domain: {domain!r}")
+    return f"<uptime-outbox-{outbox_id}@{domain}>"
+
+
+def build_email(
+    content: AlertContent,
+    *,
+    sender: str,
+    recipients: list[str],
+    message_id: str,
+    date: datetime | None = None,
+) -> EmailMessage:
+    """Compose the alert email.
+
+    `date` defaults to the event time rather than "now", so the message is a
+    pure function of its inputs and a retry produces the same bytes.
+    """
+    _check_address_list([sender], "sender")
+    _check_address_list(recipients, "recipients")
+    if not _MESSAGE_ID.fullmatch(message_id):
+        raise ValueError(f"malformed Message-ID: {message_id!r}")
+    when = date or content.event_time
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    msg = EmailMessage(policy=policy.SMTP)
+    msg["From"] = sender
+    msg["To"] = ", ".join(recipients)
+    msg["Subject"] = subject(content)
+    msg["Date"] = format_datetime(when.astimezone(UTC))
+    msg["Message-ID"] = message_id
+    msg["Auto-Submitted"] = "auto-generated"  # RFC 3834: no vacation auto-replies
+    body = text_body(content)
+    # Quoted-printable keeps the wire 7-bit for servers without 8BITMIME.
+    msg.set_content(body, cte="7bit" if body.isascii() else "quoted-printable")
+    return msg
+
+
+def _check_address_list(addresses: list[str], what: str) -> None:
+    # Addresses come from validated settings; this is the last line of defence
+    # against one value turning into several header lines or several addresses.
+    if not addresses:
+        raise ValueError(f"{what}: at least one address is required")
+    for address in addresses:
+        if not address or single_line(address) != address or any(c in address for c in ",;"):
+            raise ValueError(f"{what}: not a single address: {address!r}")
+
+
+def slack_text(content: AlertContent) -> str:
+    """The email's text, escaped for Slack's markup."""
+    text = text_body(content)
+    for raw, escaped in _SLACK_ESCAPES:
+        text = text.replace(raw, escaped)
+    return text
+
+
+def slack_payload(content: AlertContent) -> dict[str, str]:
+    """Body for a Slack incoming webhook: `{"text": ...}`."""
+    return {"text": slack_text(content)}
