@@ -20,6 +20,7 @@ from uptime_server import errors
 from uptime_server.api import auth as auth_api
 from uptime_server.api import health as health_api
 from uptime_server.api import monitors as monitors_api
+from uptime_server.api.access import is_login_limited, is_public
 from uptime_server.auth.sessions import check_csrf, init_login, session_token
 from uptime_server.config import Settings, ensure_secret_key
 from uptime_server.context import UptimeState
@@ -27,22 +28,11 @@ from uptime_server.engine.clock import Clock
 
 MAX_BODY = 1024 * 1024
 
-# Endpoints reachable without a session (sign-in itself, the API document).
-PUBLIC_ENDPOINTS: set[str] = set()
-# Endpoints limited per client IP at the login rate (decisions §4).
-LOGIN_ENDPOINTS: set[str] = set()
-
-
-def public(view: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a view as reachable without a session."""
-    view.uptime_public = True  # type: ignore[attr-defined]
-    return view
-
-
-def login_limited(view: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a view as limited per IP at UPTIME_LOGIN_RATE_LIMIT."""
-    view.uptime_login_limited = True  # type: ignore[attr-defined]
-    return view
+# Resource blueprints built in their own modules, registered when present.
+# Under /api/v1:
+API_MODULES = ("signin", "notifications", "checks", "stats", "openapi")
+# At the root (no prefix):
+ROOT_MODULES = ("home", "metrics")
 
 
 def create_app(
@@ -72,18 +62,19 @@ def create_app(
     api.before_request(_api_guard)
     api.register_blueprint(auth_api.bp)
     api.register_blueprint(monitors_api.bp)
-    for extra in _optional_blueprints():
+    for extra in _optional_blueprints(API_MODULES):
         api.register_blueprint(extra)
     app.register_blueprint(api)
     app.register_blueprint(health_api.bp)
+    for extra in _optional_blueprints(ROOT_MODULES):
+        app.register_blueprint(extra)
     _init_limiter(app, settings)
     return app
 
 
-def _optional_blueprints() -> list[Blueprint]:
-    """Blueprints of resources built in their own modules (notifications, ...)."""
+def _optional_blueprints(names: tuple[str, ...]) -> list[Blueprint]:
     found = []
-    for module_name in ("notifications", "openapi"):
+    for module_name in names:
         try:
             module = __import__(f"uptime_server.api.{module_name}", fromlist=["bp"])
         except ModuleNotFoundError as exc:
@@ -106,8 +97,7 @@ def _register_db_hooks(app: Flask) -> None:
 
 
 def _api_guard() -> None:
-    view = request.endpoint and _view(request.endpoint)
-    if view is not None and getattr(view, "uptime_public", False):
+    if request.endpoint and is_public(_view(request.endpoint)):
         return
     from uptime_server.context import settings
 
@@ -140,9 +130,9 @@ def _init_limiter(app: Flask, settings: Settings) -> None:
         enabled=True,
     )
     for endpoint, view in list(app.view_functions.items()):
-        if endpoint.startswith("health.") or endpoint == "static":
+        if endpoint.split(".")[0] in ("health", "metrics", "home", "static"):
             app.view_functions[endpoint] = limiter.exempt(view)
-        elif getattr(view, "uptime_login_limited", False):
+        elif is_login_limited(view):
             if settings.login_rate_limit:
                 limited = limiter.limit(settings.login_rate_limit, key_func=get_remote_address)
                 app.view_functions[endpoint] = limited(view)

@@ -1,0 +1,26 @@
+"""Per-view access marks read by the app's guards and rate limiter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def public(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a view as reachable without a session (sign-in, the API document)."""
+    view.uptime_public = True  # type: ignore[attr-defined]
+    return view
+
+
+def login_limited(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a view as limited per client IP at UPTIME_LOGIN_RATE_LIMIT."""
+    view.uptime_login_limited = True  # type: ignore[attr-defined]
+    return view
+
+
+def is_public(view: Callable[..., Any] | None) -> bool:
+    return bool(view is not None and getattr(view, "uptime_public", False))
+
+
+def is_login_limited(view: Callable[..., Any]) -> bool:
+    return bool(getattr(view, "uptime_login_limited", False))
