@@ -174,6 +174,8 @@ class Monitor(BaseModel):
     last_failure = UTCDateTimeField(null=True)
     cert_expires_at = UTCDateTimeField(null=True)
     consecutive_failures = pw.IntegerField(default=0)
+    # Start of the current offline streak: the downtime's started_at.
+    offline_since = UTCDateTimeField(null=True)
     # Set when a downtime notification is resolved by hand while the monitor
     # still fails: no new incident until it has recovered (decisions §2).
     alerts_suppressed = pw.BooleanField(default=False)
@@ -300,7 +302,9 @@ class Outbox(BaseModel):
     recipients = JSONField(default=list)
     target = pw.CharField(max_length=2048, null=True)  # slack webhook URL
     subject = pw.TextField(default="")
-    body = pw.TextField(default="")
+    # The AlertContent as JSON: the message is rebuilt from this frozen
+    # snapshot at send time, byte-identical on every retry.
+    payload = JSONField(default=dict)
     message_id = pw.CharField(max_length=255, unique=True)
     status = pw.CharField(max_length=16, default="pending")  # pending | sent | failed
     attempts = pw.IntegerField(default=0)

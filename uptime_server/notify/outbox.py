@@ -1,0 +1,98 @@
+"""Writing notifications' deliveries into the outbox (same transaction).
+
+The check engine calls ``enqueue`` inside the transaction that changes the
+monitor's state, so a notification and its emails/Slack posts exist together
+or not at all. The delivery loop sends them later; the check loop never
+waits on a mail server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any
+
+from uptime_server.engine.clock import isoformat, utc
+from uptime_server.models import AlertSettings, Monitor, Notification, Outbox
+from uptime_server.notify.message import AlertContent, subject
+
+
+def content_for(notification: Notification, monitor: Monitor) -> AlertContent:
+    return AlertContent(
+        kind=notification.type,
+        monitor_name=monitor.name,
+        monitor_url=monitor.url or "",
+        error=notification.error_message or "",
+        status_code=notification.error_status_code,
+        response_time=notification.error_response_time,
+        started_at=notification.started_at,
+        resolved_at=notification.resolved_at,
+        duration_seconds=notification.duration,
+        notification_id=notification.id,
+    )
+
+
+def content_to_json(content: AlertContent) -> dict[str, Any]:
+    data = asdict(content)
+    for key in ("started_at", "resolved_at"):
+        data[key] = isoformat(data[key])
+    return data
+
+
+def content_from_json(data: dict[str, Any]) -> AlertContent:
+    from uptime_server.validation import parse_time
+
+    values = dict(data)
+    for key in ("started_at", "resolved_at"):
+        if values.get(key):
+            values[key] = utc(parse_time(values[key], key))
+    return AlertContent(**values)
+
+
+def message_id(notification_id: int, channel: str, domain: str) -> str:
+    """Stable per notification and channel, so a resend is recognisably the same."""
+    return f"<uptime-n{notification_id}-{channel}@{domain}>"
+
+
+def enqueue(
+    notification: Notification,
+    monitor: Monitor,
+    alerts: AlertSettings,
+    *,
+    owner_email: str,
+    mail_domain: str,
+    now: datetime,
+) -> list[Outbox]:
+    """Create the outbox rows that *alerts* ask for; return them."""
+    if notification.type == "recovery" and not alerts.alert_on_recovery:
+        return []
+    content = content_for(notification, monitor)
+    payload = content_to_json(content)
+    rows = []
+    if alerts.email_enabled:
+        rows.append(
+            Outbox.create(
+                notification=notification,
+                channel="email",
+                recipients=list(alerts.email_recipients or [owner_email]),
+                subject=subject(content),
+                payload=payload,
+                message_id=message_id(notification.id, "email", mail_domain),
+                next_attempt_at=now,
+                created_at=now,
+            )
+        )
+    if alerts.slack_enabled and alerts.slack_webhook_url:
+        rows.append(
+            Outbox.create(
+                notification=notification,
+                channel="slack",
+                target=alerts.slack_webhook_url,
+                subject=subject(content),
+                payload=payload,
+                message_id=message_id(notification.id, "slack", mail_domain),
+                next_attempt_at=now,
+                created_at=now,
+            )
+        )
+    return rows
