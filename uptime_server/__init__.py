@@ -1,2 +1,3 @@
 """uptime: self-hosted HTTP/HTTPS uptime monitor (daemon)."""
+
 __version__ = "0.1.0"
