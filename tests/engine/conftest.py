@@ -22,6 +22,8 @@ import pytest
 import trustme
 from aiohttp import web
 
+from uptime_server.engine.probe import CheckSpec, ProbeConfig, Prober, RunResult
+
 # Addresses that never leave the machine (0.0.0.0 and :: connect locally).
 _LOCAL = ("127.0.0.0/8", "::1/128", "0.0.0.0/32", "::/128")
 
@@ -52,6 +54,20 @@ def connections(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, int
     monkeypatch.setattr(loop_class, "sock_connect", sock_connect)
     yield dialled
     assert not forbidden, f"tried to connect off this machine: {forbidden}"
+
+
+async def _no_sleep(seconds: float) -> None:
+    pass
+
+
+def run_check(spec: CheckSpec, config: ProbeConfig | None = None) -> RunResult:
+    """One check run with a fresh Prober; retries do not wait."""
+
+    async def go() -> RunResult:
+        async with Prober(config) as prober:
+            return await prober.run(spec, sleep=_no_sleep)
+
+    return asyncio.run(go())
 
 
 # --- the test application -------------------------------------------------

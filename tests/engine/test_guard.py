@@ -1,6 +1,7 @@
 """The SSRF guard: the verdict, the URL pre-flight, the resolver and socket walls.
 
-Nothing here opens a connection; end-to-end refusals live in test_probe.py.
+Unit tests first (no connections); then end-to-end refusals through the probe,
+only with addresses that stay on this machine, under conftest's loopback net.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import socket
 
 import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
+from yarl import URL
 
+from uptime_server.engine import probe as probe_module
 from uptime_server.engine.guard import (
     GuardedResolver,
     GuardedSocketFactory,
@@ -21,6 +24,9 @@ from uptime_server.engine.guard import (
     check_url,
     parse_ip_host,
 )
+from uptime_server.engine.probe import CheckSpec, ProbeConfig
+
+from .conftest import run_check
 
 ALWAYS_REFUSED = [
     "169.254.169.254",  # cloud metadata
@@ -271,3 +277,110 @@ def test_socket_factory_blocks_private_when_asked() -> None:
     sock = GuardedSocketFactory(block_private=False)(_addr_info("127.0.0.1"))
     assert sock.family == socket.AF_INET
     sock.close()
+
+
+# --- SSRF end to end (only addresses that stay on this machine) ------------
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "[::]", "0"])
+def test_unspecified_addresses_are_refused(
+    host: str, http_url: str, connections: list[tuple[str, int]]
+) -> None:
+    port = http_url.rsplit(":", 1)[1]
+    result = run_check(CheckSpec(f"http://{host}:{port}/ok"))
+    assert result.error == "target address not allowed"
+    assert connections == []
+
+
+def test_loopback_is_refused_when_blocking_private(
+    http_url: str, connections: list[tuple[str, int]]
+) -> None:
+    port = http_url.rsplit(":", 1)[1]
+    config = ProbeConfig(block_private=True)
+    for url in (f"{http_url}/ok", f"http://localhost:{port}/ok", f"http://0x7f000001:{port}/ok"):
+        assert run_check(CheckSpec(url), config).error == "target address not allowed"
+    assert connections == []
+
+
+def test_legacy_numeric_loopback_is_normalised_and_allowed(http_url: str) -> None:
+    port = http_url.rsplit(":", 1)[1]
+    for host in ("0x7f000001", "2130706433", "127.1"):
+        assert run_check(CheckSpec(f"http://{host}:{port}/ok")).passed, host
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::ffff:169.254.169.254]/",
+        "http://2852039166/",
+        "http://0xa9fea9fe/",
+        "//169.254.169.254/",
+    ],
+)
+def test_redirect_to_metadata_is_refused_before_connecting(
+    target: str,
+    http_url: str,
+    connections: list[tuple[str, int]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    looked_up: list[str] = []
+
+    async def no_lookup(self, host, port=0, family=0):  # type: ignore[no-untyped-def]
+        looked_up.append(host)
+        raise AssertionError("the pre-flight check should have refused this hop")
+
+    monkeypatch.setattr(probe_module.GuardedResolver, "resolve", no_lookup)
+    result = run_check(CheckSpec(f"{http_url}/redirect-to?to={target}"))
+    assert result.error == "target address not allowed"
+    assert result.status_code == 302
+    port = int(http_url.rsplit(":", 1)[1])
+    assert connections == [("127.0.0.1", port)]  # only the first hop
+    assert looked_up == []
+
+
+def test_dns_answer_with_a_refused_address_is_refused(
+    fake_dns: dict[str, list[str]], http_url: str, connections: list[tuple[str, int]]
+) -> None:
+    port = http_url.rsplit(":", 1)[1]
+    fake_dns["mixed.test"] = ["127.0.0.1", "0.0.0.0"]
+    fake_dns["service.test"] = ["127.0.0.1"]
+    mixed = run_check(CheckSpec(f"http://mixed.test:{port}/ok"))
+    assert mixed.error == "target address not allowed"
+    assert connections == []
+    assert run_check(CheckSpec(f"http://service.test:{port}/ok")).passed
+    blocking = ProbeConfig(block_private=True)
+    blocked = run_check(CheckSpec(f"http://service.test:{port}/ok"), blocking)
+    assert blocked.error == "target address not allowed"
+
+
+def test_resolver_wall_holds_without_the_pre_flight(
+    http_url: str, connections: list[tuple[str, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # aiohttp passes a hex host to the resolver as a name.
+    monkeypatch.setattr(probe_module, "check_url", lambda url, block_private: _url(url))
+    port = http_url.rsplit(":", 1)[1]
+    config = ProbeConfig(block_private=True)
+    assert run_check(CheckSpec(f"http://0x7f000001:{port}/ok"), config).error == (
+        "target address not allowed"
+    )
+    assert connections == []
+
+
+def test_socket_wall_holds_without_the_pre_flight(
+    http_url: str, connections: list[tuple[str, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not probe_module._HAS_SOCKET_FACTORY:
+        pytest.skip("aiohttp < 3.12 has no socket_factory")
+    # IP literals skip the resolver; the socket factory still sees the address.
+    monkeypatch.setattr(probe_module, "check_url", lambda url, block_private: _url(url))
+    port = http_url.rsplit(":", 1)[1]
+    assert run_check(CheckSpec(f"http://0.0.0.0:{port}/ok")).error == "target address not allowed"
+    assert run_check(CheckSpec(f"{http_url}/ok"), ProbeConfig(block_private=True)).error == (
+        "target address not allowed"
+    )
+    assert connections == []
+
+
+def _url(url: object) -> URL:
+    return url if isinstance(url, URL) else URL(str(url))

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import json
 import threading
 import uuid
 
 import pytest
 
-from uptime_server.engine import probe as probe_module
 from uptime_server.engine.probe import (
     AttemptResult,
     CheckSpec,
@@ -21,23 +19,10 @@ from uptime_server.engine.probe import (
     validate_json_path,
 )
 
-from .conftest import TLSServers
-
-
-async def _no_sleep(seconds: float) -> None:
-    pass
-
-
-def run(spec: CheckSpec, config: ProbeConfig | None = None) -> RunResult:
-    async def go() -> RunResult:
-        async with Prober(config) as prober:
-            return await prober.run(spec, sleep=_no_sleep)
-
-    return asyncio.run(go())
-
+from .conftest import TLSServers, run_check
 
 def test_it_passes_on_200(http_url: str) -> None:
-    result = run(CheckSpec(f"{http_url}/ok"))
+    result = run_check(CheckSpec(f"{http_url}/ok"))
     assert result.passed and result.error is None
     assert result.status_code == 200
     assert isinstance(result.response_time, int) and 0 <= result.response_time < 2000
@@ -45,7 +30,7 @@ def test_it_passes_on_200(http_url: str) -> None:
 
 
 def test_it_fails_on_unexpected_status(http_url: str) -> None:
-    result = run(CheckSpec(f"{http_url}/status/503", expected_status=(200,)))
+    result = run_check(CheckSpec(f"{http_url}/status/503", expected_status=(200,)))
     assert not result.passed
     assert result.error == "expected status in [200], got 503"
     assert result.status_code == 503
@@ -53,37 +38,37 @@ def test_it_fails_on_unexpected_status(http_url: str) -> None:
 
 
 def test_default_expected_status_lists_every_2xx_success(http_url: str) -> None:
-    assert run(CheckSpec(f"{http_url}/status/226")).passed
-    result = run(CheckSpec(f"{http_url}/status/404"))
+    assert run_check(CheckSpec(f"{http_url}/status/226")).passed
+    result = run_check(CheckSpec(f"{http_url}/status/404"))
     assert result.error == (
         "expected status in [200, 201, 202, 203, 204, 205, 206, 207, 208, 226], got 404"
     )
 
 
 def test_it_accepts_any_listed_status(http_url: str) -> None:
-    assert run(CheckSpec(f"{http_url}/status/503", expected_status=(200, 503))).passed
+    assert run_check(CheckSpec(f"{http_url}/status/503", expected_status=(200, 503))).passed
 
 
 def test_expected_content(http_url: str) -> None:
-    assert run(CheckSpec(f"{http_url}/ok", expected_content="all ok")).passed
-    result = run(CheckSpec(f"{http_url}/ok", expected_content="ALL OK"))  # case-sensitive
+    assert run_check(CheckSpec(f"{http_url}/ok", expected_content="all ok")).passed
+    result = run_check(CheckSpec(f"{http_url}/ok", expected_content="ALL OK"))  # case-sensitive
     assert result.error == 'expected content "ALL OK" not found'
     assert result.status_code == 200
 
 
 def test_expected_content_decodes_the_charset(http_url: str) -> None:
-    assert run(CheckSpec(f"{http_url}/text", expected_content="café")).passed
+    assert run_check(CheckSpec(f"{http_url}/text", expected_content="café")).passed
 
 
 def test_excluded_content(http_url: str) -> None:
-    assert run(CheckSpec(f"{http_url}/ok", excluded_content="error")).passed
-    result = run(CheckSpec(f"{http_url}/ok", excluded_content="ok"))
+    assert run_check(CheckSpec(f"{http_url}/ok", excluded_content="error")).passed
+    result = run_check(CheckSpec(f"{http_url}/ok", excluded_content="ok"))
     assert result.error == 'excluded content "ok" found'
 
 
 def test_status_is_checked_before_content(http_url: str) -> None:
     spec = CheckSpec(f"{http_url}/status/500", expected_content="nope", expected_status=(200,))
-    assert run(spec).error == "expected status in [200], got 500"
+    assert run_check(spec).error == "expected status in [200], got 500"
 
 
 @pytest.mark.parametrize(
@@ -100,25 +85,25 @@ def test_status_is_checked_before_content(http_url: str) -> None:
     ],
 )
 def test_json_path_values(http_url: str, path: str, expected: str) -> None:
-    result = run(CheckSpec(f"{http_url}/json", json_path=path, expected_json_value=expected))
+    result = run_check(CheckSpec(f"{http_url}/json", json_path=path, expected_json_value=expected))
     assert result.passed, result.error
 
 
 def test_json_path_without_expected_value_needs_a_match(http_url: str) -> None:
-    assert run(CheckSpec(f"{http_url}/json", json_path="$.status")).passed
-    result = run(CheckSpec(f"{http_url}/json", json_path="$.missing"))
+    assert run_check(CheckSpec(f"{http_url}/json", json_path="$.status")).passed
+    result = run_check(CheckSpec(f"{http_url}/json", json_path="$.missing"))
     assert result.error == "JSONPath $.missing: no match"
 
 
 def test_json_path_mismatch(http_url: str) -> None:
     spec = CheckSpec(f"{http_url}/json", json_path="$.status", expected_json_value="down")
-    assert run(spec).error == 'JSONPath $.status: expected "down", got "up"'
+    assert run_check(spec).error == 'JSONPath $.status: expected "down", got "up"'
     spec = CheckSpec(f"{http_url}/json", json_path="$.flag", expected_json_value="True")
-    assert run(spec).error == 'JSONPath $.flag: expected "True", got "true"'
+    assert run_check(spec).error == 'JSONPath $.flag: expected "True", got "true"'
 
 
 def test_json_path_on_a_body_that_is_not_json(http_url: str) -> None:
-    result = run(CheckSpec(f"{http_url}/text", json_path="$.status"))
+    result = run_check(CheckSpec(f"{http_url}/text", json_path="$.status"))
     assert result.error == "response is not JSON"
 
 
@@ -139,28 +124,28 @@ def test_method_headers_and_body_are_sent(http_url: str) -> None:
         json_path="$.body",
         expected_json_value='{"ping": true}',
     )
-    result = run(spec)
+    result = run_check(spec)
     assert result.passed, result.error
 
 
 def test_default_user_agent_and_override(http_url: str) -> None:
     spec = CheckSpec(f"{http_url}/echo", json_path="$.headers.User-Agent")
-    assert run(spec, ProbeConfig(user_agent="uptime/test")).passed
+    assert run_check(spec, ProbeConfig(user_agent="uptime/test")).passed
     spec_value = CheckSpec(
         f"{http_url}/echo", json_path="$.headers.User-Agent", expected_json_value="uptime/test"
     )
-    assert run(spec_value, ProbeConfig(user_agent="uptime/test")).passed
+    assert run_check(spec_value, ProbeConfig(user_agent="uptime/test")).passed
     custom = CheckSpec(
         f"{http_url}/echo",
         headers={"user-agent": "mine"},
         json_path="$.headers.User-Agent",
         expected_json_value="mine",
     )
-    assert run(custom).passed
+    assert run_check(custom).passed
 
 
 def test_head_request(http_url: str) -> None:
-    result = run(CheckSpec(f"{http_url}/ok", method="HEAD"))
+    result = run_check(CheckSpec(f"{http_url}/ok", method="HEAD"))
     assert result.passed and result.status_code == 200
 
 
@@ -177,14 +162,14 @@ def test_cookies_do_not_carry_over_between_checks(http_url: str) -> None:
 
 
 def test_a_retry_that_passes_is_marked_retried(http_url: str) -> None:
-    result = run(CheckSpec(f"{http_url}/flaky/{uuid.uuid4()}", retry_count=2))
+    result = run_check(CheckSpec(f"{http_url}/flaky/{uuid.uuid4()}", retry_count=2))
     assert result.passed and result.retried
     assert result.attempts == 2
     assert result.status_code == 200 and result.error is None
 
 
 def test_all_attempts_failing(http_url: str) -> None:
-    result = run(CheckSpec(f"{http_url}/status/500", retry_count=2))
+    result = run_check(CheckSpec(f"{http_url}/status/500", retry_count=2))
     assert not result.passed and not result.retried
     assert result.attempts == 3
     assert result.status_code == 500
@@ -228,26 +213,26 @@ def test_run_check_sync_from_a_worker_thread(http_url: str) -> None:
 
 
 def test_redirects_are_followed(http_url: str) -> None:
-    result = run(CheckSpec(f"{http_url}/redirect/3", expected_content="all ok"))
+    result = run_check(CheckSpec(f"{http_url}/redirect/3", expected_content="all ok"))
     assert result.passed and result.status_code == 200
 
 
 def test_ten_redirects_are_allowed_eleven_are_not(http_url: str) -> None:
-    assert run(CheckSpec(f"{http_url}/redirect/9")).passed  # 10 redirects
-    result = run(CheckSpec(f"{http_url}/redirect/10"))
+    assert run_check(CheckSpec(f"{http_url}/redirect/9")).passed  # 10 redirects
+    result = run_check(CheckSpec(f"{http_url}/redirect/10"))
     assert result.error == "too many redirects"
 
 
 def test_redirect_loop(http_url: str) -> None:
-    result = run(CheckSpec(f"{http_url}/loop"))
+    result = run_check(CheckSpec(f"{http_url}/loop"))
     assert not result.passed and result.error == "too many redirects"
 
 
 def test_not_following_makes_the_3xx_final(http_url: str) -> None:
     spec = CheckSpec(f"{http_url}/redirect/1", follow_redirects=False)
-    assert run(spec).error.endswith("got 302")
+    assert run_check(spec).error.endswith("got 302")
     spec = CheckSpec(f"{http_url}/redirect/1", follow_redirects=False, expected_status=(302,))
-    assert run(spec).passed
+    assert run_check(spec).passed
 
 
 @pytest.mark.parametrize("code, method", [(303, "GET"), (302, "GET"), (307, "POST"), (308, "POST")])
@@ -259,7 +244,7 @@ def test_redirect_method_rules(http_url: str, code: int, method: str) -> None:
         json_path="$.method",
         expected_json_value=method,
     )
-    assert run(spec).passed
+    assert run_check(spec).passed
 
 
 def test_credentials_do_not_follow_a_cross_origin_redirect(http_url: str) -> None:
@@ -271,11 +256,11 @@ def test_credentials_do_not_follow_a_cross_origin_redirect(http_url: str) -> Non
         expected_content="kept",
         excluded_content="secret",
     )
-    assert run(spec).passed
+    assert run_check(spec).passed
 
 
 def test_redirect_to_another_scheme_is_refused(http_url: str) -> None:
-    result = run(CheckSpec(f"{http_url}/redirect-to?to=file:///etc/passwd"))
+    result = run_check(CheckSpec(f"{http_url}/redirect-to?to=file:///etc/passwd"))
     assert result.error == "unsupported URL scheme: file"
 
 
@@ -283,37 +268,37 @@ def test_redirect_to_another_scheme_is_refused(http_url: str) -> None:
 
 
 def test_timeout_when_the_server_never_answers(hanging_port: int) -> None:
-    result = run(CheckSpec(f"http://127.0.0.1:{hanging_port}/", timeout=1))
+    result = run_check(CheckSpec(f"http://127.0.0.1:{hanging_port}/", timeout=1))
     assert result.error == "timeout after 1s"
     assert result.status_code is None and result.response_time is None
 
 
 def test_timeout_covers_a_body_that_trickles(http_url: str) -> None:
-    result = run(CheckSpec(f"{http_url}/trickle", timeout=1))
+    result = run_check(CheckSpec(f"{http_url}/trickle", timeout=1))
     assert result.error == "timeout after 1s"
     assert result.status_code == 200  # headers came, the body did not in time
 
 
 def test_connection_refused(refused_port: int) -> None:
-    result = run(CheckSpec(f"http://127.0.0.1:{refused_port}/", retry_count=1))
+    result = run_check(CheckSpec(f"http://127.0.0.1:{refused_port}/", retry_count=1))
     assert result.error == "connection refused" and result.attempts == 2
 
 
 def test_dns_failure(fake_dns: dict[str, list[str]]) -> None:
-    result = run(CheckSpec("http://no-such-host.test/"))
+    result = run_check(CheckSpec("http://no-such-host.test/"))
     assert result.error == "DNS lookup failed: no-such-host.test"
 
 
 def test_body_cap_is_not_a_failure(http_url: str) -> None:
     config = ProbeConfig(max_body_bytes=1024)
-    assert run(CheckSpec(f"{http_url}/big", expected_content="aaaa"), config).passed
-    result = run(CheckSpec(f"{http_url}/big", expected_content="MARKER"), config)
+    assert run_check(CheckSpec(f"{http_url}/big", expected_content="aaaa"), config).passed
+    result = run_check(CheckSpec(f"{http_url}/big", expected_content="MARKER"), config)
     assert result.error == 'expected content "MARKER" not found'
-    assert run(CheckSpec(f"{http_url}/big", expected_content="MARKER")).passed
+    assert run_check(CheckSpec(f"{http_url}/big", expected_content="MARKER")).passed
 
 
 def test_long_content_is_shortened_in_the_error(http_url: str) -> None:
-    result = run(CheckSpec(f"{http_url}/ok", expected_content="z" * 1000))
+    result = run_check(CheckSpec(f"{http_url}/ok", expected_content="z" * 1000))
     assert result.error is not None and len(result.error) < 150
 
 
@@ -321,7 +306,7 @@ def test_long_content_is_shortened_in_the_error(http_url: str) -> None:
 
 
 def test_https_with_private_ca(tls: TLSServers) -> None:
-    result = run(CheckSpec(f"{tls.valid}/ok"), ProbeConfig(ca_bundle=tls.ca_file))
+    result = run_check(CheckSpec(f"{tls.valid}/ok"), ProbeConfig(ca_bundle=tls.ca_file))
     assert result.passed, result.error
     assert result.cert_expires_at is not None
     assert result.cert_expires_at.tzinfo is not None
@@ -329,41 +314,41 @@ def test_https_with_private_ca(tls: TLSServers) -> None:
 
 
 def test_https_unknown_ca_fails_verification(tls: TLSServers) -> None:
-    result = run(CheckSpec(f"{tls.valid}/ok"))
+    result = run_check(CheckSpec(f"{tls.valid}/ok"))
     assert result.error is not None
     assert result.error.startswith("TLS certificate verify failed: ")
-    assert run(CheckSpec(f"{tls.valid}/ok", verify_ssl=False)).passed
+    assert run_check(CheckSpec(f"{tls.valid}/ok", verify_ssl=False)).passed
 
 
 def test_ssl_cert_file_is_honoured(tls: TLSServers, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SSL_CERT_FILE", tls.ca_file)
-    assert run(CheckSpec(f"{tls.valid}/ok")).passed
+    assert run_check(CheckSpec(f"{tls.valid}/ok")).passed
 
 
 def test_expiring_cert_date_is_read(tls: TLSServers) -> None:
-    result = run(CheckSpec(f"{tls.expiring}/ok"), ProbeConfig(ca_bundle=tls.ca_file))
+    result = run_check(CheckSpec(f"{tls.expiring}/ok"), ProbeConfig(ca_bundle=tls.ca_file))
     assert result.passed
     assert result.cert_expires_at == tls.expiring_at
 
 
 def test_cert_is_read_from_a_response_without_body(tls: TLSServers) -> None:
-    result = run(CheckSpec(f"{tls.expiring}/ok", method="HEAD"), ProbeConfig(ca_bundle=tls.ca_file))
+    result = run_check(CheckSpec(f"{tls.expiring}/ok", method="HEAD"), ProbeConfig(ca_bundle=tls.ca_file))
     assert result.cert_expires_at == tls.expiring_at
-    result = run(CheckSpec(f"{tls.expiring}/status/204"), ProbeConfig(ca_bundle=tls.ca_file))
+    result = run_check(CheckSpec(f"{tls.expiring}/status/204"), ProbeConfig(ca_bundle=tls.ca_file))
     assert result.cert_expires_at == tls.expiring_at
 
 
 def test_cert_is_kept_across_a_redirect_to_http(tls: TLSServers, http_url: str) -> None:
     spec = CheckSpec(f"{tls.expiring}/redirect-to?to={http_url}/ok")
-    result = run(spec, ProbeConfig(ca_bundle=tls.ca_file))
+    result = run_check(spec, ProbeConfig(ca_bundle=tls.ca_file))
     assert result.passed and result.cert_expires_at == tls.expiring_at
 
 
 def test_expired_cert(tls: TLSServers) -> None:
     config = ProbeConfig(ca_bundle=tls.ca_file)
-    result = run(CheckSpec(f"{tls.expired}/ok"), config)
+    result = run_check(CheckSpec(f"{tls.expired}/ok"), config)
     assert result.error == "TLS certificate verify failed: certificate has expired"
-    lenient = run(CheckSpec(f"{tls.expired}/ok", verify_ssl=False), config)
+    lenient = run_check(CheckSpec(f"{tls.expired}/ok", verify_ssl=False), config)
     assert lenient.passed
     assert lenient.cert_expires_at is not None
     assert lenient.cert_expires_at < dt.datetime.now(dt.UTC)  # read even without verifying
@@ -371,14 +356,14 @@ def test_expired_cert(tls: TLSServers) -> None:
 
 def test_wrong_host_cert(tls: TLSServers) -> None:
     config = ProbeConfig(ca_bundle=tls.ca_file)
-    result = run(CheckSpec(f"{tls.wrong_host}/ok"), config)
+    result = run_check(CheckSpec(f"{tls.wrong_host}/ok"), config)
     assert result.error == (
         "TLS certificate verify failed: IP address mismatch, "
         "certificate is not valid for '127.0.0.1'"
     )
-    by_name = run(CheckSpec(tls.wrong_host.replace("127.0.0.1", "localhost") + "/ok"), config)
+    by_name = run_check(CheckSpec(tls.wrong_host.replace("127.0.0.1", "localhost") + "/ok"), config)
     assert by_name.error is not None and "Hostname mismatch" in by_name.error
-    assert run(CheckSpec(f"{tls.wrong_host}/ok", verify_ssl=False), config).passed
+    assert run_check(CheckSpec(f"{tls.wrong_host}/ok", verify_ssl=False), config).passed
 
 
 def test_tls_contexts_are_built_once(tls: TLSServers) -> None:
@@ -388,116 +373,3 @@ def test_tls_contexts_are_built_once(tls: TLSServers) -> None:
     )
     assert first._verifying is second._verifying
     assert first._lenient is second._lenient
-
-
-# --- SSRF end to end (only addresses that stay on this machine) ------------
-
-
-@pytest.mark.parametrize("host", ["0.0.0.0", "[::]", "0"])
-def test_unspecified_addresses_are_refused(
-    host: str, http_url: str, connections: list[tuple[str, int]]
-) -> None:
-    port = http_url.rsplit(":", 1)[1]
-    result = run(CheckSpec(f"http://{host}:{port}/ok"))
-    assert result.error == "target address not allowed"
-    assert connections == []
-
-
-def test_loopback_is_refused_when_blocking_private(
-    http_url: str, connections: list[tuple[str, int]]
-) -> None:
-    port = http_url.rsplit(":", 1)[1]
-    config = ProbeConfig(block_private=True)
-    for url in (f"{http_url}/ok", f"http://localhost:{port}/ok", f"http://0x7f000001:{port}/ok"):
-        assert run(CheckSpec(url), config).error == "target address not allowed"
-    assert connections == []
-
-
-def test_legacy_numeric_loopback_is_normalised_and_allowed(http_url: str) -> None:
-    port = http_url.rsplit(":", 1)[1]
-    for host in ("0x7f000001", "2130706433", "127.1"):
-        assert run(CheckSpec(f"http://{host}:{port}/ok")).passed, host
-
-
-@pytest.mark.parametrize(
-    "target",
-    [
-        "http://169.254.169.254/latest/meta-data/",
-        "http://[::ffff:169.254.169.254]/",
-        "http://2852039166/",
-        "http://0xa9fea9fe/",
-        "//169.254.169.254/",
-    ],
-)
-def test_redirect_to_metadata_is_refused_before_connecting(
-    target: str,
-    http_url: str,
-    connections: list[tuple[str, int]],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    looked_up: list[str] = []
-
-    async def no_lookup(self, host, port=0, family=0):  # type: ignore[no-untyped-def]
-        looked_up.append(host)
-        raise AssertionError("the pre-flight check should have refused this hop")
-
-    monkeypatch.setattr(probe_module.GuardedResolver, "resolve", no_lookup)
-    result = run(CheckSpec(f"{http_url}/redirect-to?to={target}"))
-    assert result.error == "target address not allowed"
-    assert result.status_code == 302
-    port = int(http_url.rsplit(":", 1)[1])
-    assert connections == [("127.0.0.1", port)]  # only the first hop
-    assert looked_up == []
-
-
-def test_dns_answer_with_a_refused_address_is_refused(
-    fake_dns: dict[str, list[str]], http_url: str, connections: list[tuple[str, int]]
-) -> None:
-    port = http_url.rsplit(":", 1)[1]
-    fake_dns["mixed.test"] = ["127.0.0.1", "0.0.0.0"]
-    fake_dns["service.test"] = ["127.0.0.1"]
-    assert run(CheckSpec(f"http://mixed.test:{port}/ok")).error == "target address not allowed"
-    assert connections == []
-    assert run(CheckSpec(f"http://service.test:{port}/ok")).passed
-    blocked = run(CheckSpec(f"http://service.test:{port}/ok"), ProbeConfig(block_private=True))
-    assert blocked.error == "target address not allowed"
-
-
-def test_resolver_wall_holds_without_the_pre_flight(
-    http_url: str, connections: list[tuple[str, int]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # aiohttp passes a hex host to the resolver as a name.
-    monkeypatch.setattr(probe_module, "check_url", lambda url, block_private: _url(url))
-    port = http_url.rsplit(":", 1)[1]
-    config = ProbeConfig(block_private=True)
-    assert run(CheckSpec(f"http://0x7f000001:{port}/ok"), config).error == (
-        "target address not allowed"
-    )
-    assert connections == []
-
-
-def test_socket_wall_holds_without_the_pre_flight(
-    http_url: str, connections: list[tuple[str, int]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if not probe_module._HAS_SOCKET_FACTORY:
-        pytest.skip("aiohttp < 3.12 has no socket_factory")
-    # IP literals skip the resolver; the socket factory still sees the address.
-    monkeypatch.setattr(probe_module, "check_url", lambda url, block_private: _url(url))
-    port = http_url.rsplit(":", 1)[1]
-    assert run(CheckSpec(f"http://0.0.0.0:{port}/ok")).error == "target address not allowed"
-    assert run(CheckSpec(f"{http_url}/ok"), ProbeConfig(block_private=True)).error == (
-        "target address not allowed"
-    )
-    assert connections == []
-
-
-def _url(url: object):  # type: ignore[no-untyped-def]
-    from yarl import URL
-
-    return url if isinstance(url, URL) else URL(str(url))
-
-
-def test_results_serialise(http_url: str) -> None:
-    # Callers store these figures; nothing in them should need special handling.
-    result = run(CheckSpec(f"{http_url}/ok"))
-    json.dumps({k: v for k, v in vars(result).items() if k != "cert_expires_at"})
