@@ -21,6 +21,7 @@ from uptime_server.engine.probe import (
 
 from .conftest import TLSServers, run_check
 
+
 def test_it_passes_on_200(http_url: str) -> None:
     result = run_check(CheckSpec(f"{http_url}/ok"))
     assert result.passed and result.error is None
@@ -332,9 +333,10 @@ def test_expiring_cert_date_is_read(tls: TLSServers) -> None:
 
 
 def test_cert_is_read_from_a_response_without_body(tls: TLSServers) -> None:
-    result = run_check(CheckSpec(f"{tls.expiring}/ok", method="HEAD"), ProbeConfig(ca_bundle=tls.ca_file))
+    config = ProbeConfig(ca_bundle=tls.ca_file)
+    result = run_check(CheckSpec(f"{tls.expiring}/ok", method="HEAD"), config)
     assert result.cert_expires_at == tls.expiring_at
-    result = run_check(CheckSpec(f"{tls.expiring}/status/204"), ProbeConfig(ca_bundle=tls.ca_file))
+    result = run_check(CheckSpec(f"{tls.expiring}/status/204"), config)
     assert result.cert_expires_at == tls.expiring_at
 
 
