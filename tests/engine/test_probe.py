@@ -145,6 +145,32 @@ def test_default_user_agent_and_override(http_url: str) -> None:
     assert run_check(custom).passed
 
 
+def test_credentials_in_the_url_become_basic_auth(http_url: str) -> None:
+    url = http_url.replace("http://", "http://alice:s3cret@") + "/echo"
+    spec = CheckSpec(
+        url, json_path="$.headers.Authorization", expected_json_value="Basic YWxpY2U6czNjcmV0"
+    )
+    assert run_check(spec).passed
+
+
+@pytest.mark.parametrize(
+    "url, error",
+    [
+        ("http://[::1/", "invalid URL"),
+        ("http:///no-host", "URL has no host"),
+        ("mailto:someone@example.com", "unsupported URL scheme: mailto"),
+    ],
+)
+def test_bad_urls_fail_with_a_message(url: str, error: str) -> None:
+    assert run_check(CheckSpec(url)).error == error
+
+
+def test_a_header_aiohttp_refuses_is_an_error_not_a_crash(http_url: str) -> None:
+    result = run_check(CheckSpec(f"{http_url}/ok", headers={"X-Bad": "a\r\nInjected: 1"}))
+    assert not result.passed
+    assert result.error is not None and result.error.startswith("invalid request")
+
+
 def test_head_request(http_url: str) -> None:
     result = run_check(CheckSpec(f"{http_url}/ok", method="HEAD"))
     assert result.passed and result.status_code == 200

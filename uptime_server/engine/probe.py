@@ -244,7 +244,11 @@ class Prober:
     async def _fetch(self, spec: CheckSpec, hops: _Hops) -> tuple[int, bytes, str | None]:
         """Follows redirects by hand so every hop passes the pre-flight check."""
         session = self._get_session()
-        url = check_url(spec.url, block_private=self.config.block_private)
+        try:
+            url = URL(spec.url)
+        except (ValueError, TypeError) as exc:
+            raise ProbeFailure("invalid URL") from exc
+        url = check_url(url, block_private=self.config.block_private)
         method = spec.method.upper()
         data = spec.body.encode() if spec.body is not None else None
         headers = self._headers(spec)

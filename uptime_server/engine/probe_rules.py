@@ -126,8 +126,10 @@ def describe_error(exc: BaseException, timeout: int) -> str:
         return "incomplete response body"
     if isinstance(exc, aiohttp.ClientResponseError):
         return f"invalid HTTP response: {exc.message}"
-    if isinstance(exc, aiohttp.InvalidURL | ValueError):
+    if isinstance(exc, aiohttp.InvalidURL):
         return "invalid URL"
+    if isinstance(exc, ValueError):  # e.g. a header value aiohttp will not send
+        return f"invalid request: {exc}"
     if isinstance(exc, OSError):
         return _os_error(exc)
     return f"check failed: {type(exc).__name__}"
