@@ -189,6 +189,7 @@ class ServerThread:
         self._call(self._runner.cleanup())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout=5)
+        self.loop.close()
 
 
 @pytest.fixture(scope="session")

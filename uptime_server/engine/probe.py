@@ -12,6 +12,7 @@ import functools
 import inspect
 import os
 import ssl
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -54,6 +55,10 @@ _ORIGIN_BOUND_HEADERS = ("authorization", "cookie", "proxy-authorization")
 # aiohttp >= 3.12 lets us check the address at connect(); older versions rely
 # on the pre-flight and the resolver alone.
 _HAS_SOCKET_FACTORY = "socket_factory" in inspect.signature(aiohttp.TCPConnector).parameters
+# Before CPython gh-118960 a closed TLS transport could linger until the peer
+# answered close_notify; aiohttp then aborts them for us (and warns if asked
+# on a fixed Python).
+_NEEDS_TLS_CLEANUP = sys.version_info < (3, 12, 8) or (3, 13, 0) <= sys.version_info < (3, 13, 1)
 
 Sleep = Callable[[float], Awaitable[object]]
 
@@ -230,6 +235,7 @@ class Prober:
                 limit=0,
                 # Every check resolves anew, like a real client would.
                 use_dns_cache=False,
+                enable_cleanup_closed=_NEEDS_TLS_CLEANUP,
                 **(extra if _HAS_SOCKET_FACTORY else {}),
             )
             self._session = aiohttp.ClientSession(
