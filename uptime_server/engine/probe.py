@@ -1,0 +1,344 @@
+"""One http/https check run (decisions §1), with aiohttp on asyncio. No DB access.
+
+A `Prober` is built once per process: it owns the two TLS contexts and one
+`ClientSession` whose connector goes through the SSRF guard. Every exception of
+a check ends here as a short human error string; callers never see a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import os
+import ssl
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import aiohttp
+from cryptography import x509
+from multidict import CIMultiDict
+from yarl import URL
+
+from uptime_server.engine.guard import (
+    GuardedResolver,
+    GuardedSocketFactory,
+    check_url,
+)
+from uptime_server.engine.probe_rules import (
+    ProbeFailure,
+    describe_error,
+    evaluate,
+    validate_json_path,
+)
+
+__all__ = [
+    "DEFAULT_EXPECTED_STATUS",
+    "AttemptResult",
+    "CheckSpec",
+    "ProbeConfig",
+    "Prober",
+    "RunResult",
+    "run_check_sync",
+    "validate_json_path",
+]
+
+DEFAULT_EXPECTED_STATUS: tuple[int, ...] = (200, 201, 202, 203, 204, 205, 206, 207, 208, 226)
+RETRY_DELAY_CAP = 10  # seconds; a retry waits min(check_interval, this)
+
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+# Credentials the user attached for one origin must not follow a redirect elsewhere.
+_ORIGIN_BOUND_HEADERS = ("authorization", "cookie", "proxy-authorization")
+# aiohttp >= 3.12 lets us check the address at connect(); older versions rely
+# on the pre-flight and the resolver alone.
+_HAS_SOCKET_FACTORY = "socket_factory" in inspect.signature(aiohttp.TCPConnector).parameters
+# Before CPython gh-118960 a closed TLS transport could linger until the peer
+# answered close_notify; aiohttp then aborts them for us (and warns if asked
+# on a fixed Python).
+_NEEDS_TLS_CLEANUP = sys.version_info < (3, 12, 8) or (3, 13, 0) <= sys.version_info < (3, 13, 1)
+
+Sleep = Callable[[float], Awaitable[object]]
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    url: str
+    method: str = "GET"
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str | None = None
+    timeout: int = 30
+    follow_redirects: bool = True
+    verify_ssl: bool = True
+    expected_status: tuple[int, ...] = DEFAULT_EXPECTED_STATUS
+    expected_content: str | None = None
+    excluded_content: str | None = None
+    json_path: str | None = None
+    expected_json_value: str | None = None
+    retry_count: int = 0
+    check_interval: int = 60
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    block_private: bool = False
+    max_body_bytes: int = 1048576
+    ca_bundle: str | None = None
+    user_agent: str = "uptime/0.1.0"
+    max_redirects: int = 10
+
+
+@dataclass
+class AttemptResult:
+    passed: bool
+    response_time: int | None  # ms
+    status_code: int | None
+    error: str | None
+    cert_expires_at: datetime | None = None
+
+
+@dataclass
+class RunResult:
+    passed: bool
+    response_time: int | None
+    status_code: int | None
+    error: str | None
+    attempts: int
+    cert_expires_at: datetime | None
+    retried: bool  # passed, but only after a retry
+
+
+@dataclass
+class _Hops:
+    """What the attempt saw so far, kept when a later hop fails."""
+
+    status: int | None = None
+    cert_expires_at: datetime | None = None
+
+    def saw_cert(self, expires_at: datetime | None) -> None:
+        # The earliest expiry along the redirect chain: any of them breaks the check.
+        if expires_at is not None and (
+            self.cert_expires_at is None or expires_at < self.cert_expires_at
+        ):
+            self.cert_expires_at = expires_at
+
+
+class _CertCapturingResponse(aiohttp.ClientResponse):
+    """Reads the peer certificate while the connection is still attached.
+
+    A response without a body releases its connection inside `start()`, so
+    the certificate cannot be fetched from the response afterwards.
+    """
+
+    peer_cert_der: bytes | None = None
+
+    async def start(self, connection: aiohttp.connector.Connection) -> aiohttp.ClientResponse:
+        transport = connection.transport
+        ssl_object = transport.get_extra_info("ssl_object") if transport else None
+        if ssl_object is not None:
+            # binary_form works with CERT_NONE too, unlike the dict form.
+            self.peer_cert_der = ssl_object.getpeercert(binary_form=True)
+        return await super().start(connection)
+
+    def cert_expires_at(self) -> datetime | None:
+        if not self.peer_cert_der:
+            return None
+        try:
+            return x509.load_der_x509_certificate(self.peer_cert_der).not_valid_after_utc
+        except ValueError:
+            return None
+
+
+@functools.lru_cache(maxsize=8)
+def _ssl_contexts(
+    ca_bundle: str | None, cert_file: str | None, cert_dir: str | None
+) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """(verifying, non-verifying), built once per process per trust setting.
+
+    A verifying context costs ~18 ms of CPU to load the trust store. The
+    SSL_CERT_* values are part of the key only so a changed environment is seen.
+    """
+    verifying = ssl.create_default_context()  # system store, honours SSL_CERT_FILE/DIR
+    if ca_bundle:
+        verifying.load_verify_locations(cafile=ca_bundle)
+    lenient = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    lenient.check_hostname = False
+    lenient.verify_mode = ssl.CERT_NONE
+    return verifying, lenient
+
+
+class Prober:
+    """Runs checks; one per process (or per event loop), shared by all monitors.
+
+    Concurrency is not bounded here (the connector has no limit, so time spent
+    queueing never counts as response time); the caller bounds it.
+    """
+
+    def __init__(self, config: ProbeConfig | None = None) -> None:
+        self.config = config or ProbeConfig()
+        self._verifying, self._lenient = _ssl_contexts(
+            self.config.ca_bundle,
+            os.environ.get("SSL_CERT_FILE"),
+            os.environ.get("SSL_CERT_DIR"),
+        )
+        self._session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> Prober:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def run(self, spec: CheckSpec, *, sleep: Sleep = asyncio.sleep) -> RunResult:
+        """Up to 1 + retry_count attempts, `min(check_interval, 10)` s apart."""
+        results: list[AttemptResult] = []
+        for number in range(1 + max(spec.retry_count, 0)):
+            if number:
+                await sleep(min(spec.check_interval, RETRY_DELAY_CAP))
+            results.append(await self.attempt(spec))
+            if results[-1].passed:
+                break
+        return _summarise(results)
+
+    async def attempt(self, spec: CheckSpec) -> AttemptResult:
+        """One attempt, never raising (except cancellation)."""
+        hops = _Hops()
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(spec.timeout):
+                status, body, charset = await self._fetch(spec, hops)
+        except Exception as exc:  # the module edge: every failure becomes a string
+            return AttemptResult(
+                False, None, hops.status, describe_error(exc, spec.timeout), hops.cert_expires_at
+            )
+        elapsed = round((time.perf_counter() - started) * 1000)
+        error = evaluate(spec, status, body, charset)
+        return AttemptResult(error is None, elapsed, status, error, hops.cert_expires_at)
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        # Created lazily: a ClientSession belongs to the loop it is created in.
+        if self._session is None:
+            block = self.config.block_private
+            extra = {"socket_factory": GuardedSocketFactory(block_private=block)}
+            connector = aiohttp.TCPConnector(
+                resolver=GuardedResolver(block_private=block),
+                # A fresh connection per check: a monitor should see that new
+                # connections (and TLS handshakes) work, not reuse a warm one.
+                force_close=True,
+                limit=0,
+                # Every check resolves anew, like a real client would.
+                use_dns_cache=False,
+                enable_cleanup_closed=_NEEDS_TLS_CLEANUP,
+                **(extra if _HAS_SOCKET_FACTORY else {}),
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                # Shared by all monitors of all users: no cookies may carry over.
+                cookie_jar=aiohttp.DummyCookieJar(),
+                response_class=_CertCapturingResponse,
+                trust_env=False,  # a proxy would make the resolver check the wrong host
+            )
+        return self._session
+
+    async def _fetch(self, spec: CheckSpec, hops: _Hops) -> tuple[int, bytes, str | None]:
+        """Follows redirects by hand so every hop passes the pre-flight check."""
+        session = self._get_session()
+        try:
+            url = URL(spec.url)
+        except (ValueError, TypeError) as exc:
+            raise ProbeFailure("invalid URL") from exc
+        url = check_url(url, block_private=self.config.block_private)
+        method = spec.method.upper()
+        data = spec.body.encode() if spec.body is not None else None
+        headers = self._headers(spec)
+        timeout = aiohttp.ClientTimeout(total=spec.timeout)
+        for _hop in range(self.config.max_redirects + 1):
+            async with session.request(
+                method,
+                url,
+                headers=headers,
+                data=data,
+                allow_redirects=False,
+                ssl=self._verifying if spec.verify_ssl else self._lenient,
+                timeout=timeout,
+            ) as resp:
+                hops.status = resp.status
+                if isinstance(resp, _CertCapturingResponse):
+                    hops.saw_cert(resp.cert_expires_at())
+                location = resp.headers.get("Location")
+                if not (spec.follow_redirects and resp.status in _REDIRECT_STATUSES and location):
+                    body = await _read_capped(resp, self.config.max_body_bytes)
+                    return resp.status, body, resp.charset
+            next_url = _redirect_target(url, location, block_private=self.config.block_private)
+            method, data = _redirect_method(resp.status, method, data)
+            if next_url.origin() != url.origin():
+                for name in _ORIGIN_BOUND_HEADERS:
+                    headers.popall(name, None)
+            url = next_url
+        raise ProbeFailure("too many redirects")
+
+    def _headers(self, spec: CheckSpec) -> CIMultiDict[str]:
+        headers = CIMultiDict(spec.headers)
+        headers.setdefault("User-Agent", self.config.user_agent)
+        return headers
+
+
+def _redirect_target(current: URL, location: str, *, block_private: bool) -> URL:
+    try:
+        target = current.join(URL(location))
+    except (ValueError, TypeError) as exc:
+        raise ProbeFailure("invalid redirect location") from exc
+    return check_url(target, block_private=block_private)
+
+
+def _redirect_method(status: int, method: str, data: bytes | None) -> tuple[str, bytes | None]:
+    """What browsers do: 303 (and 301/302 after POST) become a GET without body."""
+    if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
+        return "GET", None
+    return method, data
+
+
+async def _read_capped(resp: aiohttp.ClientResponse, limit: int) -> bytes:
+    """At most `limit` bytes of the body; the rest is never read (not a failure)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = await resp.content.read(limit - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _summarise(results: list[AttemptResult]) -> RunResult:
+    last = results[-1]
+    cert = next((r.cert_expires_at for r in reversed(results) if r.cert_expires_at), None)
+    return RunResult(
+        passed=last.passed,
+        response_time=last.response_time,
+        status_code=last.status_code,
+        error=last.error,
+        attempts=len(results),
+        cert_expires_at=cert,
+        retried=last.passed and len(results) > 1,
+    )
+
+
+def run_check_sync(
+    spec: CheckSpec, config: ProbeConfig | None = None, *, sleep: Sleep = asyncio.sleep
+) -> RunResult:
+    """One check run from synchronous code (a worker thread without a loop)."""
+
+    async def _run() -> RunResult:
+        async with Prober(config) as prober:
+            return await prober.run(spec, sleep=sleep)
+
+    return asyncio.run(_run())
