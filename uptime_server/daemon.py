@@ -40,8 +40,16 @@ class DaemonOptions:
     port: int | None = None
 
 
-# Factories for engine components, filled in by the engine package:
-# each takes (settings, options) and returns a Component or None.
+def default_components(settings: Settings, options: DaemonOptions) -> list[Component]:
+    """The engine's components for this process (scheduler, delivery, housekeeping).
+
+    Each part of the engine adds its own line here.
+    """
+    components: list[Component] = []
+    return components
+
+
+# Extra factories (tests plug components in here): (settings, options) -> Component | None.
 COMPONENT_FACTORIES: list[Callable[[Settings, DaemonOptions], Component | None]] = []
 
 
@@ -97,6 +105,9 @@ class Daemon:
         signal.signal(signal.SIGINT, _flag)
 
     def _start_components(self) -> None:
+        for component in default_components(self.settings, self.options):
+            component.start()
+            self.components.append(component)
         for factory in COMPONENT_FACTORIES:
             component = factory(self.settings, self.options)
             if component is not None:
