@@ -38,5 +38,10 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff format uptime_server uptime_cli tests bench
 	$(BIN)/ruff check --fix uptime_server uptime_cli tests bench
 
+# Stats latency vs. history length, list page at 10,000 monitors, DB size
+# (generates its databases in a temporary directory; a few minutes).
+bench-stats: $(VENV)/.installed-dev
+	$(BIN)/python bench/bench_stats.py
+
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -250,7 +250,8 @@ class Rollup(BaseModel):
 
     ``resolution`` is the bucket width in seconds (300, 3600, 86400) and
     ``bucket`` its start as epoch seconds. ``hist`` is a sparse, mergeable
-    log-scaled histogram of response times (see ``uptime_server.rollups``).
+    log-scaled histogram of response times (see ``uptime_server.rollups``)
+    and ``p95`` the percentile read from it, kept with the row.
     """
 
     monitor = pw.ForeignKeyField(Monitor, on_delete="CASCADE", index=False)
@@ -262,7 +263,8 @@ class Rollup(BaseModel):
     rt_sum = pw.BigIntegerField(default=0)
     rt_min = pw.IntegerField(null=True)
     rt_max = pw.IntegerField(null=True)
-    hist = pw.TextField(default="{}")
+    p95 = pw.IntegerField(null=True)
+    hist = pw.TextField(default="[]")
 
     class Meta:
         table_name = "rollups"

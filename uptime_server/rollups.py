@@ -1,7 +1,8 @@
 """Roll-ups: per-monitor aggregates of check runs at 5m, 1h and 1d.
 
 Each row keeps the run count, failures, the sum/min/max of response times of
-passed runs and a sparse log-scaled histogram of them. Buckets grow by 2 %
+passed runs, a sparse log-scaled histogram of them and the p95 read from it
+(so a series bucket made of one row needs no histogram decoded). Buckets grow by 2 %
 per step, so the geometric midpoint of a bucket is within 1 % of any value
 in it and p95 read from merged histograms stays within 2 % of the exact
 figure (whole milliseconds: below 50 ms a bucket holds at most one integer,
@@ -69,13 +70,18 @@ def percentile(hist: Mapping[int, int], q: float) -> int | None:
 
 
 def decode_hist(text: str | None) -> dict[int, int]:
-    if not text or text == "{}":
+    """A stored histogram: a flat JSON list ``[index, count, index, count, ...]``."""
+    if not text or text in ("[]", "{}"):
         return {}
-    return {int(k): v for k, v in json.loads(text).items()}
+    flat = json.loads(text)
+    return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
 def encode_hist(hist: Mapping[int, int]) -> str:
-    return json.dumps({str(k): v for k, v in sorted(hist.items()) if v}, separators=(",", ":"))
+    # A flat list of ints decodes about twice as fast as {"index": count}:
+    # no key conversion, and stats merge up to a few hundred of these.
+    flat = [x for pair in sorted(hist.items()) if pair[1] for x in pair]
+    return json.dumps(flat, separators=(",", ":"))
 
 
 def merge_hist(into: dict[int, int], other: Mapping[int, int]) -> dict[int, int]:
@@ -122,6 +128,31 @@ class Aggregate:
         merge_hist(self.hist, other.hist)
         return self
 
+    def add_row(
+        self,
+        checks: int,
+        failed: int,
+        rt_count: int,
+        rt_sum: int,
+        hist: str | None,
+        rt_min: int | None = None,
+        rt_max: int | None = None,
+    ) -> None:
+        """Merge a stored row's columns (the histogram still encoded) into this cell."""
+        self.checks += checks
+        self.failed += failed
+        self.rt_count += rt_count
+        self.rt_sum += rt_sum
+        if rt_min is not None:
+            self.rt_min = rt_min if self.rt_min is None else min(self.rt_min, rt_min)
+        if rt_max is not None:
+            self.rt_max = rt_max if self.rt_max is None else max(self.rt_max, rt_max)
+        if hist and hist not in ("[]", "{}"):
+            into = self.hist
+            flat = json.loads(hist)
+            for k, v in zip(flat[::2], flat[1::2], strict=True):
+                into[k] = into.get(k, 0) + v
+
     def as_values(self) -> dict[str, object]:
         """Column values of a roll-up row holding this aggregate."""
         return {
@@ -131,6 +162,7 @@ class Aggregate:
             "rt_sum": self.rt_sum,
             "rt_min": self.rt_min,
             "rt_max": self.rt_max,
+            "p95": percentile(self.hist, 0.95),
             "hist": encode_hist(self.hist),
         }
 
@@ -178,7 +210,7 @@ def add_runs(samples: Sequence[RunSample]) -> None:
     if not cells:
         return
     keys = sorted(cells)
-    empty = [{"monitor": m, "resolution": r, "bucket": b, "hist": "{}"} for (m, r, b) in keys]
+    empty = [{"monitor": m, "resolution": r, "bucket": b, "hist": "[]"} for (m, r, b) in keys]
     for chunk in peewee.chunked(empty, 200):
         Rollup.insert_many(chunk).on_conflict_ignore().execute()
     existing = _load_for_update(keys)
@@ -193,16 +225,6 @@ def add_runs(samples: Sequence[RunSample]) -> None:
             )
             .execute()
         )
-
-
-def insert_new(cells: Mapping[Key, Aggregate]) -> None:
-    """Write cells whose rows do not exist yet (bulk loads, e.g. the benchmark)."""
-    rows = [
-        {"monitor": m, "resolution": r, "bucket": b, **cell.as_values()}
-        for (m, r, b), cell in sorted(cells.items())
-    ]
-    for chunk in peewee.chunked(rows, 500):
-        Rollup.insert_many(chunk).execute()
 
 
 def _load_for_update(keys: list[Key]) -> dict[Key, Rollup]:
