@@ -301,18 +301,45 @@ def get_ok(client: Any, path: str, **kw: Any) -> Callable[[], Any]:
     return call
 
 
-def size_report(path: Path, monitor_days: int) -> list[str]:
+def table_bytes(names: Sequence[str]) -> int:
+    """Pages used by tables and their indexes (SQLite's dbstat)."""
+    marks = ", ".join("?" * len(names))
+    sql = (
+        "SELECT SUM(s.pgsize) FROM dbstat s JOIN sqlite_master m ON m.name = s.name"
+        f" WHERE m.tbl_name IN ({marks})"
+    )
+    return dbmod.database.execute_sql(sql, list(names)).fetchone()[0] or 0
+
+
+def rollup_bytes_by_resolution() -> dict[int, int]:
+    """Size of each resolution's rows, measured on a copy with the same key index."""
+    out = {}
+    for res in rollups.RESOLUTIONS:
+        name = f"bench_rollups_{res}"
+        db = dbmod.database
+        db.execute_sql(f"CREATE TABLE {name} AS SELECT * FROM rollups WHERE resolution = {res}")
+        db.execute_sql(f"CREATE UNIQUE INDEX {name}_pk ON {name} (monitor_id, resolution, bucket)")
+        out[res] = table_bytes([name])
+        db.execute_sql(f"DROP TABLE {name}")
+    return out
+
+
+def size_report(path: Path, monitor_days: int, raw_days: int = 30) -> list[str]:
+    kib, file_size = monitor_days * 1024, path.stat().st_size
     with dbmod.database.connection_context():
-        rows = dbmod.database.execute_sql(
-            "SELECT m.tbl_name, SUM(s.pgsize) FROM dbstat s JOIN sqlite_master m ON m.name = s.name"
-            " GROUP BY m.tbl_name ORDER BY 2 DESC"
-        ).fetchall()
-    lines = [f"  database file: {path.stat().st_size / 1e6:.1f} MB for {monitor_days} monitor-days"]
-    for table, size in rows[:4]:
-        lines.append(f"  {table:<14} {size / monitor_days / 1024:8.1f} KiB per monitor per day")
-    total = sum(size for _, size in rows)
-    lines.append(f"  {'all tables':<14} {total / monitor_days / 1024:8.1f} KiB per monitor per day")
-    return lines
+        raw = table_bytes(["check_runs"]) / kib
+        total = table_bytes(["check_runs", "rollups", "notifications"]) / kib
+        per_res = {res: size / kib for res, size in rollup_bytes_by_resolution().items()}
+    kept = {res: (keep or 0) // DAY for res, keep in rollups.KEEP.items()}
+    steady = raw * raw_days + sum(per_res[r] * kept[r] for r in (300, 3600))
+    return [
+        f"  file {file_size / 1e6:.1f} MB for {monitor_days} monitor-days;"
+        " per monitor per day of 1-minute checks:",
+        f"    raw runs {raw:7.1f} KiB   roll-ups 5m {per_res[300]:5.1f} KiB,"
+        f" 1h {per_res[3600]:4.1f} KiB, 1d {per_res[86400]:4.1f} KiB   all {total:6.1f} KiB",
+        f"  with default retention (raw {raw_days} d, 5m 30 d, 1h 365 d): about"
+        f" {steady / 1024:.1f} MiB per monitor, plus {per_res[86400]:.1f} KiB a day for ever",
+    ]
 
 
 def history_part(workdir: Path, args: argparse.Namespace) -> list[str]:
@@ -337,7 +364,7 @@ def history_part(workdir: Path, args: argparse.Namespace) -> list[str]:
         out.append(
             f"  {period:<8}{a!s:>20}{b!s:>20}{b.p50 / a.p50:>11.2f}{b.cpu50 / a.cpu50:>11.2f}"
         )
-    out.append("database size (1-minute checks, before retention)")
+    out.append("database size")
     out += size_report(workdir / "history.db", 100)
     return out
 

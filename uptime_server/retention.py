@@ -29,7 +29,7 @@ from uptime_server.rollups import FIVE_MIN, HOUR, KEEP
 log = logging.getLogger(__name__)
 
 BATCH_SIZE = 2000
-JOB_INTERVAL_MINUTES = 60
+JOB_INTERVAL = 3600  # seconds: small, frequent deletes rather than a big nightly one
 
 
 def run(now: datetime, settings: Settings, *, batch_size: int = BATCH_SIZE) -> dict[str, int]:
@@ -102,24 +102,10 @@ def _in_write_tx(build: Callable[[], Any]) -> int:
     return go()
 
 
-def register(
-    housekeeping: Any,
-    *,
-    settings: Settings | None = None,
-    clock: Any = None,
-    every_minutes: int = JOB_INTERVAL_MINUTES,
-) -> Any:
-    """Schedule ``run`` every *every_minutes* on a housekeeping component.
+def register(housekeeping: Any, settings: Settings, every_seconds: int = JOB_INTERVAL) -> Any:
+    """Add the retention job to the daemon's housekeeping component.
 
-    *housekeeping* is a ``schedule.Scheduler`` or an object holding one as
-    ``.scheduler``; settings and clock default to its ``.settings`` and
-    ``.clock``. Returns the ``schedule.Job``.
+    *housekeeping* is ``uptime_server.engine.housekeeping.Housekeeping``:
+    ``register(name, every_seconds, fn)`` runs ``fn(now)`` on its schedule.
     """
-    scheduler = getattr(housekeeping, "scheduler", housekeeping)
-    settings = settings or housekeeping.settings
-    clock = clock or housekeeping.clock
-
-    def job() -> dict[str, int]:
-        return run(clock.now(), settings)
-
-    return scheduler.every(every_minutes).minutes.do(job).tag("retention")
+    return housekeeping.register("retention", every_seconds, lambda now: run(now, settings))

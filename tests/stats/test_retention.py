@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from types import SimpleNamespace
 
-import schedule
+import pytest
 
 from tests.stats.conftest import Run, every
 from uptime_server import retention
@@ -92,7 +91,12 @@ def test_roll_ups_go_when_their_whole_bucket_is_past_retention(
 
 def test_after_retention_every_period_reads_the_same(alice, new_monitor, feeder, settings):
     m = new_monitor(alice)
-    times = every(NOW - timedelta(days=400), NOW, timedelta(hours=7, minutes=13))
+    month = NOW - timedelta(days=30)
+    times = sorted(
+        set(every(NOW - timedelta(days=400), NOW, timedelta(days=1, hours=3, minutes=7)))
+        | set(every(month - timedelta(hours=3), month + timedelta(hours=3), timedelta(minutes=9)))
+        | set(every(NOW - timedelta(days=2), NOW, timedelta(minutes=13)))
+    )
     runs = [
         Run(t, passed=i % 9 != 0, rt=80 + (i * 37) % 400, retried=i % 13 == 0)
         for i, t in enumerate(times)
@@ -106,13 +110,12 @@ def test_after_retention_every_period_reads_the_same(alice, new_monitor, feeder,
     assert retention.run(NOW, settings) == {"check_runs": 0, "rollups_5m": 0, "rollups_1h": 0}
 
 
-def test_it_registers_a_periodic_job_with_housekeeping(alice, new_monitor, feeder, settings):
+def test_it_runs_as_a_housekeeping_job(alice, new_monitor, feeder, settings, clock):
+    housekeeping = pytest.importorskip("uptime_server.engine.housekeeping")
     m = new_monitor(alice)
-    feeder.feed(m, [Run(NOW - timedelta(days=40)), Run(NOW)])
-    keeper = SimpleNamespace(
-        scheduler=schedule.Scheduler(), settings=settings, clock=SimpleNamespace(now=lambda: NOW)
-    )
-    job = retention.register(keeper)
-    assert job.interval == 60 and job.unit == "minutes" and "retention" in job.tags
+    feeder.feed(m, [Run(clock.now() - timedelta(days=40)), Run(clock.now())])
+    keeper = housekeeping.Housekeeping(clock)
+    job = retention.register(keeper, settings)
+    assert job.interval == 3600 and "retention" in job.tags
     keeper.scheduler.run_all()
-    assert [r.checked_at for r in CheckRun.select()] == [NOW]
+    assert [r.checked_at for r in CheckRun.select()] == [clock.now()]
