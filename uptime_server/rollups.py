@@ -209,7 +209,10 @@ def add_runs(samples: Sequence[RunSample]) -> None:
     cells = aggregate(samples)
     if not cells:
         return
-    keys = sorted(cells)
+    # One lock order for every writer, in both phases: (resolution, monitor,
+    # bucket), the order _load_for_update locks in, so two writers that
+    # share rows on PostgreSQL queue instead of deadlocking.
+    keys = sorted(cells, key=lambda k: (k[1], k[0], k[2]))
     empty = [{"monitor": m, "resolution": r, "bucket": b, "hist": "[]"} for (m, r, b) in keys]
     for chunk in peewee.chunked(empty, 200):
         Rollup.insert_many(chunk).on_conflict_ignore().execute()

@@ -14,10 +14,14 @@ Cost
 ----
 A window is split (``rollups.cover``) into daily rows for whole days, hourly
 rows for whole hours and 5-minute rows for the edges, each range one primary
-key range scan. A series at granularity ``g`` reads rows no coarser than
-``g``, so every row falls into exactly one series bucket. The rows read
-depend on the period and granularity only (at most ~2,050), never on how
-many raw runs or how much history there is.
+key range scan (the ranges of one question go as one UNION ALL). The totals
+and p95 of a period come from those coarsest rows (at most ~160); a series
+at granularity ``g`` reads rows no coarser than ``g``, so every row falls
+into exactly one series bucket, and a bucket that is one whole row takes
+the row's stored p95 without decoding its histogram. The rows read depend
+on the period and granularity only, never on how many raw runs or how much
+history there is. A stats request is three roll-up queries and one on
+notifications.
 
 Series
 ------

@@ -195,6 +195,13 @@ def test_bad_parameters_are_validation_errors(alice, new_monitor, params, field)
     assert list(r.json["error"]["details"]) == [field]
 
 
+def test_both_bad_parameters_are_named(alice, new_monitor):
+    m = new_monitor(alice)
+    r = alice.get(f"/api/v1/monitors/{m.id}/stats?period=1y&granularity=1w")
+    assert r.status_code == 400
+    assert sorted(r.json["error"]["details"]) == ["granularity", "period"]
+
+
 @pytest.mark.parametrize(
     ("period", "granularity", "buckets"),
     [("24h", "5m", 289), ("7d", "1h", 169), ("30d", "1d", 31), ("90d", "1d", 91)],

@@ -9,7 +9,7 @@ from flask_login import current_user
 
 from uptime_server import monitors as svc
 from uptime_server.context import now
-from uptime_server.errors import validation_error
+from uptime_server.errors import ApiError, validation_error
 from uptime_server.stats import (
     GRANULARITIES,
     MAX_BUCKETS,
@@ -31,8 +31,19 @@ def show(monitor_id: int) -> Any:
 
 
 def _params(args: Any) -> tuple[str, str]:
-    period = choice_param(args, "period", tuple(PERIODS), "24h") or "24h"
-    granularity = choice_param(args, "granularity", tuple(GRANULARITIES))
+    """period and granularity, or one VALIDATION_ERROR naming every bad one."""
+    details: dict[str, list[str]] = {}
+    period, granularity = "24h", None
+    try:
+        period = choice_param(args, "period", tuple(PERIODS), "24h") or "24h"
+    except ApiError as exc:
+        details.update(exc.details)
+    try:
+        granularity = choice_param(args, "granularity", tuple(GRANULARITIES))
+    except ApiError as exc:
+        details.update(exc.details)
+    if details:
+        raise validation_error(details)
     if granularity is None:
         # Omitted: 1h, unless that passes the limit (90d), then 1d.
         return period, default_granularity(period)
@@ -41,8 +52,8 @@ def _params(args: Any) -> tuple[str, str]:
         raise validation_error(
             {
                 "granularity": [
-                    f"{period} at {granularity} gives {count} buckets; "
-                    f"at most {MAX_BUCKETS} are allowed, choose a coarser granularity"
+                    f"{period} at {granularity} gives {count} buckets; at most {MAX_BUCKETS}"
+                    " are allowed, choose a coarser granularity"
                 ]
             }
         )
