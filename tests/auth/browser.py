@@ -8,9 +8,10 @@ at (and tamper with) each hop.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import requests
+from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
 BASE_URL = "http://127.0.0.1:8080"
 
@@ -21,6 +22,13 @@ def callback_url(provider: str) -> str:
 
 def query(url: str) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
+
+
+def with_challenge(authorize_url: str, verifier_seed: str) -> str:
+    """*authorize_url* with the code_challenge of another verifier."""
+    params = query(authorize_url)
+    params["code_challenge"] = create_s256_code_challenge(verifier_seed * 8)
+    return f"{authorize_url.split('?')[0]}?{urlencode(params)}"
 
 
 class Browser:

@@ -168,8 +168,11 @@ def providers(auth_servers: AuthServers) -> Providers:
 
 @pytest.fixture
 def extra_env() -> dict[str, str]:
-    """Settings a test adds; parametrize it directly to change them."""
-    return {"UPTIME_ALLOWED_EMAILS": "*"}
+    """Settings a test adds; parametrize it directly to change them.
+
+    ``{github}`` and ``{oidc}`` in values become the test servers' URLs.
+    """
+    return {}
 
 
 @pytest.fixture
@@ -203,7 +206,8 @@ def settings_env(
             "UPTIME_OAUTH_OKTA_METADATA_URL": f"{op}/.well-known/openid-configuration",
         }
     )
-    env.update(extra_env)
+    env["UPTIME_ALLOWED_EMAILS"] = "*"
+    env.update({k: v.format(github=gh, oidc=op) for k, v in extra_env.items()})
     return env
 
 

@@ -90,8 +90,9 @@ def callback(provider: str) -> Any:
         secret_key=settings().secret_key,
         now=now(),
     )
+    verifier = login_state.pkce_verifier(request.args["state"], settings().secret_key)
     try:
-        user = _signed_in_user(spec, state)
+        user = _signed_in_user(spec, state, verifier)
     except ApiError as exc:
         if state.cli_redirect:
             return _redirect(cli_handoff.error_url(state.cli_redirect, exc))
@@ -107,11 +108,9 @@ def callback(provider: str) -> Any:
 @login_limited
 def cli_exchange() -> Any:
     ticket, verifier = cli_handoff.exchange_request(json_body())
-    with write_tx():
-        row = cli_handoff.redeem_ticket(ticket, verifier, now=now())
-        token, session = create_session(
-            row.user, row.provider, now=now(), ttl=settings().session_ttl
-        )
+    # Not one transaction: a ticket spent by a wrong verifier stays spent.
+    row = cli_handoff.redeem_ticket(ticket, verifier, now=now())
+    token, session = create_session(row.user, row.provider, now=now(), ttl=settings().session_ttl)
     log.info("CLI sign-in of user %s with %s", row.user.id, row.provider)
     response = jsonify(
         {
@@ -138,7 +137,7 @@ def _provider_or_404(name: str) -> ProviderSpec:
     return spec
 
 
-def _signed_in_user(spec: ProviderSpec, state: OAuthState) -> User:
+def _signed_in_user(spec: ProviderSpec, state: OAuthState, verifier: str) -> User:
     error = request.args.get("error")
     if error:
         raise ApiError(
@@ -153,7 +152,7 @@ def _signed_in_user(spec: ProviderSpec, state: OAuthState) -> User:
         spec,
         code=code,
         redirect_uri=redirect_uri(spec.name),
-        verifier=state.code_verifier,
+        verifier=verifier,
         nonce=state.nonce,
     )
     return signup.resolve_user(

@@ -1,16 +1,20 @@
 """What a sign-in remembers between the login redirect and the callback.
 
 The ``state`` sent to the provider is random and single-use; the database
-keeps only its SHA-256, with the PKCE verifier, the OIDC nonce and where to go
-afterwards. It is bound to the browser that started the sign-in by a signed,
-ten-minute cookie holding a random browser id (also stored only as a hash),
-so a callback link planted in someone else's browser matches nothing
-(login CSRF). Times come from the injected clock.
+keeps only its SHA-256, with the OIDC nonce and where to go afterwards. The
+PKCE verifier is an HMAC of the state under the secret key, recomputed at the
+callback, so it is neither stored nor logged with the SQL. The state is bound
+to the browser that started the sign-in by a signed, ten-minute cookie
+holding a random browser id (also stored only as a hash), so a callback link
+planted in someone else's browser matches nothing (login CSRF). Times come
+from the injected clock.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
 import re
 import secrets
 from dataclasses import dataclass
@@ -27,6 +31,8 @@ COOKIE_NAME = "uptime_oauth"
 COOKIE_PATH = "/api/v1/auth"
 _SALT = "uptime.oauth.browser"
 _UNSAFE_NEXT = re.compile(r"[\x00-\x20\x7f\\]")
+# Once decoded, an escaped space (%20) is fine; control characters are not.
+_UNSAFE_DECODED = re.compile(r"[\x00-\x1f\x7f\\]")
 
 
 @dataclass(frozen=True)
@@ -44,14 +50,21 @@ def sha256(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
 
 
+def pkce_verifier(state: str, secret_key: str) -> str:
+    """The PKCE verifier of the sign-in *state* (43 characters, 256 bits)."""
+    mac = hmac.new(secret_key.encode(), b"pkce-verifier:" + state.encode(), hashlib.sha256)
+    return base64.urlsafe_b64encode(mac.digest()).rstrip(b"=").decode()
+
+
 def new_login(
     *, oidc: bool, browser_cookie: str | None, secret_key: str, now: datetime
 ) -> PendingLogin:
     """Fresh state, PKCE verifier and nonce; reuse this browser's id if it has one."""
     browser = _browser_id(browser_cookie, secret_key, now) or secrets.token_urlsafe(32)
+    state = secrets.token_urlsafe(32)
     return PendingLogin(
-        state=secrets.token_urlsafe(32),
-        verifier=secrets.token_urlsafe(64),
+        state=state,
+        verifier=pkce_verifier(state, secret_key),
         nonce=secrets.token_urlsafe(24) if oidc else None,
         browser_id=browser,
         browser_cookie=_sign_browser(browser, secret_key, now),
@@ -75,7 +88,6 @@ def save_login(
         state_hash=sha256(pending.state),
         provider=provider,
         browser_hash=sha256(pending.browser_id),
-        code_verifier=pending.verifier,
         nonce=pending.nonce,
         next_url=next_url,
         cli_redirect=cli_redirect,
@@ -147,10 +159,10 @@ def safe_next(value: str | None) -> str:
     """
     if not value or len(value) > 2048:
         return "/"
-    for candidate in (value, unquote(value)):
+    for candidate, unsafe in ((value, _UNSAFE_NEXT), (unquote(value), _UNSAFE_DECODED)):
         if not candidate.startswith("/") or candidate.startswith("//"):
             return "/"
-        if _UNSAFE_NEXT.search(candidate):
+        if unsafe.search(candidate):
             return "/"
         parts = urlsplit(candidate)
         if parts.scheme or parts.netloc:
