@@ -131,3 +131,27 @@ def test_the_provider_is_called_with_the_exact_redirect_uri(browser, providers):
     callback = browser.approve(authorize, "gina")
     assert urlsplit(callback)._replace(query="").geturl() == callback_url("google")
     assert browser.callback(callback).status_code == 302
+
+
+def test_claims_missing_from_the_id_token_come_from_userinfo(browser, providers):
+    providers.faults(lean_id_token=True)
+    assert browser.sign_in("google", "gina").status_code == 302
+    me = browser.client.get("/api/v1/auth/user").json["data"]
+    assert (me["email"], me["name"]) == ("gina@example.com", "Gina")
+
+
+def test_userinfo_about_another_subject_is_refused(browser, providers):
+    providers.faults(lean_id_token=True, userinfo_sub="someone-else")
+    r = browser.sign_in("google", "gina")
+    assert r.status_code == 400
+    assert r.json["error"]["code"] == "OAUTH_ERROR"
+    assert "different subject" in r.json["error"]["details"]["reason"][0]
+
+
+@pytest.mark.parametrize(
+    "extra_env", [{"UPTIME_OAUTH_GOOGLE_METADATA_URL": "http://127.0.0.1:1/.well-known/x"}]
+)
+def test_an_unreachable_discovery_document_is_an_oauth_error(anon, providers):
+    r = anon.get("/api/v1/auth/google/login")
+    assert r.status_code == 400
+    assert r.json["error"]["code"] == "OAUTH_ERROR"

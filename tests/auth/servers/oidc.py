@@ -219,6 +219,9 @@ class _IdToken(OpenIDCode):
         return claims
 
     def generate_user_info(self, user: User, scope: str) -> UserInfo:
+        if self.store.faults.get("lean_id_token"):
+            # Some providers put only the subject in the id_token.
+            return UserInfo(sub=user.sub)
         return user_info(user, scope)
 
 
