@@ -289,6 +289,8 @@ def _check_http_url(name: str, url: str) -> None:
         raise ConfigError(f"{name}: expected an http(s) URL, got {url!r}")
 
 
+# Providers with built-in endpoints; any other name needs its URLs configured.
+BUILTIN_PROVIDERS = ("github", "google")
 _OAUTH_KEY = re.compile(r"^UPTIME_OAUTH_([A-Z0-9]+)_CLIENT_ID$")
 
 
@@ -306,8 +308,17 @@ def _oauth_providers(env: _Env) -> dict[str, OAuthProvider]:
             if value:
                 _check_http_url(prefix + part, value)
             urls[part.lower()] = value
-        providers[upper.lower()] = OAuthProvider(
-            name=upper.lower(),
+        name = upper.lower()
+        if name not in BUILTIN_PROVIDERS and not (
+            urls["metadata_url"]
+            or (urls["authorize_url"] and urls["token_url"] and urls["userinfo_url"])
+        ):
+            raise ConfigError(
+                f"{prefix}METADATA_URL: provider {name!r} needs an OIDC metadata URL, or "
+                f"{prefix}AUTHORIZE_URL, {prefix}TOKEN_URL and {prefix}USERINFO_URL"
+            )
+        providers[name] = OAuthProvider(
+            name=name,
             client_id=env.str(key) or "",
             client_secret=env.secret(prefix + "CLIENT_SECRET"),
             scopes=env.str(prefix + "SCOPES"),
