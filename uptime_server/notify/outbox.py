@@ -8,8 +8,10 @@ waits on a mail server.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict
 from datetime import datetime
+from email.utils import parseaddr
 from typing import Any
 
 from uptime_server.engine.clock import isoformat, utc
@@ -47,6 +49,20 @@ def content_from_json(data: dict[str, Any]) -> AlertContent:
         if values.get(key):
             values[key] = utc(parse_time(values[key], key))
     return AlertContent(**values)
+
+
+_DOMAIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?")
+
+
+def mail_domain(mail_from: str) -> str:
+    """The right-hand side of Message-IDs: the sender's domain.
+
+    Parsed as an address, so a From with a display name
+    (``Uptime <uptime@example.com>``) gives ``example.com``, not ``example.com>``,
+    which ``build_email`` would refuse as a malformed Message-ID.
+    """
+    domain = parseaddr(mail_from)[1].rpartition("@")[2]
+    return domain if _DOMAIN.fullmatch(domain) else "uptime.local"
 
 
 def message_id(notification_id: int, channel: str, domain: str) -> str:
