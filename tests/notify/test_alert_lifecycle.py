@@ -241,3 +241,15 @@ def test_smtp_down_while_three_monitors_fail_then_back(db, alice, settings, cloc
     assert sorted(subjects(handler)) == [f"[Uptime] DOWN: svc-{i}" for i in range(3)]
     assert all(n.email_sent_at is not None for n in Notification.select())
     assert [r.status for r in Outbox.select()] == ["sent"] * 3
+
+
+def test_credentials_in_the_monitor_url_never_reach_the_email(world, target):
+    m = world.monitor()
+    secret_url = target.url.replace("http://", "http://deploy:s3cret@")
+    Monitor.update(url=secret_url).where(Monitor.id == m.id).execute()
+    world.check(m, status=503)
+    world.deliver()
+    [received] = world.inbox.received
+    assert b"s3cret" not in received.content
+    body = messages(world.inbox)[0].get_content()
+    assert target.url.replace("http://", "http://***:***@") in body

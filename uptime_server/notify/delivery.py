@@ -28,32 +28,27 @@ import logging
 import os
 import random
 import socket
-import ssl
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from email.utils import parseaddr
-from urllib.parse import urlsplit
 
 from peewee import SQL, fn
 
 from uptime_server.config import Settings
 from uptime_server.db import database, is_sqlite, retry_locked, write_tx
 from uptime_server.engine.clock import Clock
-from uptime_server.engine.guard import address_allowed
 from uptime_server.engine.runner import LoopRunner
 from uptime_server.models import Notification, Outbox
 from uptime_server.notify.message import build_email, single_line, slack_payload
 from uptime_server.notify.outbox import content_from_json
+from uptime_server.notify.senders import SMTP_TIMEOUT, check_webhook_target, email_transport_for
 from uptime_server.notify.transports import (
     EmailTransport,
     PermanentDeliveryError,
     SlackTransport,
-    SmtpSettings,
     TemporaryDeliveryError,
     backoff_delay,
-    email_transport,
 )
 
 log = logging.getLogger(__name__)
@@ -62,7 +57,6 @@ BATCH = 20  # rows per iteration before the runner gets a word in
 IDLE_POLL = 1.0  # seconds between looks at an empty outbox
 MAX_AGE = timedelta(days=3)
 MAX_DELAY = 86400.0
-SMTP_TIMEOUT = 30.0
 SLACK_TIMEOUT = 10.0
 MAX_ERROR_CHARS = 1000
 
@@ -135,6 +129,8 @@ class DeliveryLoop:
     # -- claiming ------------------------------------------------------------
 
     def _claim(self, now: datetime) -> Outbox | None:
+        if not _due(now).exists():
+            return None  # idle: no write transaction (SQLite's lock) just to look
         with write_tx():
             query = _due(now).limit(1)
             if not is_sqlite():
@@ -311,56 +307,6 @@ def _clip(text: str) -> str:
     return single_line(text)[:MAX_ERROR_CHARS]
 
 
-# --- transports from settings ---------------------------------------------------
-
-
-def smtp_settings(settings: Settings, *, timeout: float = SMTP_TIMEOUT) -> SmtpSettings | None:
-    """``UPTIME_SMTP_*`` as transport settings; None without a host (file outbox)."""
-    if not settings.smtp_host:
-        return None
-    return SmtpSettings(
-        host=settings.smtp_host,
-        port=settings.smtp_port,
-        username=settings.smtp_username,
-        password=settings.smtp_password,
-        tls=settings.smtp_tls,  # type: ignore[arg-type]
-        # The envelope sender is the bare address; the From header keeps the name.
-        mail_from=parseaddr(settings.mail_from)[1],
-        timeout=timeout,
-    )
-
-
-def email_transport_for(settings: Settings, *, timeout: float = SMTP_TIMEOUT) -> EmailTransport:
-    smtp = smtp_settings(settings, timeout=timeout)
-    context = None
-    if smtp is not None and smtp.tls != "none" and settings.ca_bundle:
-        # A private CA for the mail relay, like for monitored services (§5).
-        context = ssl.create_default_context()
-        context.load_verify_locations(cafile=settings.ca_bundle)
-    return email_transport(smtp, settings.outbox_dir, ssl_context=context)
-
-
-def check_webhook_target(url: str, block_private: bool) -> None:
-    """Refuse a Slack webhook that resolves to an address checks may not reach.
-
-    The webhook URL is user input like a monitor URL, so the same SSRF rules
-    apply (link-local/metadata always, private ranges with block_private).
-    """
-    try:
-        parts = urlsplit(url)
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        raise PermanentDeliveryError("invalid Slack webhook URL") from None
-    if not host:
-        raise PermanentDeliveryError("Slack webhook URL has no host")
-    try:
-        infos = socket.getaddrinfo(host, port or 443, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise TemporaryDeliveryError(f"Slack webhook {host}: cannot resolve ({exc})") from None
-    if any(not address_allowed(info[4][0], block_private=block_private) for info in infos):
-        raise PermanentDeliveryError(f"Slack webhook {host}: target address not allowed")
-
-
 # --- wiring ---------------------------------------------------------------------
 
 
@@ -372,13 +318,13 @@ def delivery_component(settings: Settings, clock: Clock | None = None) -> LoopRu
     return runner
 
 
-def deliver_due(settings: Settings, clock: Clock | None = None, **kwargs: object) -> int:
+def deliver_due(settings: Settings, clock: Clock | None = None, *, batch: int = BATCH) -> int:
     """Cron mode: deliver everything due now; return how many messages went out.
 
     Failures are rescheduled (or failed) exactly as in the daemon, so the next
     cron run picks up where this one stopped.
     """
-    loop = DeliveryLoop(settings, clock=clock, **kwargs)  # type: ignore[arg-type]
+    loop = DeliveryLoop(settings, clock=clock, batch=batch)
     now = loop.clock.now()
     while loop.loop(now) == 0.0:
         pass
