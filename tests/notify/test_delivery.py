@@ -382,3 +382,21 @@ def test_bad_mail_settings_stop_the_start(env, message):
 
     with pytest.raises(ConfigError, match=message):
         load_settings({"UPTIME_DATA_DIR": "/tmp/uptime-test", **env})
+
+
+def test_message_ids_are_unique_across_installations_and_stable_per_row(
+    monitor, fail, smtp_loop, smtp_server, clock
+):
+    from uptime_server.notify.outbox import message_id
+
+    first, second = message_id(1, "email", "example.com"), message_id(1, "email", "example.com")
+    assert first != second  # another database's notification #1 is another email
+    assert first.startswith("<uptime-n1-email-") and first.endswith("@example.com>")
+    smtp_server.handler.rcpt_reply = "451 4.3.0 later"
+    fail(monitor)
+    stored = Outbox.get().message_id
+    smtp_loop.loop(clock.now())
+    smtp_server.handler.rcpt_reply = None
+    clock.advance(30)
+    smtp_loop.loop(clock.now())
+    assert [m["Message-ID"] for m in messages(smtp_server.handler)] == [stored]

@@ -9,6 +9,7 @@ waits on a mail server.
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import asdict
 from datetime import datetime
 from email.utils import parseaddr
@@ -66,8 +67,14 @@ def mail_domain(mail_from: str) -> str:
 
 
 def message_id(notification_id: int, channel: str, domain: str) -> str:
-    """Stable per notification and channel, so a resend is recognisably the same."""
-    return f"<uptime-n{notification_id}-{channel}@{domain}>"
+    """A new Message-ID for one outbox row; stored with it, so every retry reuses it.
+
+    The random part keeps ids unique across installations and database
+    resets: two instances mailing one inbox from the same domain would
+    otherwise both send ``uptime-n1-email@...``, and mail systems that drop
+    duplicate Message-IDs would swallow the second alert.
+    """
+    return f"<uptime-n{notification_id}-{channel}-{secrets.token_hex(6)}@{domain}>"
 
 
 def enqueue(
