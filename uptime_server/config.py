@@ -280,11 +280,7 @@ def _mail_from(value: str) -> str:
     from email.utils import getaddresses
 
     parsed = getaddresses([value])
-    ok = (
-        len(parsed) == 1
-        and "@" in parsed[0][1]
-        and not any(ch in value for ch in "\r\n\0,;")
-    )
+    ok = len(parsed) == 1 and "@" in parsed[0][1] and not any(ch in value for ch in "\r\n\0,;")
     if not ok:
         raise ConfigError(
             f"UPTIME_MAIL_FROM: expected one address like uptime@example.com "
