@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from uptime_server import db as dbmod
 from uptime_server import migrations
 from uptime_server.config import Settings, ensure_secret_key
+from uptime_server.notify import delivery
 
 log = logging.getLogger("uptime.daemon")
 
@@ -46,6 +47,7 @@ def default_components(settings: Settings, options: DaemonOptions) -> list[Compo
     Each part of the engine adds its own line here.
     """
     components: list[Component] = []
+    components.append(delivery.delivery_component(settings))  # outbox -> SMTP/.eml/Slack
     return components
 
 

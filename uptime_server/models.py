@@ -107,12 +107,15 @@ class Session(BaseModel):
 
 
 class OAuthState(BaseModel):
-    """One sign-in under way: single-use state, PKCE verifier, OIDC nonce."""
+    """One sign-in under way: single-use state, OIDC nonce, where to go next.
+
+    The PKCE verifier is not stored: it is derived from the state with the
+    secret key (auth/login_state.py), so it is never at rest nor in SQL logs.
+    """
 
     state_hash = pw.CharField(max_length=64, unique=True)
     provider = pw.CharField(max_length=64)
     browser_hash = pw.CharField(max_length=64)
-    code_verifier = pw.CharField(max_length=128)
     nonce = pw.CharField(max_length=128, null=True)
     next_url = pw.CharField(max_length=2048, null=True)
     cli_redirect = pw.CharField(max_length=2048, null=True)
