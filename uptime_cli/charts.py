@@ -106,17 +106,29 @@ def summary(stats: dict[str, Any]) -> Table:
 def sparklines(series: list[dict[str, Any]]) -> Table:
     uptime = resample([b.get("uptime") for b in series], MAX_SPARK_WIDTH)
     latency = resample([b.get("avg_response_time") for b in series], MAX_SPARK_WIDTH)
-    present = [v for v in latency if v is not None]
     table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_column(style="bold")
+    table.add_column(style="bold", no_wrap=True, min_width=8)
     table.add_column(no_wrap=True)
-    table.add_column(style="dim")
-    table.add_row("Uptime", Text(sparkline(uptime, lo=0, hi=100), style="green"), "0–100%")
+    table.add_column(style="dim", no_wrap=True)
+    table.add_row("Uptime", *uptime_sparkline(uptime))
+    present = [v for v in latency if v is not None]
     span = f"{ms(min(present))}–{ms(max(present))}" if present else "no data"
     table.add_row("Response", Text(sparkline(latency, lo=0), style="cyan"), span)
     first, last = series[0].get("start"), series[-1].get("start")
     table.add_row("", Text(f"{when(first)} → {when(last)}", style="dim"), "")
     return table
+
+
+def uptime_sparkline(values: list[float | None]) -> tuple[Text, str]:
+    """Scaled from the worst bucket to 100% so that dips show, coloured by level."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return Text(" " * len(values)), "no data"
+    lo = min(min(present), 99.0)
+    line = Text()
+    for value, tick in zip(values, sparkline(values, lo=lo, hi=100), strict=True):
+        line.append(tick, style=uptime_style(value))
+    return line, f"{pct(lo)}–100%"
 
 
 def bars(series: list[dict[str, Any]]) -> Table:

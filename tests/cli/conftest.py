@@ -184,7 +184,7 @@ def target() -> Iterator[Target]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _TargetHandler)
     server.routes = {}  # type: ignore[attr-defined]
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield Target(server)
