@@ -66,6 +66,8 @@ class ApiClient:
     session: str | None = None
     timeout: float = 30.0
     connect_timeout: float = 5.0
+    # read timeout of the synchronous check (``monitors test``)
+    check_timeout: float = TEST_READ_TIMEOUT
     trace: Callable[[str], None] | None = None
     http: requests.Session = field(default_factory=requests.Session, repr=False)
 
@@ -134,7 +136,7 @@ class ApiClient:
         return self._call("POST", f"/monitors/{monitor_id}/resume")
 
     def test_monitor(self, monitor_id: int) -> Json:
-        return self._call("POST", f"/monitors/{monitor_id}/test", read_timeout=TEST_READ_TIMEOUT)
+        return self._call("POST", f"/monitors/{monitor_id}/test", read_timeout=self.check_timeout)
 
     def monitor_stats(
         self, monitor_id: int, *, period: str | None = None, granularity: str | None = None
@@ -238,7 +240,8 @@ class ApiClient:
                 allow_redirects=False,  # a redirect would drop the Cookie header
             )
         except requests.Timeout:
-            raise Unreachable(f"{self.server} did not answer within {self.timeout:g}s") from None
+            waited = read_timeout or self.timeout
+            raise Unreachable(f"{self.server} did not answer within {waited:g}s") from None
         except requests.ConnectionError as exc:
             raise Unreachable(f"cannot reach {self.server}: {_reason(exc)}") from None
         elapsed = (time.monotonic() - started) * 1000

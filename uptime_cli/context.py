@@ -41,7 +41,7 @@ class CliState:
     server_option: str | None = None
     json: bool = False
     debug: bool = False
-    timeout: float = 30.0
+    timeout: float | None = None  # --timeout / UPTIME_TIMEOUT, when given
 
     @cached_property
     def server(self) -> str:
@@ -64,12 +64,14 @@ class CliState:
         return saved.session if saved else None
 
     def client(self, session: str | None = None) -> ApiClient:
-        return ApiClient(
+        client = ApiClient(
             self.server,
             session=session if session is not None else self.session_token(),
-            timeout=self.timeout,
             trace=self._trace if self.debug else None,
         )
+        if self.timeout is not None:  # a given timeout bounds every call, checks included
+            client.timeout = client.check_timeout = self.timeout
+        return client
 
     def wants_json(self, local_flag: bool) -> bool:
         return self.json or local_flag

@@ -38,8 +38,8 @@ class UptimeGroup(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, ClickException):
-            raise
+        except (typer.Exit, typer.Abort, ClickException, BrokenPipeError):
+            raise  # Typer reports these itself (a closed pipe: quietly, exit 1)
         except KeyboardInterrupt:
             sys.stderr.write("\nuptime: interrupted\n")
             raise typer.Exit(INTERRUPTED) from None
@@ -112,9 +112,14 @@ def root(
         bool, typer.Option("--debug", help="Show tracebacks and HTTP traces.")
     ] = False,
     timeout: Annotated[
-        float,
-        typer.Option(envvar="UPTIME_TIMEOUT", min=0.1, help="Seconds to wait for the server."),
-    ] = 30.0,
+        float | None,
+        typer.Option(
+            envvar="UPTIME_TIMEOUT",
+            min=0.1,
+            help="Seconds to wait for the server (default 30; `monitors test`: the check).",
+            show_default=False,
+        ),
+    ] = None,
     version: Annotated[
         bool | None,
         typer.Option(

@@ -61,11 +61,13 @@ def serve_wsgi(app: Any) -> tuple[Any, threading.Thread]:
 
 
 def stop_wsgi(server: Any, thread: threading.Thread) -> None:
+    # Let the worker threads finish first: they poke the loop through its
+    # trigger pipe when a response is done, and must not do so once it is closed.
+    server.task_dispatcher.shutdown()
     # Close the sockets from inside waitress's loop thread (closing them from
     # here races its select()); an empty socket map ends the loop.
     server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
     thread.join(5)
-    server.task_dispatcher.shutdown()
 
 
 @pytest.fixture
