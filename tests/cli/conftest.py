@@ -24,6 +24,7 @@ from waitress import wasyncore
 from waitress.server import create_server
 
 from uptime_cli.main import app as cli_app
+from uptime_server import db as dbmod
 
 
 @pytest.fixture(params=["sqlite"])
@@ -77,6 +78,20 @@ def live(app: Flask) -> Iterator[LiveServer]:
         yield LiveServer(app, f"http://127.0.0.1:{server.effective_port}")
     finally:
         stop_wsgi(server, thread)
+
+
+@pytest.fixture
+def restore_binding() -> Iterator[None]:
+    """``login --local`` binds the database proxy itself: put the test's back after."""
+    before = dbmod.database.obj
+    try:
+        yield
+    finally:
+        mine = dbmod.database.obj
+        if mine is not before:
+            if not mine.is_closed():
+                mine.close()
+            dbmod.database.initialize(before)
 
 
 @dataclass

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,6 @@ import pytest
 
 from tests.cli.conftest import Cli, LiveServer, base_env, describe
 from uptime_cli import credentials
-from uptime_server import db as dbmod
 
 
 @pytest.fixture
@@ -29,7 +27,7 @@ def test_login_with_token_saves_a_private_credentials_file(
     plain_cli: Cli, live: LiveServer, alice: Any, config_dir: Path
 ) -> None:
     result = plain_cli.ok("login", "--with-token", input=alice.token + "\n")
-    assert "Logged in to" in result.stderr and "alice@example.com" in result.stderr
+    assert f"✓ Logged in as alice@example.com on {live.url}" in result.stderr
     path = credentials.credentials_path(live.url, config_dir)
     assert path.is_file()
     assert mode(path) == 0o600
@@ -119,20 +117,6 @@ def test_refresh_extends_the_session_and_updates_the_file(
     saved = credentials.load(live.url, config_dir)
     assert saved is not None and saved.expires_at == "2026-12-06T13:00:00Z"
     assert "Session valid until" in plain_cli.ok("refresh").stderr
-
-
-@pytest.fixture
-def restore_binding() -> Iterator[None]:
-    """``login --local`` binds the database proxy itself: put the test's back after."""
-    before = dbmod.database.obj
-    try:
-        yield
-    finally:
-        mine = dbmod.database.obj
-        if mine is not before:
-            if not mine.is_closed():
-                mine.close()
-            dbmod.database.initialize(before)
 
 
 def test_login_local_mints_a_session_in_the_database(

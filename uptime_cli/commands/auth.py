@@ -58,7 +58,7 @@ def login(
     else:
         creds = _browser_login(st, provider, open_browser=not no_browser, timeout=timeout)
     credentials.save(creds)
-    output.success(f"Logged in to {creds.server} as {creds.user.get('email')}")
+    output.success(f"Logged in as {creds.user.get('email')} on {creds.server}")
 
 
 def _browser_login(st: CliState, provider: str, *, open_browser: bool, timeout: float) -> Any:
