@@ -70,11 +70,16 @@ def test_debug_traces_never_show_the_session(cli: Cli, alice: Any) -> None:
     assert alice.token not in result.output
 
 
-class _BadGateway(BaseHTTPRequestHandler):
+class _OddServer(BaseHTTPRequestHandler):
+    """A proxy that is down (502 HTML), or an API that answers nonsense (200)."""
+
     def do_GET(self) -> None:  # noqa: N802
-        body = b"<html><body>502 Bad Gateway</body></html>"
-        self.send_response(502)
-        self.send_header("Content-Type", "text/html")
+        if self.path.startswith("/odd/"):
+            status, ctype, body = 200, "application/json", b'{"data": [42], "pagination": {}}'
+        else:
+            status, ctype, body = 502, "text/html", b"<html><body>502 Bad Gateway</body></html>"
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -85,7 +90,7 @@ class _BadGateway(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def proxy_down() -> Iterator[str]:
-    server = HTTPServer(("127.0.0.1", 0), _BadGateway)
+    server = HTTPServer(("127.0.0.1", 0), _OddServer)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
@@ -99,6 +104,16 @@ def test_a_non_api_5xx_is_5(proxy_down: str, config_dir: Path) -> None:
     result = Cli({**base_env(config_dir), "UPTIME_SERVER": proxy_down})("monitors", "list")
     assert result.exit_code == 5
     assert "HTTP 502" in result.stderr
+
+
+def test_an_unexpected_failure_is_1_without_a_traceback(proxy_down: str, config_dir: Path) -> None:
+    cli = Cli({**base_env(config_dir), "UPTIME_SERVER": proxy_down + "/odd"})
+    result = cli("monitors", "list")
+    assert result.exit_code == 1, describe(result)
+    assert "unexpected error" in result.stderr and "--debug" in result.stderr
+    assert "Traceback" not in result.output
+    result = cli("--debug", "monitors", "list")
+    assert result.exit_code == 1 and "Traceback" in result.stderr
 
 
 def test_an_unreachable_server_is_3(config_dir: Path) -> None:

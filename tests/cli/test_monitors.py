@@ -93,7 +93,10 @@ def test_all_pages_through_everything(cli: Cli) -> None:
 def test_an_empty_list_says_so_on_stderr(cli: Cli) -> None:
     result = cli.ok("monitors", "list")
     assert result.stdout == ""
-    assert "No monitors" in result.stderr
+    assert "No monitors yet" in result.stderr
+    add(cli, "one")
+    assert "No monitors match" in cli.ok("monitors", "list", "--search", "zzz").stderr
+    assert "No monitors on page 3 (there are 1)" in cli.ok("monitors", "list", "--page", "3").stderr
 
 
 def test_show_prints_the_monitor_and_its_alert_settings(cli: Cli) -> None:

@@ -85,13 +85,22 @@ def list_(
         output.print_json({"data": items, "pagination": pagination})
         return
     if not items:
-        hint = "" if any(filters.values()) else " Add one with: uptime monitors add NAME URL"
-        output.info(f"No monitors.{hint}")
+        output.info(_nothing_listed(pagination or {}, any(filters.values())))
         return
     output.out().print(output.monitors_table(items))
     footer = output.page_footer(pagination, len(items))
     if footer and not all_:
         output.info(footer)
+
+
+def _nothing_listed(pagination: dict[str, Any], filtered: bool) -> str:
+    if pagination.get("total"):
+        return (
+            f"No monitors on page {pagination.get('page')} (there are {pagination.get('pages')})."
+        )
+    if filtered:
+        return "No monitors match."
+    return "No monitors yet. Add one with: uptime monitors add NAME URL"
 
 
 def _all_pages(client: ApiClient, limit: int, filters: dict[str, Any]) -> dict[str, Any]:
