@@ -1,19 +1,149 @@
-"""The root ``uptime`` command."""
+"""The root ``uptime`` command: global options, sub-apps, errors → exit codes.
+
+Exit codes (decisions §8): 0 ok; 1 error; 2 usage error; 3 cannot reach the
+server or timed out; 4 the API refused (4xx); 5 server error (5xx);
+130 interrupted. Failures print one line on stderr; ``--debug`` adds the
+traceback and HTTP traces.
+"""
 
 from __future__ import annotations
 
-import typer
+import sys
+from typing import Annotated, Any
 
-from uptime_cli.commands import server
+import typer
+from rich.console import Console
+from typer._click.exceptions import ClickException
+from typer.core import TyperGroup
+
+from uptime_cli import __version__, output
+from uptime_cli.client import ApiRefused, ServerError, Unreachable
+from uptime_cli.commands import auth, monitors, notifications, server
+from uptime_cli.context import (
+    ERROR,
+    INTERRUPTED,
+    REFUSED,
+    SERVER_ERROR,
+    UNREACHABLE,
+    USAGE,
+    CliError,
+    CliState,
+)
+from uptime_cli.credentials import BadServerUrl
+
+
+class UptimeGroup(TyperGroup):
+    """The root group: turns every failure below it into a message and an exit code."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, ClickException, BrokenPipeError):
+            raise  # Typer reports these itself (a closed pipe: quietly, exit 1)
+        except KeyboardInterrupt:
+            sys.stderr.write("\nuptime: interrupted\n")
+            raise typer.Exit(INTERRUPTED) from None
+        except Exception as exc:  # noqa: BLE001 - the one place that reports failures
+            debug = bool(ctx.params.get("debug"))
+            if debug:
+                Console(stderr=True).print_exception()
+            raise typer.Exit(report(exc, debug)) from None
+
+
+def report(exc: Exception, debug: bool) -> int:
+    """Print *exc* for a person; return its exit code."""
+    if isinstance(exc, ApiRefused):
+        output.failure(f"{exc.code}: {exc.message}")
+        for field, problems in exc.details.items():
+            text = "; ".join(problems) if isinstance(problems, list) else str(problems)
+            output.info(f"  {field}: {text}")
+        if exc.status == 401:
+            output.info("Sign in with: uptime login")
+        return REFUSED
+    if isinstance(exc, ServerError):
+        output.failure(f"server error (HTTP {exc.status} {exc.code}): {exc.message}")
+        return SERVER_ERROR
+    if isinstance(exc, Unreachable):
+        output.failure(str(exc))
+        return UNREACHABLE
+    if isinstance(exc, CliError):
+        output.failure(exc.message)
+        return exc.code
+    if isinstance(exc, BadServerUrl):
+        output.failure(str(exc))
+        return USAGE
+    output.failure(f"unexpected error: {exc.__class__.__name__}: {exc}")
+    if not debug:
+        output.info("Run again with --debug for the traceback.")
+    return ERROR
+
 
 app = typer.Typer(
     name="uptime",
+    cls=UptimeGroup,
     help="Self-hosted HTTP/HTTPS uptime monitor: daemon and API client.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"uptime {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    server_url: Annotated[
+        str | None,
+        typer.Option(
+            "--server",
+            envvar="UPTIME_SERVER",
+            metavar="URL",
+            help="API server (default: the server of the saved login, else http://127.0.0.1:8080).",
+            show_default=False,
+        ),
+    ] = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print API data as JSON.")] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show tracebacks and HTTP traces.")
+    ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            envvar="UPTIME_TIMEOUT",
+            min=0.1,
+            help="Seconds to wait for the server (default 30; `monitors test`: the check).",
+            show_default=False,
+        ),
+    ] = None,
+    version: Annotated[
+        bool | None,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = None,
+) -> None:
+    """uptime: monitors, notifications and the daemon, from the command line.
+
+    Sign in with `uptime login` (or `uptime login --local` next to the daemon),
+    then try `uptime monitors add api https://example.com/health`.
+    """
+    ctx.obj = CliState(server_option=server_url, json=json_, debug=debug, timeout=timeout)
+
+
+auth.register(app)
+app.add_typer(monitors.app, name="monitors")
+app.add_typer(notifications.app, name="notifications")
 app.add_typer(server.app, name="server")
 
 
-if __name__ == "__main__":
+def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

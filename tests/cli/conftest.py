@@ -1,0 +1,218 @@
+"""CLI fixtures: a live daemon on 127.0.0.1, a runner, local HTTP targets.
+
+The daemon is the real app (``create_app`` with the test clock and a real
+database) served by waitress in a thread on a port the OS picks; commands
+run through Typer's CliRunner against it, with a config dir of their own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from typer.testing import CliRunner, Result
+from waitress import wasyncore
+from waitress.server import create_server
+
+from uptime_cli.main import app as cli_app
+from uptime_server import db as dbmod
+
+
+@pytest.fixture(params=["sqlite"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """CLI tests are about the command line: SQLite unless a test asks for more."""
+    return request.param
+
+
+@dataclass
+class LiveServer:
+    app: Flask
+    url: str
+
+    def has(self, method: str, rule: str) -> bool:
+        return any(
+            _shape(r.rule) == _shape(rule) and method in (r.methods or ())
+            for r in self.app.url_map.iter_rules()
+        )
+
+    def require(self, method: str, rule: str) -> None:
+        """Skip the test until the endpoint's branch is merged."""
+        if not self.has(method, rule):
+            pytest.skip(f"endpoint not merged yet: {method} {rule}")
+
+
+def _shape(rule: str) -> str:
+    return re.sub(r"<[^>]*>", "<>", rule)
+
+
+def serve_wsgi(app: Any) -> tuple[Any, threading.Thread]:
+    server = create_server(app, host="127.0.0.1", port=0, threads=4, ident="uptime-test")
+    thread = threading.Thread(target=server.run, name="live-api", daemon=True)
+    thread.start()
+    return server, thread
+
+
+def stop_wsgi(server: Any, thread: threading.Thread) -> None:
+    # Let the worker threads finish first: they poke the loop through its
+    # trigger pipe when a response is done, and must not do so once it is closed.
+    server.task_dispatcher.shutdown()
+    # Close the sockets from inside waitress's loop thread (closing them from
+    # here races its select()); an empty socket map ends the loop.
+    server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+    thread.join(5)
+
+
+@pytest.fixture
+def live(app: Flask) -> Iterator[LiveServer]:
+    server, thread = serve_wsgi(app)
+    try:
+        yield LiveServer(app, f"http://127.0.0.1:{server.effective_port}")
+    finally:
+        stop_wsgi(server, thread)
+
+
+@pytest.fixture
+def restore_binding() -> Iterator[None]:
+    """``login --local`` binds the database proxy itself: put the test's back after."""
+    before = dbmod.database.obj
+    try:
+        yield
+    finally:
+        mine = dbmod.database.obj
+        if mine is not before:
+            if not mine.is_closed():
+                mine.close()
+            dbmod.database.initialize(before)
+
+
+@dataclass
+class Cli:
+    """Runs ``uptime`` in-process with a fixed environment."""
+
+    env: dict[str, str | None]
+    runner: CliRunner = field(default_factory=CliRunner)
+
+    def __call__(
+        self, *args: str, input: str | None = None, env: dict[str, str | None] | None = None
+    ) -> Result:
+        merged = {**self.env, **(env or {})}
+        return self.runner.invoke(cli_app, list(args), input=input, env=merged)
+
+    def ok(self, *args: str, **kwargs: Any) -> Result:
+        result = self(*args, **kwargs)
+        assert result.exit_code == 0, describe(result)
+        return result
+
+    def json(self, *args: str, **kwargs: Any) -> Any:
+        result = self.ok(*args, "--json", **kwargs)
+        return json.loads(result.stdout)
+
+
+def describe(result: Result) -> str:
+    return f"exit {result.exit_code}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+
+
+@pytest.fixture
+def config_dir(tmp_path: Path) -> Path:
+    return tmp_path / "config"
+
+
+def base_env(config_dir: Path) -> dict[str, str | None]:
+    """No setting leaks in from the developer's shell; output wide enough to read."""
+    return {
+        "UPTIME_CONFIG_DIR": str(config_dir),
+        "UPTIME_SERVER": None,
+        "UPTIME_SESSION": None,
+        "UPTIME_TIMEOUT": None,
+        "XDG_CONFIG_HOME": None,
+        "DISPLAY": None,
+        "WAYLAND_DISPLAY": None,
+        "BROWSER": None,
+        "COLUMNS": "200",
+    }
+
+
+@pytest.fixture
+def anon_cli(live: LiveServer, config_dir: Path) -> Cli:
+    return Cli({**base_env(config_dir), "UPTIME_SERVER": live.url})
+
+
+@pytest.fixture
+def cli(live: LiveServer, config_dir: Path, alice: Any) -> Cli:
+    """Alice, signed in through UPTIME_SESSION."""
+    return Cli({**base_env(config_dir), "UPTIME_SERVER": live.url, "UPTIME_SESSION": alice.token})
+
+
+@pytest.fixture
+def bob_cli(live: LiveServer, tmp_path: Path, bob: Any) -> Cli:
+    env = base_env(tmp_path / "bob-config")
+    return Cli({**env, "UPTIME_SERVER": live.url, "UPTIME_SESSION": bob.token})
+
+
+# -- local HTTP targets ----------------------------------------------------------
+
+
+class _TargetHandler(BaseHTTPRequestHandler):
+    routes: dict[str, tuple[int, str, str]] = {}
+
+    def do_GET(self) -> None:  # noqa: N802
+        status, ctype, body = self.server.routes.get(  # type: ignore[attr-defined]
+            self.path, (404, "text/plain", "not found")
+        )
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_POST = do_GET  # noqa: N815
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return
+
+
+@dataclass
+class Target:
+    """A tiny HTTP server on 127.0.0.1 whose answers a test sets per path."""
+
+    server: ThreadingHTTPServer
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def route(self, path: str, status: int, body: str = "", ctype: str = "text/plain") -> str:
+        self.server.routes[path] = (status, ctype, body)  # type: ignore[attr-defined]
+        return self.url + path
+
+
+@pytest.fixture
+def target() -> Iterator[Target]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _TargetHandler)
+    server.routes = {}  # type: ignore[attr-defined]
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield Target(server)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

@@ -1,0 +1,263 @@
+"""``uptime monitors list|add|show|edit|rm|pause|resume|alerts|bulk`` against a live daemon."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.cli.conftest import Cli, describe
+
+
+def add(cli: Cli, name: str, url: str = "http://127.0.0.1:9/health", *opts: str) -> int:
+    return int(cli.json("monitors", "add", name, url, *opts)["id"])
+
+
+def test_it_adds_a_monitor_and_prints_its_id(cli: Cli, alice: Any) -> None:
+    result = cli.ok("monitors", "add", "api", "http://127.0.0.1:9/health")
+    monitor_id = int(result.stdout.strip())
+    assert "Created monitor" in result.stderr
+    stored = alice.get(f"/api/v1/monitors/{monitor_id}").json["data"]
+    assert stored["name"] == "api"
+    assert stored["type"] == "http"
+    assert stored["expected_status"][0] == 200  # the server's default, nothing sent
+
+
+def test_it_sends_every_add_option(cli: Cli, alice: Any) -> None:
+    data = cli.json(
+        "monitors", "add", "full", "https://127.0.0.1:9/x",
+        "--method", "post", "--expect-status", "200", "--expect-status", "204",
+        "--timeout", "10", "--interval", "30", "--retries", "2",
+        "--header", "X-Token: abc", "--header", "Accept: application/json",
+        "--body", '{"ping": 1}', "--expect-content", "ok", "--exclude-content", "error",
+        "--json-path", "$.status", "--json-value", "up",
+        "--no-follow-redirects", "--no-verify-ssl", "--location", "local",
+        "--degraded-ms", "1500",
+    )  # fmt: skip
+    assert data["status"] == "pending"
+    assert data["type"] == "https"  # from the URL's scheme
+    m = alice.get(f"/api/v1/monitors/{data['id']}").json["data"]
+    assert m["method"] == "POST"
+    assert m["expected_status"] == [200, 204]
+    assert (m["timeout"], m["check_interval"], m["retry_count"]) == (10, 30, 2)
+    assert m["headers"] == {"X-Token": "abc", "Accept": "application/json"}
+    assert m["body"] == '{"ping": 1}'
+    assert (m["expected_content"], m["excluded_content"]) == ("ok", "error")
+    assert (m["json_path"], m["expected_json_value"]) == ("$.status", "up")
+    assert m["follow_redirects"] is False and m["verify_ssl"] is False
+    assert m["locations"] == ["local"]
+    assert m["degraded_response_time"] == 1500
+
+
+def test_it_adds_a_type_that_is_not_checked_yet(cli: Cli) -> None:
+    data = cli.json("monitors", "add", "db", "http://127.0.0.1:5432/", "--type", "tcp")
+    assert data["type"] == "tcp"
+    shown = cli.json("monitors", "show", str(data["id"]))
+    assert shown["checks_supported"] is False
+
+
+def test_it_lists_monitors_as_a_table(cli: Cli) -> None:
+    add(cli, "alpha", "http://127.0.0.1:9/a")
+    add(cli, "beta", "http://127.0.0.1:9/b")
+    result = cli.ok("monitors", "list")
+    lines = result.stdout.splitlines()
+    assert lines[0].split()[:4] == ["ID", "NAME", "STATUS", "UPTIME"]
+    assert "RESPONSE" in lines[0]
+    assert [line.split()[1] for line in lines[1:]] == ["alpha", "beta"]
+    assert all("pending" in line for line in lines[1:])
+    assert "2 shown of 2" in result.stderr
+
+
+def test_it_filters_and_pages(cli: Cli) -> None:
+    for i in range(5):
+        add(cli, f"svc-{i}", f"http://127.0.0.1:9/{i}")
+    add(cli, "other", "https://127.0.0.1:9/other")
+    body = cli.json("monitors", "list", "--search", "SVC", "--limit", "2", "--page", "2")
+    assert [m["name"] for m in body["data"]] == ["svc-2", "svc-3"]
+    assert body["pagination"] == {"page": 2, "limit": 2, "total": 5, "pages": 3}
+    body = cli.json("monitors", "list", "--type", "https")
+    assert [m["name"] for m in body["data"]] == ["other"]
+    body = cli.json("monitors", "list", "--status", "online")
+    assert body["data"] == [] and body["pagination"]["total"] == 0
+
+
+def test_all_pages_through_everything(cli: Cli) -> None:
+    ids = [add(cli, f"m{i}") for i in range(7)]
+    body = cli.json("monitors", "list", "--all", "--limit", "3")
+    assert [m["id"] for m in body["data"]] == ids
+    assert body["pagination"]["total"] == 7
+    table = cli.ok("monitors", "list", "--all", "--limit", "3").stdout
+    assert len(table.splitlines()) == 1 + 7
+
+
+def test_an_empty_list_says_so_on_stderr(cli: Cli) -> None:
+    result = cli.ok("monitors", "list")
+    assert result.stdout == ""
+    assert "No monitors yet" in result.stderr
+    add(cli, "one")
+    assert "No monitors match" in cli.ok("monitors", "list", "--search", "zzz").stderr
+    assert "No monitors on page 3 (there are 1)" in cli.ok("monitors", "list", "--page", "3").stderr
+
+
+def test_show_prints_the_monitor_and_its_alert_settings(cli: Cli) -> None:
+    monitor_id = add(cli, "api", "http://127.0.0.1:9/health", "--header", "X-A: b")
+    out = cli.ok("monitors", "show", str(monitor_id)).stdout
+    assert f"Monitor {monitor_id}: api" in out
+    assert "http://127.0.0.1:9/health" in out
+    assert "X-A: b" in out
+    assert "Alert settings" in out
+    assert "alice@example.com" in out  # default recipient: the owner
+    data = cli.json("monitors", "show", str(monitor_id))
+    assert data["id"] == monitor_id and data["headers"] == {"X-A": "b"}
+
+
+def test_edit_sends_only_the_given_options(cli: Cli, alice: Any) -> None:
+    monitor_id = add(cli, "api", "http://127.0.0.1:9/a", "--timeout", "20", "--header", "A: 1")
+    data = cli.json("monitors", "edit", str(monitor_id), "--name", "renamed", "--retries", "3")
+    assert data["name"] == "renamed" and data["retry_count"] == 3
+    assert data["timeout"] == 20 and data["headers"] == {"A": "1"}  # untouched
+    data = cli.json(
+        "monitors", "edit", str(monitor_id), "--url", "http://127.0.0.1:9/b",
+        "--no-verify-ssl", "--header", "B: 2", "--expect-status", "301",
+    )  # fmt: skip
+    assert data["url"] == "http://127.0.0.1:9/b"
+    assert data["verify_ssl"] is False and data["follow_redirects"] is True
+    assert data["headers"] == {"B": "2"} and data["expected_status"] == [301]
+    data = cli.json("monitors", "edit", str(monitor_id), "--header", "")
+    assert data["headers"] == {}
+
+
+def test_edit_without_options_is_a_usage_error(cli: Cli) -> None:
+    monitor_id = add(cli, "api")
+    result = cli("monitors", "edit", str(monitor_id))
+    assert result.exit_code == 2, describe(result)
+
+
+def test_edit_that_breaks_validation_changes_nothing(cli: Cli, alice: Any) -> None:
+    monitor_id = add(cli, "api", "http://127.0.0.1:9/a", "--interval", "30")
+    result = cli("monitors", "edit", str(monitor_id), "--timeout", "60")  # > interval
+    assert result.exit_code == 4, describe(result)
+    assert "VALIDATION_ERROR" in result.stderr
+    assert alice.get(f"/api/v1/monitors/{monitor_id}").json["data"]["timeout"] == 30
+
+
+def test_rm_asks_first(cli: Cli, alice: Any) -> None:
+    monitor_id = add(cli, "api")
+    result = cli("monitors", "rm", str(monitor_id), input="n\n")
+    assert result.exit_code == 1
+    assert "Delete monitor" in result.stderr
+    assert alice.get(f"/api/v1/monitors/{monitor_id}").status_code == 200
+    result = cli.ok("monitors", "rm", str(monitor_id), input="y\n")
+    assert "Deleted monitor" in result.stderr
+    assert alice.get(f"/api/v1/monitors/{monitor_id}").status_code == 404
+
+
+def test_rm_yes_does_not_ask(cli: Cli, alice: Any) -> None:
+    monitor_id = add(cli, "api")
+    body = cli.json("monitors", "rm", str(monitor_id), "--yes")
+    assert body == {"message": "Monitor deleted"}
+    assert alice.get(f"/api/v1/monitors/{monitor_id}").status_code == 404
+
+
+def test_pause_and_resume(cli: Cli) -> None:
+    monitor_id = add(cli, "api")
+    result = cli.ok("monitors", "pause", str(monitor_id), "--reason", "deploy")
+    assert "Paused monitor" in result.stderr
+    shown = cli.json("monitors", "show", str(monitor_id))
+    assert shown["paused"] is True and shown["pause_reason"] == "deploy"
+    again = cli("monitors", "pause", str(monitor_id))
+    assert again.exit_code == 4
+    assert "MONITOR_ALREADY_PAUSED" in again.stderr
+    data = cli.json("monitors", "resume", str(monitor_id))
+    assert data["paused"] is False and data["status"] == "pending"
+    again = cli("monitors", "resume", str(monitor_id))
+    assert again.exit_code == 4 and "MONITOR_NOT_PAUSED" in again.stderr
+
+
+def test_alerts_shows_and_changes_settings(cli: Cli) -> None:
+    monitor_id = str(add(cli, "api"))
+    data = cli.json("monitors", "alerts", monitor_id)
+    assert data["email_recipients"] == ["alice@example.com"]
+    assert data["alert_threshold"] == 1
+    data = cli.json(
+        "monitors", "alerts", monitor_id, "--no-email", "--recipient", "ops@example.com",
+        "--recipient", "dev@example.com", "--threshold", "3", "--no-recovery",
+        "--slack-webhook", "https://hooks.slack.example/T/B/x",
+    )  # fmt: skip
+    assert data["email_enabled"] is False
+    assert data["email_recipients"] == ["ops@example.com", "dev@example.com"]
+    assert data["alert_threshold"] == 3 and data["alert_on_recovery"] is False
+    assert data["slack_enabled"] is True
+    assert data["slack_webhook_url"] == "https://hooks.slack.example/T/B/x"
+    data = cli.json("monitors", "alerts", monitor_id, "--email", "--no-slack")
+    assert data["email_enabled"] is True and data["slack_enabled"] is False
+    assert data["alert_threshold"] == 3  # untouched
+    out = cli.ok("monitors", "alerts", monitor_id).stdout
+    assert "ops@example.com" in out and "3 failed check run" in out
+
+
+def test_bulk_pause_resume_update_delete(cli: Cli, alice: Any) -> None:
+    a, b = add(cli, "a"), add(cli, "b")
+    data = cli.json("monitors", "bulk", "pause", str(a), str(b), "--reason", "maintenance")
+    assert data == {"action": "pause", "succeeded": [a, b], "failed": []}
+    assert cli.json("monitors", "show", str(a))["pause_reason"] == "maintenance"
+    assert cli.json("monitors", "bulk", "resume", str(a), str(b))["succeeded"] == [a, b]
+    data = cli.json(
+        "monitors", "bulk", "update", str(a), str(b),
+        "--set", "timeout=15", "--set", 'headers={"X-A": "1"}', "--set", "method=HEAD",
+    )  # fmt: skip
+    assert data["succeeded"] == [a, b]
+    m = alice.get(f"/api/v1/monitors/{b}").json["data"]
+    assert (m["timeout"], m["headers"], m["method"]) == (15, {"X-A": "1"}, "HEAD")
+    data = cli.json("monitors", "bulk", "delete", str(a), str(b), "--yes")
+    assert data["succeeded"] == [a, b]
+    assert alice.get(f"/api/v1/monitors/{a}").status_code == 404
+
+
+def test_bulk_reports_partial_failure_with_exit_1(cli: Cli, bob_cli: Cli) -> None:
+    mine = add(cli, "mine")
+    theirs = add(bob_cli, "theirs")
+    result = cli("monitors", "bulk", "pause", str(mine), str(theirs))
+    assert result.exit_code == 1, describe(result)
+    assert "MONITOR_NOT_FOUND" in result.stdout
+    assert "1 of 2" in result.stderr
+    assert cli.json("monitors", "show", str(mine))["paused"] is True
+    assert bob_cli.json("monitors", "show", str(theirs))["paused"] is False
+
+
+def test_bulk_delete_asks_first(cli: Cli) -> None:
+    a = add(cli, "a")
+    result = cli("monitors", "bulk", "delete", str(a), input="n\n")
+    assert result.exit_code == 1
+    assert cli.json("monitors", "show", str(a))["id"] == a
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["monitors", "bulk", "update", "1"],  # no --set
+        ["monitors", "bulk", "pause", "1", "--set", "timeout=5"],  # --set without update
+        ["monitors", "bulk", "update", "1", "--set", "timeout"],  # not field=value
+        ["monitors", "bulk", "explode", "1"],
+        ["monitors", "bulk", "pause"],  # no ids
+    ],
+)
+def test_bulk_usage_errors(cli: Cli, args: list[str]) -> None:
+    result = cli(*args)
+    assert result.exit_code == 2, describe(result)
+
+
+def test_another_users_monitor_is_not_found(cli: Cli, bob_cli: Cli) -> None:
+    theirs = add(bob_cli, "theirs")
+    for command in (["show"], ["edit", "--name", "x"], ["rm", "--yes"], ["pause"], ["alerts"]):
+        result = cli("monitors", command[0], str(theirs), *command[1:])
+        assert result.exit_code == 4, (command, describe(result))
+        assert "MONITOR_NOT_FOUND" in result.stderr
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect=True)
+def test_the_basic_round_trip_on_each_database(cli: Cli) -> None:
+    monitor_id = add(cli, "api")
+    assert cli.json("monitors", "list")["data"][0]["id"] == monitor_id
+    cli.ok("monitors", "rm", str(monitor_id), "--yes")
+    assert cli.json("monitors", "list")["pagination"]["total"] == 0

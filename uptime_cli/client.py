@@ -1,0 +1,301 @@
+"""ApiClient: one method per endpoint of the uptime API; never prints.
+
+Every call goes through ``_call``, which turns what came back into either the
+decoded JSON body or a typed exception, so commands only call and render:
+
+- ``ApiRefused``  the API answered 4xx with its error body (exit code 4);
+- ``ServerError`` the server answered 5xx, or something that is not the API;
+- ``Unreachable`` no answer: connection refused, DNS failure, timeout.
+
+The session travels in an explicit ``Cookie`` header: the server marks the
+cookie Secure, and requests' cookie jar would not send it over plain http to
+a daemon on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+import requests
+
+API_PREFIX = "/api/v1"
+USER_AGENT = "uptime-cli/0.1.0"
+# A check run may take (1 + retries) x timeout plus retry pauses: up to ~1 h
+# at the bounds of decisions §1; give the synchronous test endpoint that long.
+TEST_READ_TIMEOUT = 3700.0
+
+Json = dict[str, Any]
+
+
+class ApiClientError(Exception):
+    """Base of everything the client raises."""
+
+
+class ApiRefused(ApiClientError):
+    """The API refused the request (HTTP 4xx) with ``{error: {code, message, details}}``."""
+
+    def __init__(self, code: str, message: str, details: dict[str, Any], status: int) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.details = details
+        self.status = status
+
+
+class ServerError(ApiClientError):
+    """The server failed (HTTP 5xx) or answered with something that is not the API."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"HTTP {status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+class Unreachable(ApiClientError):
+    """No answer from the server: refused, unresolvable, or timed out."""
+
+
+@dataclass
+class ApiClient:
+    server: str
+    session: str | None = None
+    timeout: float = 30.0
+    connect_timeout: float = 5.0
+    # read timeout of the synchronous check (``monitors test``)
+    check_timeout: float = TEST_READ_TIMEOUT
+    trace: Callable[[str], None] | None = None
+    http: requests.Session = field(default_factory=requests.Session, repr=False)
+
+    def __post_init__(self) -> None:
+        self.server = self.server.rstrip("/")
+        self.http.headers.update(
+            {
+                "X-Requested-With": "uptime",
+                "Accept": "application/json",
+                "User-Agent": USER_AGENT,
+            }
+        )
+
+    # -- sign-in and session -------------------------------------------------
+
+    def login_url(self, provider: str, *, cli_redirect: str, cli_challenge: str) -> str:
+        """GET /auth/{provider}/login: opened in the browser, not fetched here."""
+        query = urlencode({"cli_redirect": cli_redirect, "cli_challenge": cli_challenge})
+        return f"{self.server}{API_PREFIX}/auth/{provider}/login?{query}"
+
+    def cli_exchange(self, ticket: str, verifier: str) -> Json:
+        return self._call(
+            "POST", "/auth/cli/exchange", json={"ticket": ticket, "verifier": verifier}
+        )
+
+    def get_user(self) -> Json:
+        return self._call("GET", "/auth/user")
+
+    def refresh_session(self) -> Json:
+        return self._call("POST", "/auth/refresh")
+
+    def logout(self) -> Json:
+        return self._call("POST", "/auth/logout")
+
+    # -- monitors --------------------------------------------------------------
+
+    def list_monitors(
+        self,
+        *,
+        page: int | None = None,
+        limit: int | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        type: str | None = None,
+    ) -> Json:
+        params = {"page": page, "limit": limit, "status": status, "search": search, "type": type}
+        return self._call("GET", "/monitors", params=params)
+
+    def create_monitor(self, fields: Json) -> Json:
+        return self._call("POST", "/monitors", json=fields)
+
+    def get_monitor(self, monitor_id: int) -> Json:
+        return self._call("GET", f"/monitors/{monitor_id}")
+
+    def update_monitor(self, monitor_id: int, fields: Json) -> Json:
+        return self._call("PUT", f"/monitors/{monitor_id}", json=fields)
+
+    def delete_monitor(self, monitor_id: int) -> Json:
+        return self._call("DELETE", f"/monitors/{monitor_id}")
+
+    def pause_monitor(self, monitor_id: int, reason: str | None = None) -> Json:
+        body = {"reason": reason} if reason else {}
+        return self._call("POST", f"/monitors/{monitor_id}/pause", json=body)
+
+    def resume_monitor(self, monitor_id: int) -> Json:
+        return self._call("POST", f"/monitors/{monitor_id}/resume")
+
+    def test_monitor(self, monitor_id: int) -> Json:
+        return self._call("POST", f"/monitors/{monitor_id}/test", read_timeout=self.check_timeout)
+
+    def monitor_stats(
+        self, monitor_id: int, *, period: str | None = None, granularity: str | None = None
+    ) -> Json:
+        params = {"period": period, "granularity": granularity}
+        return self._call("GET", f"/monitors/{monitor_id}/stats", params=params)
+
+    def monitor_history(
+        self,
+        monitor_id: int,
+        *,
+        start: str | None = None,
+        end: str | None = None,
+        limit: int | None = None,
+    ) -> Json:
+        params = {"from": start, "to": end, "limit": limit}
+        return self._call("GET", f"/monitors/{monitor_id}/history", params=params)
+
+    def get_alerts(self, monitor_id: int) -> Json:
+        return self._call("GET", f"/monitors/{monitor_id}/alerts")
+
+    def update_alerts(self, monitor_id: int, fields: Json) -> Json:
+        return self._call("PUT", f"/monitors/{monitor_id}/alerts", json=fields)
+
+    def bulk(
+        self,
+        action: str,
+        monitor_ids: list[int],
+        *,
+        reason: str | None = None,
+        settings: Json | None = None,
+    ) -> Json:
+        body: Json = {"action": action, "monitor_ids": monitor_ids}
+        if reason is not None:
+            body["reason"] = reason
+        if settings is not None:
+            body["settings"] = settings
+        return self._call("POST", "/monitors/bulk", json=body)
+
+    # -- notifications ---------------------------------------------------------
+
+    def list_notifications(
+        self,
+        *,
+        page: int | None = None,
+        limit: int | None = None,
+        monitor_id: int | None = None,
+        type: str | None = None,
+        status: str | None = None,
+        since: str | None = None,
+    ) -> Json:
+        params = {
+            "page": page,
+            "limit": limit,
+            "monitor_id": monitor_id,
+            "type": type,
+            "status": status,
+            "since": since,
+        }
+        return self._call("GET", "/notifications", params=params)
+
+    def active_notifications(self) -> Json:
+        return self._call("GET", "/notifications/active")
+
+    def recent_notifications(self, *, page: int | None = None, limit: int | None = None) -> Json:
+        return self._call("GET", "/notifications/recent", params={"page": page, "limit": limit})
+
+    def get_notification(self, notification_id: int) -> Json:
+        return self._call("GET", f"/notifications/{notification_id}")
+
+    def acknowledge_notification(self, notification_id: int) -> Json:
+        return self._call("POST", f"/notifications/{notification_id}/acknowledge")
+
+    def resolve_notification(self, notification_id: int) -> Json:
+        return self._call("POST", f"/notifications/{notification_id}/resolve")
+
+    # -- transport -------------------------------------------------------------
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: Json | None = None,
+        read_timeout: float | None = None,
+    ) -> Json:
+        url = f"{self.server}{API_PREFIX}{path}"
+        headers = {"Cookie": f"session_cookie={self.session}"} if self.session else {}
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        started = time.monotonic()
+        self._trace(f"> {method} {url}{'?' + urlencode(query) if query else ''}")
+        try:
+            response = self.http.request(
+                method,
+                url,
+                params=query,
+                json=json,
+                headers=headers,
+                timeout=(self.connect_timeout, read_timeout or self.timeout),
+                allow_redirects=False,  # a redirect would drop the Cookie header
+            )
+        except requests.Timeout:
+            waited = read_timeout or self.timeout
+            raise Unreachable(f"{self.server} did not answer within {waited:g}s") from None
+        except requests.ConnectionError as exc:
+            raise Unreachable(f"cannot reach {self.server}: {_reason(exc)}") from None
+        elapsed = (time.monotonic() - started) * 1000
+        self._trace(f"< {response.status_code} {response.reason} ({elapsed:.0f} ms)")
+        return _decode(response)
+
+    def _trace(self, line: str) -> None:
+        # Traces name method, URL and status only: bodies may carry session tokens.
+        if self.trace is not None:
+            self.trace(line)
+
+
+def _decode(response: requests.Response) -> Json:
+    status = response.status_code
+    body = _json_or_none(response)
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        error = None
+    if status >= 500:
+        if error:
+            raise ServerError(status, str(error.get("code")), str(error.get("message")))
+        raise ServerError(status, f"HTTP_{status}", response.reason or "server error")
+    if status >= 400:
+        if error:
+            details = error.get("details") if isinstance(error.get("details"), dict) else {}
+            raise ApiRefused(str(error.get("code")), str(error.get("message")), details, status)
+        raise ApiRefused(f"HTTP_{status}", response.reason or "refused", {}, status)
+    if 300 <= status < 400:
+        where = response.headers.get("Location", "elsewhere")
+        raise ServerError(status, "REDIRECT", f"the server redirects to {where}; check --server")
+    if body is None and response.content:
+        raise ServerError(status, "NOT_JSON", "the server did not answer with JSON; check --server")
+    return body if isinstance(body, dict) else {}
+
+
+def _json_or_none(response: requests.Response) -> Any:
+    if not response.content:
+        return None
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def _reason(exc: requests.ConnectionError) -> str:
+    text = str(exc)
+    for marker, reason in (
+        ("Connection refused", "connection refused"),
+        ("Name or service not known", "unknown host"),
+        ("nodename nor servname", "unknown host"),
+        ("Temporary failure in name resolution", "unknown host"),
+        ("Connection reset", "connection reset"),
+        ("Read timed out", "timed out"),
+    ):
+        if marker in text:
+            return reason
+    return text.splitlines()[0][:200] if text else exc.__class__.__name__

@@ -1,0 +1,153 @@
+"""``uptime monitors stats|history|alerts``: what a monitor has recorded and who hears of it."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+
+from uptime_cli import charts, output
+from uptime_cli.commands.options import JsonFlag, MonitorId, parse_when
+from uptime_cli.context import state
+
+
+class Period(StrEnum):
+    h24 = "24h"
+    d7 = "7d"
+    d30 = "30d"
+    d90 = "90d"
+
+
+class Granularity(StrEnum):
+    m5 = "5m"
+    h1 = "1h"
+    d1 = "1d"
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(stats)
+    app.command()(history)
+    app.command()(alerts)
+
+
+def stats(
+    ctx: typer.Context,
+    monitor_id: MonitorId,
+    period: Annotated[Period, typer.Option(help="Window to cover.")] = Period.h24,
+    granularity: Annotated[Granularity, typer.Option(help="Width of one bucket.")] = Granularity.h1,
+    json_: JsonFlag = False,
+) -> None:
+    """Uptime, response times and incidents, with the series drawn as bars."""
+    st = state(ctx)
+    data = (
+        st.client()
+        .monitor_stats(monitor_id, period=period.value, granularity=granularity.value)
+        .get("data")
+        or {}
+    )
+    if st.wants_json(json_):
+        output.print_json(data)
+        return
+    output.out().print(charts.stats_view(data))
+
+
+def history(
+    ctx: typer.Context,
+    monitor_id: MonitorId,
+    start: Annotated[
+        str | None,
+        typer.Option("--from", help="ISO 8601 time, or a span back from now: 30m, 2h, 7d."),
+    ] = None,
+    end: Annotated[str | None, typer.Option("--to", help="ISO 8601 time or a span.")] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="At most this many (1-1000).", min=1, max=1000)
+    ] = None,
+    json_: JsonFlag = False,
+) -> None:
+    """Recorded check runs, newest first (default: the last 24 hours, 100 runs)."""
+    st = state(ctx)
+    body = st.client().monitor_history(
+        monitor_id,
+        start=parse_when(start, "--from"),
+        end=parse_when(end, "--to"),
+        limit=limit,
+    )
+    records, meta = body.get("data") or [], body.get("meta") or {}
+    if st.wants_json(json_):
+        output.print_json({"data": records, "meta": meta})
+        return
+    if not records:
+        output.info("No check runs in this window.")
+        return
+    output.out().print(output.history_table(records))
+    span = f"from {output.when(meta.get('from'))} to {output.when(meta.get('to'))}"
+    more = (
+        "; there are more: narrow with --from/--to or raise --limit" if meta.get("has_more") else ""
+    )
+    output.info(f"{len(records)} check run(s) {span}{more}")
+
+
+def alerts(
+    ctx: typer.Context,
+    monitor_id: MonitorId,
+    email: Annotated[bool | None, typer.Option("--email/--no-email", help="Send emails.")] = None,
+    recipient: Annotated[
+        list[str] | None,
+        typer.Option("--recipient", metavar="ADDR", help="Email recipient; repeat for more."),
+    ] = None,
+    threshold: Annotated[
+        int | None,
+        typer.Option(help="Consecutive failed check runs before alerting.", min=1, max=100),
+    ] = None,
+    recovery: Annotated[
+        bool | None, typer.Option("--recovery/--no-recovery", help="Alert on recovery too.")
+    ] = None,
+    slack_webhook: Annotated[
+        str | None,
+        typer.Option(help="Slack incoming-webhook URL (https); also turns Slack on."),
+    ] = None,
+    slack: Annotated[
+        bool | None, typer.Option("--slack/--no-slack", help="Post alerts to Slack.")
+    ] = None,
+    json_: JsonFlag = False,
+) -> None:
+    """Show a monitor's alert settings; with options, change them."""
+    st = state(ctx)
+    change = _alert_changes(email, recipient, threshold, recovery, slack_webhook, slack)
+    client = st.client()
+    if change:
+        data = client.update_alerts(monitor_id, change).get("data") or {}
+    else:
+        data = client.get_alerts(monitor_id).get("data") or {}
+    if st.wants_json(json_):
+        output.print_json(data)
+        return
+    output.out().print(output.alerts_view(data))
+    if change:
+        output.success(f"Updated alert settings of monitor {monitor_id}")
+
+
+def _alert_changes(
+    email: bool | None,
+    recipients: list[str] | None,
+    threshold: int | None,
+    recovery: bool | None,
+    slack_webhook: str | None,
+    slack: bool | None,
+) -> dict[str, Any]:
+    change: dict[str, Any] = {}
+    if email is not None:
+        change["email_enabled"] = email
+    if recipients:
+        change["email_recipients"] = list(recipients)
+    if threshold is not None:
+        change["alert_threshold"] = threshold
+    if recovery is not None:
+        change["alert_on_recovery"] = recovery
+    if slack_webhook is not None:
+        change["slack_webhook_url"] = slack_webhook
+        change["slack_enabled"] = True if slack is None else slack
+    elif slack is not None:
+        change["slack_enabled"] = slack
+    return change

@@ -1,0 +1,340 @@
+"""``uptime monitors ...``: create, inspect, change and check monitors.
+
+Read-only views of a monitor's data (stats, history, alerts) live in
+``monitor_data``, registered on the same sub-app.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+import typer
+
+from uptime_cli import output
+from uptime_cli.client import ApiClient
+from uptime_cli.commands import monitor_data
+from uptime_cli.commands.options import (
+    BodyOpt,
+    DegradedOpt,
+    ExcludeContentOpt,
+    ExpectContentOpt,
+    ExpectStatusOpt,
+    FollowOpt,
+    HeaderOpt,
+    IntervalOpt,
+    JsonFlag,
+    JsonPathOpt,
+    JsonValueOpt,
+    LocationOpt,
+    MethodOpt,
+    MonitorId,
+    PageOpt,
+    RetriesOpt,
+    TimeoutOpt,
+    TypeOpt,
+    VerifyOpt,
+    monitor_fields,
+    parse_assignment,
+)
+from uptime_cli.context import ERROR, CliError, state
+
+app = typer.Typer(help="Create, inspect, change and check monitors.", no_args_is_help=True)
+
+PASSING = ("online", "warning")
+ALL_PAGE_SIZE = 100
+
+
+class ListStatus(StrEnum):
+    online = "online"
+    offline = "offline"
+    warning = "warning"
+    pending = "pending"
+
+
+class ListType(StrEnum):
+    http = "http"
+    https = "https"
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    status: Annotated[ListStatus | None, typer.Option(help="Only monitors in this status.")] = None,
+    search: Annotated[str | None, typer.Option(help="Text in the name or URL.")] = None,
+    type_: Annotated[ListType | None, typer.Option("--type", help="Only this type.")] = None,
+    page: PageOpt = None,
+    limit: Annotated[int | None, typer.Option(help="Per page (1-100).", min=1, max=100)] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Fetch every page.")] = False,
+    json_: JsonFlag = False,
+) -> None:
+    """List your monitors with their status, uptime and response time."""
+    st = state(ctx)
+    filters = {
+        "status": status.value if status else None,
+        "search": search,
+        "type": type_.value if type_ else None,
+    }
+    if all_:
+        body = _all_pages(st.client(), limit or ALL_PAGE_SIZE, filters)
+    else:
+        body = st.client().list_monitors(page=page, limit=limit, **filters)
+    items, pagination = body.get("data") or [], body.get("pagination")
+    if st.wants_json(json_):
+        output.print_json({"data": items, "pagination": pagination})
+        return
+    if not items:
+        output.info(_nothing_listed(pagination or {}, any(filters.values())))
+        return
+    output.out().print(output.monitors_table(items))
+    footer = output.page_footer(pagination, len(items))
+    if footer and not all_:
+        output.info(footer)
+
+
+def _nothing_listed(pagination: dict[str, Any], filtered: bool) -> str:
+    if pagination.get("total"):
+        return (
+            f"No monitors on page {pagination.get('page')} (there are {pagination.get('pages')})."
+        )
+    if filtered:
+        return "No monitors match."
+    return "No monitors yet. Add one with: uptime monitors add NAME URL"
+
+
+def _all_pages(client: ApiClient, limit: int, filters: dict[str, Any]) -> dict[str, Any]:
+    """Every page, presented as one page holding everything."""
+    items: dict[int, dict[str, Any]] = {}
+    page, pages = 1, 1
+    while page <= pages:
+        body = client.list_monitors(page=page, limit=limit, **filters)
+        for item in body.get("data") or []:
+            items.setdefault(item["id"], item)  # a monitor added meanwhile may shift pages
+        pages = (body.get("pagination") or {}).get("pages") or 0
+        page += 1
+    data = sorted(items.values(), key=lambda m: m["id"])
+    pagination = {"page": 1, "limit": len(data), "total": len(data), "pages": 1 if data else 0}
+    return {"data": data, "pagination": pagination}
+
+
+@app.command()
+def add(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="A name for the monitor.", show_default=False)],
+    url: Annotated[str, typer.Argument(help="The URL to check.", show_default=False)],
+    type_: TypeOpt = None,
+    method: MethodOpt = None,
+    expect_status: ExpectStatusOpt = None,
+    timeout: TimeoutOpt = None,
+    interval: IntervalOpt = None,
+    retries: RetriesOpt = None,
+    header: HeaderOpt = None,
+    body: BodyOpt = None,
+    expect_content: ExpectContentOpt = None,
+    exclude_content: ExcludeContentOpt = None,
+    json_path: JsonPathOpt = None,
+    json_value: JsonValueOpt = None,
+    follow_redirects: FollowOpt = None,
+    verify_ssl: VerifyOpt = None,
+    location: LocationOpt = None,
+    degraded_ms: DegradedOpt = None,
+    json_: JsonFlag = False,
+) -> None:
+    """Create a monitor; prints its id. Unset options take the server's defaults."""
+    st = state(ctx)
+    fields = {"name": name, "url": url, **monitor_fields(locals())}
+    scheme = urlsplit(url).scheme.lower()
+    fields.setdefault("type", scheme if scheme in ("http", "https") else "http")
+    data = st.client().create_monitor(fields).get("data") or {}
+    if st.wants_json(json_):
+        output.print_json(data)
+        return
+    output.out().print(str(data.get("id")), markup=False)
+    output.success(
+        f"Created monitor {data.get('id')} ({data.get('name')}), status {data.get('status')}"
+    )
+
+
+@app.command()
+def show(ctx: typer.Context, monitor_id: MonitorId, json_: JsonFlag = False) -> None:
+    """Show a monitor's configuration, state and alert settings.
+
+    With --json, prints the monitor object only (alert settings:
+    ``uptime monitors alerts ID --json``).
+    """
+    st = state(ctx)
+    client = st.client()
+    monitor = client.get_monitor(monitor_id).get("data") or {}
+    if st.wants_json(json_):
+        output.print_json(monitor)
+        return
+    alerts = client.get_alerts(monitor_id).get("data") or {}
+    console = output.out()
+    console.print(output.monitor_view(monitor))
+    console.print()
+    console.print(output.alerts_view(alerts))
+
+
+@app.command()
+def edit(
+    ctx: typer.Context,
+    monitor_id: MonitorId,
+    name: Annotated[str | None, typer.Option(help="New name.")] = None,
+    url: Annotated[str | None, typer.Option(help="New URL.")] = None,
+    type_: TypeOpt = None,
+    method: MethodOpt = None,
+    expect_status: ExpectStatusOpt = None,
+    timeout: TimeoutOpt = None,
+    interval: IntervalOpt = None,
+    retries: RetriesOpt = None,
+    header: HeaderOpt = None,
+    body: BodyOpt = None,
+    expect_content: ExpectContentOpt = None,
+    exclude_content: ExcludeContentOpt = None,
+    json_path: JsonPathOpt = None,
+    json_value: JsonValueOpt = None,
+    follow_redirects: FollowOpt = None,
+    verify_ssl: VerifyOpt = None,
+    location: LocationOpt = None,
+    degraded_ms: DegradedOpt = None,
+    json_: JsonFlag = False,
+) -> None:
+    """Change a monitor; only the options given are sent."""
+    st = state(ctx)
+    fields = monitor_fields(locals())
+    if name is not None:
+        fields["name"] = name
+    if url is not None:
+        fields["url"] = url
+    if not fields:
+        raise typer.BadParameter("give at least one option to change", param_hint="'OPTIONS'")
+    data = st.client().update_monitor(monitor_id, fields).get("data") or {}
+    if st.wants_json(json_):
+        output.print_json(data)
+        return
+    output.out().print(output.monitor_view(data))
+    output.success(f"Updated monitor {monitor_id}: {', '.join(sorted(fields))}")
+
+
+@app.command()
+def rm(
+    ctx: typer.Context,
+    monitor_id: MonitorId,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    json_: JsonFlag = False,
+) -> None:
+    """Delete a monitor with its history, statistics and notifications."""
+    st = state(ctx)
+    client = st.client()
+    if not yes:
+        monitor = client.get_monitor(monitor_id).get("data") or {}
+        typer.confirm(
+            f"Delete monitor {monitor_id} ({monitor.get('name')}) and all its history?",
+            abort=True,
+            err=True,
+        )
+    response = client.delete_monitor(monitor_id)
+    if st.wants_json(json_):
+        output.print_json(response)
+    output.success(f"Deleted monitor {monitor_id}")
+
+
+@app.command()
+def pause(
+    ctx: typer.Context,
+    monitor_id: MonitorId,
+    reason: Annotated[str | None, typer.Option(help="Why (shown on the monitor).")] = None,
+    json_: JsonFlag = False,
+) -> None:
+    """Stop checking a monitor until it is resumed."""
+    st = state(ctx)
+    data = st.client().pause_monitor(monitor_id, reason).get("data") or {}
+    if st.wants_json(json_):
+        output.print_json(data)
+        return
+    output.success(f"Paused monitor {monitor_id} ({data.get('name')})")
+
+
+@app.command()
+def resume(ctx: typer.Context, monitor_id: MonitorId, json_: JsonFlag = False) -> None:
+    """Resume checking a paused monitor (checked again at once)."""
+    st = state(ctx)
+    data = st.client().resume_monitor(monitor_id).get("data") or {}
+    if st.wants_json(json_):
+        output.print_json(data)
+        return
+    output.success(
+        f"Resumed monitor {monitor_id} ({data.get('name')}), status {data.get('status')}"
+    )
+
+
+@app.command()
+def test(ctx: typer.Context, monitor_id: MonitorId, json_: JsonFlag = False) -> None:
+    """Run one check now; exit 0 if it passed, 1 if it failed."""
+    st = state(ctx)
+    with output.err().status(f"Checking monitor {monitor_id}…"):
+        data = st.client().test_monitor(monitor_id).get("data") or {}
+    if st.wants_json(json_):
+        output.print_json(data)
+    else:
+        output.out().print(output.test_result_view(data))
+    if data.get("status") not in PASSING:
+        raise typer.Exit(ERROR)
+
+
+class BulkAction(StrEnum):
+    pause = "pause"
+    resume = "resume"
+    delete = "delete"
+    update = "update"
+
+
+@app.command()
+def bulk(
+    ctx: typer.Context,
+    action: Annotated[BulkAction, typer.Argument(help="What to do.", show_default=False)],
+    monitor_ids: Annotated[
+        list[int], typer.Argument(help="Monitor ids (1-100).", metavar="ID...", show_default=False)
+    ],
+    reason: Annotated[str | None, typer.Option(help="With pause: why.")] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="FIELD=VALUE",
+            help="With update: a field to set; VALUE is JSON when it parses, else text.",
+        ),
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="With delete: do not ask.")] = False,
+    json_: JsonFlag = False,
+) -> None:
+    """Pause, resume, delete or update several monitors at once; exit 1 if any failed."""
+    st = state(ctx)
+    settings = dict(parse_assignment(item) for item in set_ or [])
+    if action is BulkAction.update and not settings:
+        raise typer.BadParameter(
+            "update needs at least one --set field=value", param_hint="'--set'"
+        )
+    if action is not BulkAction.update and settings:
+        raise typer.BadParameter("--set goes with update only", param_hint="'--set'")
+    if action is BulkAction.delete and not yes:
+        typer.confirm(
+            f"Delete {len(monitor_ids)} monitor(s) and all their history?", abort=True, err=True
+        )
+    data = (
+        st.client()
+        .bulk(action.value, list(monitor_ids), reason=reason, settings=settings or None)
+        .get("data")
+        or {}
+    )
+    if st.wants_json(json_):
+        output.print_json(data)
+    else:
+        output.out().print(output.bulk_view(data))
+    failed = data.get("failed") or []
+    if failed:
+        raise CliError(f"{len(failed)} of {len(monitor_ids)} monitor(s) failed")
+
+
+monitor_data.register(app)

@@ -1,0 +1,124 @@
+"""``uptime notifications ...``: incidents and recoveries, acknowledged and resolved."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+
+from uptime_cli import output
+from uptime_cli.commands.options import JsonFlag, PageOpt, parse_when
+from uptime_cli.context import state
+
+app = typer.Typer(help="Downtime and recovery notifications.", no_args_is_help=True)
+
+NotificationId = Annotated[
+    int, typer.Argument(help="The notification's id.", min=1, show_default=False)
+]
+LimitOpt = Annotated[int | None, typer.Option(help="Per page (1-100).", min=1, max=100)]
+
+
+class Kind(StrEnum):
+    downtime = "downtime"
+    recovery = "recovery"
+
+
+class State(StrEnum):
+    active = "active"
+    resolved = "resolved"
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    monitor: Annotated[int | None, typer.Option(help="Only this monitor's.", min=1)] = None,
+    type_: Annotated[Kind | None, typer.Option("--type", help="downtime or recovery.")] = None,
+    status: Annotated[State | None, typer.Option(help="active or resolved.")] = None,
+    since: Annotated[
+        str | None, typer.Option(help="Started at or after: ISO 8601 or a span like 2h, 7d.")
+    ] = None,
+    page: PageOpt = None,
+    limit: LimitOpt = None,
+    json_: JsonFlag = False,
+) -> None:
+    """All notifications, newest first."""
+    st = state(ctx)
+    body = st.client().list_notifications(
+        page=page,
+        limit=limit,
+        monitor_id=monitor,
+        type=type_.value if type_ else None,
+        status=status.value if status else None,
+        since=parse_when(since, "--since"),
+    )
+    _render_list(st.wants_json(json_), body, "pagination")
+
+
+@app.command()
+def active(ctx: typer.Context, json_: JsonFlag = False) -> None:
+    """Unresolved notifications: what is down right now."""
+    st = state(ctx)
+    _render_list(st.wants_json(json_), st.client().active_notifications(), "meta")
+
+
+@app.command()
+def recent(
+    ctx: typer.Context, page: PageOpt = None, limit: LimitOpt = None, json_: JsonFlag = False
+) -> None:
+    """Notifications of the last 24 hours."""
+    st = state(ctx)
+    body = st.client().recent_notifications(page=page, limit=limit)
+    _render_list(st.wants_json(json_), body, "pagination")
+
+
+def _render_list(as_json: bool, body: dict[str, Any], extra: str) -> None:
+    items = body.get("data") or []
+    if as_json:
+        output.print_json({"data": items, extra: body.get(extra)})
+        return
+    if not items:
+        output.info("No notifications.")
+        return
+    output.out().print(output.notifications_table(items))
+    if extra == "pagination":
+        footer = output.page_footer(body.get(extra), len(items))
+        if footer:
+            output.info(footer)
+
+
+@app.command()
+def show(ctx: typer.Context, notification_id: NotificationId, json_: JsonFlag = False) -> None:
+    """One notification in full: monitor, timings, error, email delivery."""
+    st = state(ctx)
+    data = st.client().get_notification(notification_id).get("data") or {}
+    if st.wants_json(json_):
+        output.print_json(data)
+        return
+    output.out().print(output.notification_view(data))
+
+
+@app.command()
+def ack(ctx: typer.Context, notification_id: NotificationId, json_: JsonFlag = False) -> None:
+    """Acknowledge an active notification (it stays active until resolved)."""
+    st = state(ctx)
+    data = st.client().acknowledge_notification(notification_id).get("data") or {}
+    if st.wants_json(json_):
+        output.print_json(data)
+        return
+    output.success(
+        f"Acknowledged notification {notification_id} at {output.when(data.get('acknowledged_at'))}"
+    )
+
+
+@app.command()
+def resolve(ctx: typer.Context, notification_id: NotificationId, json_: JsonFlag = False) -> None:
+    """Resolve an active notification by hand."""
+    st = state(ctx)
+    data = st.client().resolve_notification(notification_id).get("data") or {}
+    if st.wants_json(json_):
+        output.print_json(data)
+        return
+    output.success(
+        f"Resolved notification {notification_id} at {output.when(data.get('resolved_at'))}"
+    )

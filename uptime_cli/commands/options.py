@@ -1,0 +1,164 @@
+"""Options shared by several commands, and the parsers behind them.
+
+The monitor configuration options are declared once here and used by both
+``monitors add`` and ``monitors edit``; ``monitor_fields`` turns the given
+ones (and only those) into API fields.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any
+
+import typer
+
+JsonFlag = Annotated[
+    bool, typer.Option("--json", help="Print the API's data as JSON (for scripts).")
+]
+MonitorId = Annotated[int, typer.Argument(help="The monitor's id.", min=1, show_default=False)]
+PageOpt = Annotated[int | None, typer.Option(help="Page number (from 1).", min=1)]
+
+# -- monitor configuration (add / edit) --------------------------------------
+
+TypeOpt = Annotated[
+    str | None,
+    typer.Option("--type", help="http, https, tcp, ping or dns (default: from the URL scheme)."),
+]
+MethodOpt = Annotated[str | None, typer.Option(help="HTTP method (default GET).")]
+ExpectStatusOpt = Annotated[
+    list[int] | None,
+    typer.Option(
+        "--expect-status", metavar="CODE", help="Status code counted as up; repeat for more."
+    ),
+]
+TimeoutOpt = Annotated[int | None, typer.Option(help="Seconds before a check fails (5-300).")]
+IntervalOpt = Annotated[int | None, typer.Option(help="Seconds between checks (default 60).")]
+RetriesOpt = Annotated[int | None, typer.Option(help="Retries of a failed check (0-10).")]
+HeaderOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--header",
+        metavar='"K: V"',
+        help='Request header; repeat for more. Replaces all headers; --header "" clears them.',
+    ),
+]
+BodyOpt = Annotated[str | None, typer.Option(help="Request body sent by the check.")]
+ExpectContentOpt = Annotated[
+    str | None, typer.Option("--expect-content", help="Text that must appear in the response.")
+]
+ExcludeContentOpt = Annotated[
+    str | None,
+    typer.Option("--exclude-content", help="Text that must not appear in the response."),
+]
+JsonPathOpt = Annotated[
+    str | None, typer.Option("--json-path", help="JSONPath that must match in a JSON response.")
+]
+JsonValueOpt = Annotated[
+    str | None, typer.Option("--json-value", help="Value expected at --json-path.")
+]
+FollowOpt = Annotated[
+    bool | None,
+    typer.Option("--follow-redirects/--no-follow-redirects", help="Follow redirects (default on)."),
+]
+VerifyOpt = Annotated[
+    bool | None,
+    typer.Option("--verify-ssl/--no-verify-ssl", help="Verify TLS certificates (default on)."),
+]
+LocationOpt = Annotated[
+    list[str] | None,
+    typer.Option("--location", metavar="L", help="Location to check from; repeat for more."),
+]
+DegradedOpt = Annotated[
+    int | None,
+    typer.Option("--degraded-ms", help="A passing check slower than this (ms) counts as warning."),
+]
+
+# parameter name in add/edit → API field
+MONITOR_OPTIONS = {
+    "type_": "type",
+    "method": "method",
+    "expect_status": "expected_status",
+    "timeout": "timeout",
+    "interval": "check_interval",
+    "retries": "retry_count",
+    "header": "headers",
+    "body": "body",
+    "expect_content": "expected_content",
+    "exclude_content": "excluded_content",
+    "json_path": "json_path",
+    "json_value": "expected_json_value",
+    "follow_redirects": "follow_redirects",
+    "verify_ssl": "verify_ssl",
+    "location": "locations",
+    "degraded_ms": "degraded_response_time",
+}
+
+
+def monitor_fields(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The API fields of the monitor options that were given (None/empty = not given)."""
+    fields: dict[str, Any] = {}
+    for param, field in MONITOR_OPTIONS.items():
+        value = params.get(param)
+        if value is None or (isinstance(value, list | tuple) and not value):
+            continue
+        if field == "headers":
+            value = parse_headers(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        fields[field] = value
+    return fields
+
+
+def parse_headers(values: list[str] | tuple[str, ...]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for raw in values:
+        if not raw.strip():
+            continue
+        name, sep, value = raw.partition(":")
+        if not sep or not name.strip():
+            raise typer.BadParameter(
+                f'expected "Name: value", got {raw!r}', param_hint="'--header'"
+            )
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+def parse_assignment(raw: str) -> tuple[str, Any]:
+    """``field=value`` → (field, value parsed as JSON when it parses, else the string)."""
+    field, sep, text = raw.partition("=")
+    if not sep or not field.strip():
+        raise typer.BadParameter(f"expected field=value, got {raw!r}", param_hint="'--set'")
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = text
+    return field.strip(), value
+
+
+_RELATIVE = re.compile(r"^(\d+)\s*([smhdw])$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_when(raw: str | None, option: str, *, now: datetime | None = None) -> str | None:
+    """ISO 8601 (passed on as given) or a span back from now like ``30m``, ``2h``, ``7d``."""
+    if raw is None:
+        return None
+    text = raw.strip()
+    match = _RELATIVE.match(text.lower())
+    if match:
+        delta = timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+        moment = (now or datetime.now(UTC)) - delta
+        return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise typer.BadParameter(
+            f"expected an ISO 8601 time or a span like 30m, 2h, 7d; got {raw!r}",
+            param_hint=f"'{option}'",
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)  # the API speaks UTC; so do naive times here
+    return parsed.astimezone(UTC).isoformat().replace("+00:00", "Z")

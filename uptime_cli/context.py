@@ -1,0 +1,89 @@
+"""What every command runs with: server, session, output mode; exit codes.
+
+The root callback builds one ``CliState`` from the global options and puts it
+on the Typer context; commands ask it for an ``ApiClient`` and whether to
+print JSON.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from functools import cached_property
+
+import typer
+
+from uptime_cli import credentials
+from uptime_cli.client import ApiClient
+
+# Exit codes (decisions §8).
+OK = 0
+ERROR = 1
+USAGE = 2
+UNREACHABLE = 3
+REFUSED = 4
+SERVER_ERROR = 5
+INTERRUPTED = 130
+
+
+class CliError(Exception):
+    """A failure the user can act on: one line on stderr, then exit *code*."""
+
+    def __init__(self, message: str, code: int = ERROR) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+@dataclass
+class CliState:
+    server_option: str | None = None
+    json: bool = False
+    debug: bool = False
+    timeout: float | None = None  # --timeout / UPTIME_TIMEOUT, when given
+
+    @cached_property
+    def server(self) -> str:
+        """--server / UPTIME_SERVER, else the server of the saved login, else the default."""
+        chosen = self.server_option or credentials.default_server() or credentials.DEFAULT_SERVER
+        try:
+            return credentials.normalise_server(chosen)
+        except credentials.BadServerUrl as exc:
+            raise typer.BadParameter(str(exc), param_hint="'--server'") from None
+
+    @property
+    def server_is_explicit(self) -> bool:
+        return bool(self.server_option)
+
+    def session_token(self) -> str | None:
+        env_token = os.environ.get("UPTIME_SESSION", "").strip()
+        if env_token:
+            return env_token
+        saved = credentials.load(self.server)
+        return saved.session if saved else None
+
+    def client(self, session: str | None = None) -> ApiClient:
+        client = ApiClient(
+            self.server,
+            session=session if session is not None else self.session_token(),
+            trace=self._trace if self.debug else None,
+        )
+        if self.timeout is not None:  # a given timeout bounds every call, checks included
+            client.timeout = client.check_timeout = self.timeout
+        return client
+
+    def wants_json(self, local_flag: bool) -> bool:
+        return self.json or local_flag
+
+    @staticmethod
+    def _trace(line: str) -> None:
+        sys.stderr.write(f"[http] {line}\n")
+
+
+def state(ctx: typer.Context) -> CliState:
+    """The CliState of the root command (a default one outside the app)."""
+    root = ctx.find_root()
+    if not isinstance(root.obj, CliState):
+        root.obj = CliState()
+    return root.obj

@@ -1,0 +1,146 @@
+"""Where sessions are kept: one 0600 file per server in a 0700 config dir.
+
+The config dir is ``UPTIME_CONFIG_DIR`` > ``$XDG_CONFIG_HOME/uptime`` > the
+platform's user config dir. Each server's session lives in
+``sessions/<host>-<port>-<hash>.json``: readable at a glance, unique per
+normalised server URL. Tokens are never printed; ``UPTIME_SESSION`` in the
+environment overrides any file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import platformdirs
+
+DEFAULT_SERVER = "http://127.0.0.1:8080"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class BadServerUrl(ValueError):
+    """The server URL is not an absolute http(s) URL."""
+
+
+@dataclass
+class Credentials:
+    server: str
+    session: str
+    expires_at: str | None = None
+    provider: str | None = None
+    user: dict[str, Any] = field(default_factory=dict)
+    saved_at: str = ""
+
+    def __repr__(self) -> str:  # never show the token, not even in a traceback
+        return f"Credentials(server={self.server!r}, user={self.user.get('email')!r})"
+
+
+def config_dir(environ: dict[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    if env.get("UPTIME_CONFIG_DIR"):
+        return Path(env["UPTIME_CONFIG_DIR"])
+    if env.get("XDG_CONFIG_HOME"):
+        return Path(env["XDG_CONFIG_HOME"]) / "uptime"
+    return Path(platformdirs.user_config_dir("uptime", appauthor=False))
+
+
+def normalise_server(url: str) -> str:
+    """``HTTP://Host:80/`` → ``http://host``; raises BadServerUrl for non-http URLs."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise BadServerUrl(f"expected an http(s) URL like {DEFAULT_SERVER}, got {url!r}")
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        raise BadServerUrl(f"bad port in {url!r}") from None
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"
+    if port is not None and port != {"http": 80, "https": 443}[scheme]:
+        host = f"{host}:{port}"
+    return urlunsplit((scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def credentials_path(server: str, directory: Path | None = None) -> Path:
+    server = normalise_server(server)
+    parts = urlsplit(server)
+    port = parts.port or {"http": 80, "https": 443}[parts.scheme]
+    readable = _UNSAFE.sub("_", f"{parts.hostname}-{port}").strip("_")
+    digest = hashlib.sha256(server.encode()).hexdigest()[:8]
+    return (directory or config_dir()) / "sessions" / f"{readable}-{digest}.json"
+
+
+def save(creds: Credentials, directory: Path | None = None) -> Path:
+    """Write atomically with mode 0600 inside 0700 directories."""
+    creds.server = normalise_server(creds.server)
+    creds.saved_at = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    path = credentials_path(creds.server, directory)
+    _private_dir(path.parent.parent, tighten=False)
+    _private_dir(path.parent, tighten=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(asdict(creds), fh, indent=2)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o600)  # O_CREAT's mode does not apply to a leftover file
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    return path
+
+
+def load(server: str, directory: Path | None = None) -> Credentials | None:
+    return _read(credentials_path(server, directory))
+
+
+def delete(server: str, directory: Path | None = None) -> bool:
+    try:
+        credentials_path(server, directory).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def default_server(directory: Path | None = None) -> str | None:
+    """The server of the most recent saved login, if any."""
+    folder = (directory or config_dir()) / "sessions"
+    if not folder.is_dir():
+        return None
+    saved = [c for c in (_read(p) for p in folder.glob("*.json")) if c is not None]
+    if not saved:
+        return None
+    return max(saved, key=lambda c: c.saved_at).server
+
+
+def _read(path: Path) -> Credentials | None:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return Credentials(**{k: raw[k] for k in raw if k in Credentials.__dataclass_fields__})
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _private_dir(path: Path, *, tighten: bool) -> None:
+    """Create *path* as 0700; an existing dir is tightened only if it is ours alone.
+
+    The config dir may be one the user named (UPTIME_CONFIG_DIR), so it is
+    left alone when it already exists; the ``sessions`` dir inside is ours.
+    """
+    existed = path.is_dir()
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if tighten or not existed:
+        # mkdir's mode is masked by the umask, and ignored for an existing dir.
+        os.chmod(path, 0o700)

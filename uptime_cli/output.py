@@ -1,0 +1,334 @@
+"""Rendering: JSON for scripts, rich tables and panels for people.
+
+Data goes to stdout, messages to stderr. Consoles are made per call so they
+write to whatever ``sys.stdout``/``sys.stderr`` are at that moment (tests
+swap them).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+STATUS_STYLES = {
+    "online": "green",
+    "warning": "yellow",
+    "offline": "bold red",
+    "pending": "cyan",
+    "active": "bold red",
+    "resolved": "green",
+}
+DASH = "—"
+
+
+def out() -> Console:
+    return Console(highlight=False, soft_wrap=False)
+
+
+def err() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def success(message: str) -> None:
+    err().print(Text("✓ ", style="green") + Text(message))
+
+
+def info(message: str) -> None:
+    err().print(Text(message))
+
+
+def warn(message: str) -> None:
+    err().print(Text("! ", style="yellow") + Text(message))
+
+
+def failure(message: str) -> None:
+    err().print(Text("uptime: ", style="bold red") + Text(message))
+
+
+# -- value formatting ---------------------------------------------------------
+
+
+def status_text(status: str | None, paused: bool = False) -> Text:
+    label = Text(status or DASH, style=STATUS_STYLES.get(status or "", ""))
+    if paused:
+        label.append(" (paused)", style="dim")
+    return label
+
+
+def pct(value: float | None) -> str:
+    if value is None:
+        return DASH
+    return f"{value:.2f}%" if value < 100 else "100%"
+
+
+def ms(value: int | float | None) -> str:
+    return DASH if value is None else f"{round(value)} ms"
+
+
+def when(value: str | None) -> str:
+    """ISO 8601 UTC → ``2026-11-22 12:00:05Z`` (still UTC, easier to read)."""
+    return DASH if not value else value.replace("T", " ")
+
+
+def duration(seconds: int | float | None) -> str:
+    if seconds is None:
+        return DASH
+    seconds = int(seconds)
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            parts.append(f"{seconds // size}{unit}")
+            seconds %= size
+    if seconds or not parts:
+        parts.append(f"{seconds}s")
+    return " ".join(parts)
+
+
+def plain(value: Any) -> str:
+    if value is None:
+        return DASH
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) if value else DASH
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in value.items()) if value else DASH
+    return str(value)
+
+
+# -- generic views --------------------------------------------------------------
+
+
+def key_values(title: str | None, rows: Iterable[tuple[str, Any]]) -> Table:
+    table = Table(title=title, show_header=False, box=None, title_justify="left", pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    for key, value in rows:
+        table.add_row(key, value if isinstance(value, Text) else plain(value))
+    return table
+
+
+def page_footer(pagination: dict[str, Any] | None, shown: int) -> str | None:
+    if not pagination:
+        return None
+    total = pagination.get("total", shown)
+    page = pagination.get("page", 1)
+    pages = pagination.get("pages")
+    where = f"page {page} of {pages}" if pages is not None else f"page {page}"
+    return f"{shown} shown of {total} ({where})"
+
+
+# -- monitors -------------------------------------------------------------------
+
+
+def monitors_table(items: list[dict[str, Any]]) -> Table:
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for name, justify in (
+        ("ID", "right"),
+        ("NAME", "left"),
+        ("STATUS", "left"),
+        ("UPTIME 24H", "right"),
+        ("RESPONSE", "right"),
+        ("LAST CHECK", "left"),
+        ("URL", "left"),
+    ):
+        table.add_column(name, justify=justify, no_wrap=name != "URL", overflow="fold")
+    for m in items:
+        table.add_row(
+            str(m["id"]),
+            m.get("name") or "",
+            status_text(m.get("status"), bool(m.get("paused"))),
+            pct(m.get("uptime_24h")),
+            ms(m.get("response_time")),
+            when(m.get("last_check")),
+            m.get("url") or DASH,
+        )
+    return table
+
+
+MONITOR_FIELDS = (
+    ("url", "URL"),
+    ("type", "Type"),
+    ("method", "Method"),
+    ("expected_status", "Expected status"),
+    ("timeout", "Timeout (s)"),
+    ("check_interval", "Interval (s)"),
+    ("retry_count", "Retries"),
+    ("locations", "Locations"),
+    ("follow_redirects", "Follow redirects"),
+    ("verify_ssl", "Verify TLS"),
+    ("headers", "Headers"),
+    ("body", "Body"),
+    ("expected_content", "Expect content"),
+    ("excluded_content", "Exclude content"),
+    ("json_path", "JSONPath"),
+    ("expected_json_value", "JSON value"),
+    ("degraded_response_time", "Degraded after (ms)"),
+)
+MONITOR_STATE = (
+    ("uptime_24h", "Uptime 24h"),
+    ("uptime_7d", "Uptime 7d"),
+    ("uptime_30d", "Uptime 30d"),
+    ("response_time", "Response time"),
+    ("status_code", "Status code"),
+    ("last_error", "Last error"),
+    ("last_check", "Last check"),
+    ("last_success", "Last success"),
+    ("last_failure", "Last failure"),
+    ("next_check_at", "Next check"),
+    ("cert_expires_at", "TLS cert expires"),
+    ("paused_at", "Paused at"),
+    ("pause_reason", "Pause reason"),
+    ("created_at", "Created"),
+    ("updated_at", "Updated"),
+)
+
+
+def monitor_view(m: dict[str, Any]) -> Table:
+    rows: list[tuple[str, Any]] = [("Status", status_text(m.get("status"), bool(m.get("paused"))))]
+    if m.get("checks_supported") is False:
+        rows.append(("Checks", "not supported for this type in v0.1.0"))
+    rows += [(label, m.get(key)) for key, label in MONITOR_FIELDS if key in m]
+    for key, label in MONITOR_STATE:
+        if key not in m:
+            continue
+        value = m[key]
+        if key.startswith("uptime_"):
+            value = pct(value)
+        elif key == "response_time":
+            value = ms(value)
+        elif key.endswith(("_at", "_check", "_success", "_failure")):
+            value = when(value)
+        rows.append((label, value))
+    return key_values(f"Monitor {m.get('id')}: {m.get('name')}", rows)
+
+
+def alerts_view(a: dict[str, Any]) -> Table:
+    return key_values(
+        "Alert settings",
+        [
+            ("Email", a.get("email_enabled")),
+            ("Recipients", a.get("email_recipients")),
+            ("Threshold", f"{a.get('alert_threshold')} failed check run(s)"),
+            ("On recovery", a.get("alert_on_recovery")),
+            ("Slack", a.get("slack_enabled")),
+            ("Slack webhook", a.get("slack_webhook_url")),
+        ],
+    )
+
+
+def history_table(records: list[dict[str, Any]]) -> Table:
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for name in ("CHECKED AT", "STATUS", "CODE", "RESPONSE", "TRIES", "LOCATION", "ERROR"):
+        right = name in ("CODE", "RESPONSE", "TRIES")
+        table.add_column(name, justify="right" if right else "left", overflow="fold")
+    for r in records:
+        table.add_row(
+            when(r.get("checked_at")),
+            status_text(r.get("status")),
+            plain(r.get("status_code")),
+            ms(r.get("response_time")),
+            plain(r.get("attempts")),
+            plain(r.get("location")),
+            r.get("error") or "",
+        )
+    return table
+
+
+def test_result_view(result: dict[str, Any]) -> Table:
+    return key_values(
+        None,
+        [
+            ("Status", status_text(result.get("status"))),
+            ("Status code", result.get("status_code")),
+            ("Response time", ms(result.get("response_time"))),
+            ("Checked at", when(result.get("checked_at"))),
+            ("Error", result.get("error")),
+        ]
+        + [
+            (key.replace("_", " ").capitalize(), value)
+            for key, value in result.items()
+            if key not in ("status", "status_code", "response_time", "checked_at", "error")
+        ],
+    )
+
+
+def bulk_view(result: dict[str, Any]) -> Table:
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    table.add_column("ID", justify="right")
+    table.add_column("RESULT")
+    for monitor_id in result.get("succeeded", []):
+        table.add_row(str(monitor_id), Text(f"{result.get('action')} ok", style="green"))
+    for failed in result.get("failed", []):
+        error = failed.get("error") or {}
+        message = f"{error.get('code')}: {error.get('message')}"
+        table.add_row(str(failed.get("id")), Text(message, style="red"))
+    return table
+
+
+# -- notifications and users ----------------------------------------------------
+
+
+def notifications_table(items: list[dict[str, Any]]) -> Table:
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for name in ("ID", "MONITOR", "TYPE", "STATUS", "ACK", "STARTED", "DURATION", "MESSAGE"):
+        table.add_column(name, justify="right" if name == "ID" else "left", overflow="fold")
+    for n in items:
+        table.add_row(
+            str(n.get("id")),
+            str(n.get("monitor_name") or n.get("monitor_id")),
+            n.get("type") or "",
+            status_text(n.get("status")),
+            "✓" if n.get("acknowledged") else "",
+            when(n.get("started_at")),
+            duration(n.get("duration")),
+            n.get("message") or "",
+        )
+    return table
+
+
+def notification_view(n: dict[str, Any]) -> Table:
+    details = n.get("error_details") or {}
+    return key_values(
+        f"Notification {n.get('id')} ({n.get('type')})",
+        [
+            ("Status", status_text(n.get("status"))),
+            ("Message", n.get("message")),
+            ("Monitor", f"{n.get('monitor_name') or ''} (#{n.get('monitor_id')})"),
+            ("Monitor URL", n.get("monitor_url")),
+            ("Started", when(n.get("started_at"))),
+            ("Resolved", when(n.get("resolved_at"))),
+            ("Duration", duration(n.get("duration"))),
+            ("Acknowledged", when(n.get("acknowledged_at")) if n.get("acknowledged") else False),
+            ("Notified by", n.get("notification_method")),
+            ("Email sent", when(n.get("email_sent_at"))),
+            ("Status code", details.get("status_code")),
+            ("Response time", ms(details.get("response_time"))),
+            ("Error", details.get("error_message") or None),
+        ],
+    )
+
+
+def user_view(user: dict[str, Any], server: str) -> Table:
+    return key_values(
+        None,
+        [
+            ("Email", user.get("email")),
+            ("Name", user.get("name")),
+            ("Signed in with", user.get("provider")),
+            ("Server", server),
+            ("User id", user.get("id")),
+            ("Last login", when(user.get("last_login"))),
+        ],
+    )
