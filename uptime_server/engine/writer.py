@@ -41,6 +41,7 @@ class PushForward:
 
 Item = CheckOutcome | PushForward
 _STOP = object()
+_WAKE = object()  # ends a batch's wait at once (a flush is waiting)
 
 
 class ResultWriter:
@@ -96,6 +97,7 @@ class ResultWriter:
             if self._done >= target:
                 return True
             self._urgent.set()
+            self._queue.put(_WAKE)
             return self._cond.wait_for(lambda: self._done >= target, timeout)
 
     def stop(self, timeout: float = 30.0) -> None:
@@ -125,22 +127,24 @@ class ResultWriter:
                 self._cond.notify_all()
 
     def _collect(self) -> tuple[list[Item], bool]:
-        first = self._queue.get()
-        if first is _STOP:
-            return [], True
-        batch: list[Item] = [first]  # type: ignore[list-item]
-        deadline = time.monotonic() + self.max_wait
+        batch: list[Item] = []
+        deadline = None
         while len(batch) < self.max_batch:
             try:
-                if self._urgent.is_set():
+                if not batch:
+                    item = self._queue.get()
+                    deadline = time.monotonic() + self.max_wait
+                elif self._urgent.is_set():
                     item = self._queue.get_nowait()
                 else:
+                    assert deadline is not None
                     item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
                 break
             if item is _STOP:
                 return batch, True
-            batch.append(item)  # type: ignore[arg-type]
+            if item is not _WAKE:
+                batch.append(item)  # type: ignore[arg-type]
         return batch, False
 
     def _write(self, batch: list[Item]) -> None:
