@@ -15,9 +15,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-import peewee
-
-from uptime_server.db import is_sqlite
+from uptime_server.db import execute_many, is_sqlite
 from uptime_server.models import Rollup
 
 RESOLUTIONS = (300, 3600, 86400)
@@ -141,44 +139,63 @@ def aggregate(samples: Iterable[RunSample]) -> dict[tuple[int, int, int], Aggreg
     return cells
 
 
+_INSERT_EMPTY = (
+    "INSERT INTO rollups (monitor_id, resolution, bucket, checks, failed, rt_count, rt_sum, hist) "
+    "VALUES (?, ?, ?, 0, 0, 0, 0, '{}') ON CONFLICT DO NOTHING"
+)
+_UPDATE_ROLLUP = (
+    "UPDATE rollups SET checks = ?, failed = ?, rt_count = ?, rt_sum = ?, rt_min = ?, "
+    "rt_max = ?, hist = ? WHERE monitor_id = ? AND resolution = ? AND bucket = ?"
+)
+
+
 def add_runs(samples: Sequence[RunSample]) -> None:
     """Fold check runs into their roll-up rows. Call inside the writer's transaction.
 
     Rows are created empty if missing (insert-or-ignore, safe under races),
     then locked (FOR UPDATE on PostgreSQL; SQLite's write lock is already
-    held by BEGIN IMMEDIATE), merged in Python and written back.
+    held by BEGIN IMMEDIATE), merged in Python and written back with one
+    ``executemany``.
     """
     cells = aggregate(samples)
     if not cells:
         return
     keys = sorted(cells)
-    empty = [{"monitor": m, "resolution": r, "bucket": b, "hist": "{}"} for (m, r, b) in keys]
-    for chunk in peewee.chunked(empty, 200):
-        Rollup.insert_many(chunk).on_conflict_ignore().execute()
+    execute_many(_INSERT_EMPTY, keys)
     existing = _load_for_update(keys)
+    rows = []
     for key in keys:
-        row = existing[key]
-        merged = Aggregate.from_row(row).merge(cells[key])
-        (
-            Rollup.update(
-                checks=merged.checks,
-                failed=merged.failed,
-                rt_count=merged.rt_count,
-                rt_sum=merged.rt_sum,
-                rt_min=merged.rt_min,
-                rt_max=merged.rt_max,
-                hist=encode_hist(merged.hist),
+        merged = existing[key].merge(cells[key])
+        rows.append(
+            (
+                merged.checks,
+                merged.failed,
+                merged.rt_count,
+                merged.rt_sum,
+                merged.rt_min,
+                merged.rt_max,
+                encode_hist(merged.hist),
+                *key,
             )
-            .where(
-                (Rollup.monitor == key[0])
-                & (Rollup.resolution == key[1])
-                & (Rollup.bucket == key[2])
-            )
-            .execute()
         )
+    execute_many(_UPDATE_ROLLUP, rows)
 
 
-def _load_for_update(keys: list[tuple[int, int, int]]) -> dict[tuple[int, int, int], Rollup]:
+_ROLLUP_COLUMNS = (
+    Rollup.monitor,
+    Rollup.resolution,
+    Rollup.bucket,
+    Rollup.checks,
+    Rollup.failed,
+    Rollup.rt_count,
+    Rollup.rt_sum,
+    Rollup.rt_min,
+    Rollup.rt_max,
+    Rollup.hist,
+)
+
+
+def _load_for_update(keys: list[tuple[int, int, int]]) -> dict[tuple[int, int, int], Aggregate]:
     monitors = sorted({k[0] for k in keys})
     by_res: dict[int, set[int]] = {}
     for _, res, bucket in keys:
@@ -187,10 +204,13 @@ def _load_for_update(keys: list[tuple[int, int, int]]) -> dict[tuple[int, int, i
     for res, buckets in by_res.items():
         part = (Rollup.resolution == res) & Rollup.bucket.in_(sorted(buckets))
         cond = part if cond is None else (cond | part)
-    query = Rollup.select().where(Rollup.monitor.in_(monitors) & cond)
+    query = Rollup.select(*_ROLLUP_COLUMNS).where(Rollup.monitor.in_(monitors) & cond)
     if not is_sqlite():
         query = query.order_by(Rollup.monitor, Rollup.resolution, Rollup.bucket).for_update()
     wanted = set(keys)
-    return {
-        key: row for row in query if (key := (row.monitor_id, row.resolution, row.bucket)) in wanted
-    }
+    found: dict[tuple[int, int, int], Aggregate] = {}
+    for monitor, res, bucket, checks, failed, count, total, low, high, hist in query.tuples():
+        key = (monitor, res, bucket)
+        if key in wanted:
+            found[key] = Aggregate(checks, failed, count, total, low, high, decode_hist(hist))
+    return found

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from uptime_server.db import database
 from uptime_server.engine.clock import Clock
 from uptime_server.engine.dispatcher import Claim
 from uptime_server.engine.recorder import CheckOutcome, Recorded, Recorder
@@ -115,6 +116,11 @@ class ResultWriter:
     # -- the thread --------------------------------------------------------
 
     def _run(self) -> None:
+        # One connection for the thread's life, not one per batch.
+        with database.connection_context():
+            self._work()
+
+    def _work(self) -> None:
         stopping = False
         while not stopping:
             batch, stopping = self._collect()
