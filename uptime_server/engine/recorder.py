@@ -31,7 +31,7 @@ from uptime_server import rollups
 from uptime_server.config import Settings
 from uptime_server.db import database, retry_locked, write_tx
 from uptime_server.engine import state
-from uptime_server.engine.recorder_batch import Batch, MonitorWrite, Plan
+from uptime_server.engine.recorder_batch import Batch, BatchMonitor, MonitorWrite, Plan
 from uptime_server.models import AlertSettings, Monitor, Notification, User
 from uptime_server.notify import outbox
 from uptime_server.notify.message import notification_message
@@ -145,7 +145,7 @@ class Recorder:
         return plan
 
     def _apply_state(
-        self, monitor: Monitor, outcome: CheckOutcome, run_status: str, batch: Batch
+        self, monitor: BatchMonitor, outcome: CheckOutcome, run_status: str, batch: Batch
     ) -> MonitorWrite:
         """The monitor's next state after this run; the batch's view moves on with it."""
         prev = state.MonitorState(

@@ -17,7 +17,13 @@ import peewee
 
 from uptime_server.db import database, execute_many, is_sqlite
 from uptime_server.engine.state import Transition
-from uptime_server.models import AlertSettings, Monitor, MonitorLocation, Notification
+from uptime_server.models import (
+    CHECKED_TYPES,
+    AlertSettings,
+    Monitor,
+    MonitorLocation,
+    Notification,
+)
 
 if TYPE_CHECKING:
     from uptime_server.engine.recorder import CheckOutcome, Recorded
@@ -40,6 +46,30 @@ _MONITOR_COLUMNS = (
     Monitor.locations,
 )
 _RUN_CHUNK = 100
+
+
+@dataclass(slots=True)
+class BatchMonitor:
+    """The columns of ``_MONITOR_COLUMNS``, in order (cheaper than a model instance)."""
+
+    id: int
+    user_id: int
+    name: str
+    url: str | None
+    type: str
+    paused: bool
+    status: str
+    consecutive_failures: int
+    alerts_suppressed: bool
+    offline_since: datetime | None
+    cert_expires_at: datetime | None
+    state_version: int
+    degraded_response_time: int | None
+    locations: list[str]
+
+    @property
+    def checks_supported(self) -> bool:
+        return self.type in CHECKED_TYPES
 
 
 @dataclass
@@ -71,7 +101,7 @@ class Batch:
     """The batch's monitors as the state logic sees them, moved on run by run."""
 
     def __init__(self) -> None:
-        self.monitors: dict[int, Monitor] = {}
+        self.monitors: dict[int, BatchMonitor] = {}
         # monitor → location → [last_status, lease_owner]
         self.slots: dict[int, dict[str, list[str | None]]] = {}
         self.thresholds: dict[int, int] = {}
@@ -87,7 +117,7 @@ class Batch:
             # Serialises writers of one monitor on PostgreSQL; SQLite's
             # BEGIN IMMEDIATE already admits one writer at a time.
             query = query.for_update(of=Monitor)
-        batch.monitors = {m.id: m for m in query}
+        batch.monitors = {row[0]: BatchMonitor(*row) for row in query.tuples()}
         slots = MonitorLocation.select(
             MonitorLocation.monitor,
             MonitorLocation.location,
