@@ -43,7 +43,8 @@ def _percentile(values: list[float], q: float) -> float | None:
 def main() -> None:
     mode, count, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
     settings = prepare(load_settings())
-    scheduler = CheckScheduler(settings)
+    in_process = os.environ.get("BENCH_RECORDER") == "thread"
+    scheduler = CheckScheduler(settings, recorder_process=not in_process)
     runner = LoopRunner(scheduler, Clock())
     started, cpu = time.perf_counter(), time.process_time()
     runner.start()

@@ -53,7 +53,9 @@ def default_components(settings: Settings, options: DaemonOptions) -> list[Compo
     clock = Clock()
     components: list[Component] = []
     if options.scheduler:
-        scheduler = CheckScheduler(settings, clock=clock, location=options.location)
+        scheduler = CheckScheduler(
+            settings, clock=clock, location=options.location, recorder_process=True
+        )
         components.append(LoopRunner(scheduler, clock))
     components.append(LoopRunner(default_housekeeping(settings, clock), clock))
     return components

@@ -7,6 +7,7 @@ moved by hand.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import defaultdict
 from datetime import timedelta
@@ -18,7 +19,8 @@ from uptime_server import monitors as svc
 from uptime_server.app import create_app
 from uptime_server.engine.dispatcher import Dispatcher, first_offset
 from uptime_server.engine.probe import Prober
-from uptime_server.engine.recorder import Recorder
+from uptime_server.engine.recorder import CheckOutcome, Recorder
+from uptime_server.engine.recorder_process import RecorderProcess, RecorderProcessError
 from uptime_server.engine.scheduler import CheckScheduler
 from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification
 from uptime_server.validation import MonitorConfig
@@ -315,3 +317,43 @@ def test_counts_per_monitor_match_the_target(make_monitor, make_scheduler, clock
     for run in CheckRun.select():
         seen[run.monitor_id] += 1
     assert [seen[m.id] for m in monitors] == [target.hits[f"k{i}"] for i in range(5)]
+
+
+def test_the_daemon_writes_from_a_child_process(make_monitor, make_scheduler, clock, alice):
+    monitors = [make_monitor(f"p{i}") for i in range(5)]
+    scheduler = make_scheduler(recorder_process=True)
+    step(clock, [scheduler], 0)
+    assert scheduler.recorder_process is not None
+    assert scheduler.recorder_process._process.pid != os.getpid()
+    for m in monitors:
+        assert alice.get(f"/api/v1/monitors/{m.id}").json["data"]["status"] == "online"
+        assert MonitorLocation.get(MonitorLocation.monitor == m.id).lease_owner is None
+
+
+def test_a_dead_recorder_process_is_started_again(make_monitor, settings, clock):
+    m = make_monitor("r")
+    outcome = CheckOutcome(
+        monitor_id=m.id,
+        location="local",
+        checked_at=clock.now(),
+        passed=True,
+        response_time=5,
+        status_code=200,
+        error=None,
+    )
+    child = RecorderProcess(settings)
+    try:
+        [done] = child.record([outcome], now=clock.now())
+        assert done.run_status == "online" and done.run_id is not None
+        first = child._process
+        first.kill()
+        first.join(10)
+        [again] = child.record([outcome], now=clock.now())
+        assert again.run_id == done.run_id + 1
+        assert child._process is not first
+        # Dying in the middle of a batch fails that batch (the writer retries it).
+        child._conn.close()
+        with pytest.raises(RecorderProcessError):
+            child._call("record", [outcome], clock.now())
+    finally:
+        child.close()

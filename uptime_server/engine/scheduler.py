@@ -47,6 +47,7 @@ from uptime_server.engine.dispatcher import DEFAULT_BATCH, Claim, Dispatcher, ne
 from uptime_server.engine.probe import Prober, Sleep
 from uptime_server.engine.probe_loop import ProbeJob, ProbeLoop
 from uptime_server.engine.recorder import CheckOutcome, Recorder
+from uptime_server.engine.recorder_process import RecorderProcess
 from uptime_server.engine.spec import probe_config
 from uptime_server.engine.writer import PushForward, ResultWriter
 
@@ -70,6 +71,7 @@ class CheckScheduler:
         prober: Prober | None = None,
         sleep: Sleep = asyncio.sleep,
         recorder: Recorder | None = None,
+        recorder_process: bool = False,
         batch_size: int = DEFAULT_BATCH,
     ) -> None:
         self.clock = clock or Clock()
@@ -84,10 +86,18 @@ class CheckScheduler:
             prober=prober,
             name=f"probes-{self.dispatcher.location}",
         )
+        # The daemon writes from a child process (see recorder_process); tests
+        # and cron mode write in this process.
+        self.recorder_process = (
+            RecorderProcess(settings, location=self.dispatcher.location)
+            if recorder_process
+            else None
+        )
+        sink = self.recorder_process or recorder or Recorder(settings)
         self.writer = ResultWriter(
-            recorder or Recorder(settings),
+            sink,
             self.clock,
-            push_forward=self.dispatcher.push_forward,
+            push_forward=(self.recorder_process or self.dispatcher).push_forward,
             name=f"writer-{self.dispatcher.location}",
         )
         self.max_pending = 2 * settings.check_concurrency
@@ -98,6 +108,7 @@ class CheckScheduler:
         self._unrun: list[Claim] = []  # cancelled before they ran: leases to give back
         self._lock = threading.Lock()
         self._stopping = False
+        self._started = False
 
     @property
     def location(self) -> str:
@@ -109,6 +120,9 @@ class CheckScheduler:
         """Claim and submit what is due; return seconds until it is worth looking again."""
         if self._stopping:
             return IDLE_MAX
+        if self.recorder_process is not None and not self._started:
+            self.recorder_process.start()
+            self._started = True
         room = self.max_pending - self.probes.pending
         if room <= 0 or self.writer.backlog > WRITER_BACKLOG:
             return BUSY_POLL
@@ -212,6 +226,8 @@ class CheckScheduler:
         self.probes.close()
         self._release_unrun()
         self.writer.stop(timeout=max(grace, 10.0))
+        if self.recorder_process is not None:
+            self.recorder_process.close()
 
     def close(self) -> None:
         """Release everything without waiting (tests, cron mode)."""

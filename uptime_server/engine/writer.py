@@ -20,11 +20,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from uptime_server.db import database
 from uptime_server.engine.clock import Clock
 from uptime_server.engine.dispatcher import Claim
-from uptime_server.engine.recorder import CheckOutcome, Recorded, Recorder
+from uptime_server.engine.recorder import CheckOutcome, Recorded
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +46,16 @@ _STOP = object()
 _WAKE = object()  # ends a batch's wait at once (a flush is waiting)
 
 
+class Records(Protocol):
+    """A ``Recorder``, or a ``RecorderProcess`` that runs one in a child."""
+
+    def record(self, outcomes: list[CheckOutcome], *, now: datetime) -> Sequence[Recorded]: ...
+
+
 class ResultWriter:
     def __init__(
         self,
-        recorder: Recorder,
+        recorder: Records,
         clock: Clock,
         *,
         push_forward: Callable[[list[Claim], datetime], None],
