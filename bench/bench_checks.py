@@ -146,8 +146,12 @@ def _steady_report(args, workdir, target, rate: float) -> None:  # noqa: ANN001
     )
     print(
         f"          dispatch lag p50 {ms['lag_p50']:.0f} ms, p99 {ms['lag_p99']:.0f} ms, "
-        f"max {ms['lag_max']:.0f} ms; engine RSS {result['rss_mb'].get('VmRSS')} MB "
-        f"(peak {result['rss_mb'].get('VmHWM')} MB)"
+        f"max {ms['lag_max']:.0f} ms"
+    )
+    rss = result["rss_mb"]
+    print(
+        f"          RSS: engine {rss.get('VmRSS')} MB (peak {rss.get('VmHWM')} MB) "
+        f"+ recorder process {rss.get('recorder_VmRSS', 0)} MB"
     )
 
 

@@ -23,9 +23,9 @@ from uptime_server.engine.runner import LoopRunner
 from uptime_server.engine.scheduler import CheckScheduler
 
 
-def _rss_mb() -> dict[str, float]:
+def _rss_mb(pid: int) -> dict[str, float]:
     fields = {}
-    with open(f"/proc/{os.getpid()}/status") as status:
+    with open(f"/proc/{pid}/status") as status:
         for line in status:
             name, _, value = line.partition(":")
             if name in ("VmRSS", "VmHWM"):
@@ -62,7 +62,10 @@ def main() -> None:
             break
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     lags = list(scheduler.dispatch_lags)
-    rss = _rss_mb()
+    rss = _rss_mb(os.getpid())
+    child = scheduler.recorder_process
+    if child is not None and child._process is not None:
+        rss["recorder_VmRSS"] = _rss_mb(child._process.pid).get("VmRSS", 0.0)
     runner.stop(settings.shutdown_grace)
     print(
         json.dumps(

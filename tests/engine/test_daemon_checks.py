@@ -67,10 +67,13 @@ def test_sigterm_lets_the_running_check_finish_and_exits_0(
         env=_env(settings_env),
         stdout=log,
         stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         assert target.arrived["slow"].wait(30), "the daemon never started the check"
-        proc.send_signal(signal.SIGTERM)
+        # As systemd or a terminal would: the whole process group (the
+        # recorder's child process included) gets the signal.
+        os.killpg(proc.pid, signal.SIGTERM)
         assert proc.wait(30) == 0
     finally:
         if proc.poll() is None:

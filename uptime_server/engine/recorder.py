@@ -168,6 +168,7 @@ class Recorder:
         write = MonitorWrite(
             monitor_id=monitor.id,
             version=monitor.state_version,
+            outcome=outcome,
             transition=tr,
             offline_since=offline_since,
             cert_expires_at=outcome.cert_expires_at or monitor.cert_expires_at,

@@ -78,6 +78,7 @@ class MonitorWrite:
 
     monitor_id: int
     version: int
+    outcome: CheckOutcome
     transition: Transition
     offline_since: datetime | None
     cert_expires_at: datetime | None
@@ -162,9 +163,8 @@ class Batch:
     def write_runs(self, plans: list[Plan]) -> bool:
         """Runs, monitor states and schedule rows; False if a state guard failed."""
         _insert_runs([p for p in plans if p.record_run])
-        writes = [p for p in plans if p.write is not None]
-        changed = execute_many(_UPDATE_MONITOR, [_monitor_params(p) for p in writes], count=True)
-        if changed != len(writes):
+        writes = [p.write for p in plans if p.write is not None]
+        if not self._update_monitors(writes):
             return False
         leased = [p for p in plans if p.record_run and p.outcome.lease_owner is not None]
         adhoc = [p for p in plans if p.record_run and p.outcome.lease_owner is None]
@@ -173,6 +173,28 @@ class Batch:
         execute_many(_UPDATE_SLOT_ADHOC, [_slot_params(p, leased=False) for p in adhoc])
         execute_many(_PUSH_FORWARD, [_forward_params(p) for p in forward])
         return True
+
+    def _update_monitors(self, writes: list[MonitorWrite]) -> bool:
+        """Every guarded state update applied? SQLite counts; PostgreSQL re-reads.
+
+        psycopg2 counts rows only when it sends one statement per round trip;
+        paging them and then reading the versions back is one round trip.
+        """
+        params = [_monitor_params(w) for w in writes]
+        if is_sqlite():
+            return execute_many(_UPDATE_MONITOR, params, count=True) == len(writes)
+        execute_many(_UPDATE_MONITOR, params)
+        expected: dict[int, int] = {}
+        for write in writes:
+            expected[write.monitor_id] = write.version + 1
+        if not expected:
+            return True
+        found = dict(
+            Monitor.select(Monitor.id, Monitor.state_version)
+            .where(Monitor.id.in_(list(expected)))
+            .tuples()
+        )
+        return found == expected
 
 
 _RUN_COLUMNS = (
@@ -224,9 +246,8 @@ _UPDATE_MONITOR = (
 )
 
 
-def _monitor_params(plan: Plan) -> tuple[Any, ...]:
-    write, outcome = plan.write, plan.outcome
-    assert write is not None
+def _monitor_params(write: MonitorWrite) -> tuple[Any, ...]:
+    outcome = write.outcome
     tr = write.transition
     return (
         tr.status,

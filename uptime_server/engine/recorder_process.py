@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import multiprocessing
+import signal
 import threading
 from datetime import datetime
 from multiprocessing.connection import Connection
@@ -105,6 +106,11 @@ def serve(settings: Settings, location: str | None, conn: Connection) -> None:
     from uptime_server.engine.dispatcher import Dispatcher
     from uptime_server.engine.recorder import Recorder
 
+    # The parent decides when this process ends (pipe closed or a stop
+    # message): a SIGTERM or Ctrl-C sent to the whole process group must not
+    # kill it before the parent's final flush.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
