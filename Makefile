@@ -45,3 +45,6 @@ bench-stats: $(VENV)/.installed-dev
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
+
+bench-checks: $(VENV)/.installed-dev
+	$(BIN)/python -m bench.bench_checks

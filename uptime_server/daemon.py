@@ -46,9 +46,58 @@ def default_components(settings: Settings, options: DaemonOptions) -> list[Compo
 
     Each part of the engine adds its own line here.
     """
+    from uptime_server.engine.clock import Clock
+    from uptime_server.engine.housekeeping import default_housekeeping
+    from uptime_server.engine.runner import LoopRunner
+    from uptime_server.engine.scheduler import CheckScheduler
+
+    clock = Clock()
     components: list[Component] = []
+    if options.scheduler:
+        scheduler = CheckScheduler(
+            settings, clock=clock, location=options.location, recorder_process=True
+        )
+        components.append(LoopRunner(scheduler, clock))
     components.append(delivery.delivery_component(settings))  # outbox -> SMTP/.eml/Slack
+    components.append(LoopRunner(default_housekeeping(settings, clock), clock))
     return components
+
+
+def run_due_checks(settings: Settings, options: DaemonOptions) -> None:
+    """Cron mode's first step: every due check of the location, once, written."""
+    from uptime_server.engine.scheduler import CheckScheduler
+
+    scheduler = CheckScheduler(settings, location=options.location)
+    try:
+        count = scheduler.run_due()
+    finally:
+        scheduler.close()
+    log.info("cron: ran %d due checks (location %s)", count, scheduler.location)
+
+
+def deliver_pending(settings: Settings, options: DaemonOptions) -> None:
+    """Cron mode's second step: send what the checks (or earlier runs) queued."""
+    sent = delivery.deliver_due(settings)
+    log.info("cron: delivered %d notifications", sent)
+
+
+# ``uptime server check --once`` runs these in order.
+ONCE_STEPS: list[Callable[[Settings, DaemonOptions], None]] = [run_due_checks, deliver_pending]
+
+
+def run_once(settings: Settings, options: DaemonOptions) -> int:
+    """Cron mode: migrate, run every once-step, exit status 0 (1 if a step failed)."""
+    settings = prepare(settings)
+    status = 0
+    for step in ONCE_STEPS:
+        try:
+            step(settings, options)
+        except Exception:  # noqa: BLE001 - later steps still run; the exit code tells
+            log.exception("cron step %s failed", getattr(step, "__name__", step))
+            status = 1
+    if not dbmod.database.is_closed():
+        dbmod.database.close()
+    return status
 
 
 # Extra factories (tests plug components in here): (settings, options) -> Component | None.

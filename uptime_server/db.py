@@ -75,6 +75,31 @@ def write_tx() -> AbstractContextManager[object]:
     return database.atomic()
 
 
+def execute_many(sql: str, rows: list[tuple[object, ...]], *, count: bool = False) -> int | None:
+    """Run one statement for many parameter rows on the current connection.
+
+    *sql* uses ``?`` placeholders (rewritten for PostgreSQL). Much cheaper per
+    row than one peewee query each: SQLite loops in C; on PostgreSQL,
+    psycopg2's ``execute_batch`` sends pages of statements per round trip,
+    unless *count* asks for the number of rows changed, which only a plain
+    ``executemany`` reports. Returns that number when *count*, else None.
+    """
+    if not rows:
+        return 0 if count else None
+    cursor = database.cursor()
+    if is_sqlite():
+        cursor.executemany(sql, rows)
+        return cursor.rowcount if count else None
+    sql = sql.replace("?", "%s")
+    if count:
+        cursor.executemany(sql, rows)
+        return cursor.rowcount
+    from psycopg2.extras import execute_batch
+
+    execute_batch(cursor, sql, rows, page_size=200)
+    return None
+
+
 def retry_locked(fn: Callable[..., T], attempts: int = 8) -> Callable[..., T]:
     """Retry *fn* when SQLite reports the database locked (beyond busy_timeout).
 

@@ -23,9 +23,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-import peewee
-
-from uptime_server.db import is_sqlite
+from uptime_server.db import execute_many, is_sqlite
 from uptime_server.models import Rollup
 
 FIVE_MIN, HOUR, DAY = 300, 3600, 86400
@@ -199,12 +197,25 @@ def aggregate(samples: Iterable[RunSample]) -> dict[Key, Aggregate]:
     return cells
 
 
+_INSERT_EMPTY = (
+    "INSERT INTO rollups (monitor_id, resolution, bucket, checks, failed, rt_count, rt_sum, hist) "
+    "VALUES (?, ?, ?, 0, 0, 0, 0, '[]') ON CONFLICT DO NOTHING"
+)
+_UPDATED_COLUMNS = ("checks", "failed", "rt_count", "rt_sum", "rt_min", "rt_max", "p95", "hist")
+_UPDATE_ROLLUP = (
+    "UPDATE rollups SET "
+    + ", ".join(f"{c} = ?" for c in _UPDATED_COLUMNS)
+    + " WHERE monitor_id = ? AND resolution = ? AND bucket = ?"
+)
+
+
 def add_runs(samples: Sequence[RunSample]) -> None:
     """Fold check runs into their roll-up rows. Call inside the writer's transaction.
 
     Rows are created empty if missing (insert-or-ignore, safe under races),
     then locked (FOR UPDATE on PostgreSQL; SQLite's write lock is already
-    held by BEGIN IMMEDIATE), merged in Python and written back.
+    held by BEGIN IMMEDIATE), merged in Python and written back with one
+    ``executemany``.
     """
     cells = aggregate(samples)
     if not cells:
@@ -213,45 +224,54 @@ def add_runs(samples: Sequence[RunSample]) -> None:
     # bucket), the order _load_for_update locks in, so two writers that
     # share rows on PostgreSQL queue instead of deadlocking.
     keys = sorted(cells, key=lambda k: (k[1], k[0], k[2]))
-    empty = [{"monitor": m, "resolution": r, "bucket": b, "hist": "[]"} for (m, r, b) in keys]
-    for chunk in peewee.chunked(empty, 200):
-        Rollup.insert_many(chunk).on_conflict_ignore().execute()
+    execute_many(_INSERT_EMPTY, keys)
     existing = _load_for_update(keys)
+    rows = []
     for key in keys:
-        merged = Aggregate.from_row(existing[key]).merge(cells[key])
-        (
-            Rollup.update(**merged.as_values())
-            .where(
-                (Rollup.monitor == key[0])
-                & (Rollup.resolution == key[1])
-                & (Rollup.bucket == key[2])
-            )
-            .execute()
-        )
+        merged = existing[key].merge(cells[key])
+        values = merged.as_values()
+        rows.append((*(values[c] for c in _UPDATED_COLUMNS), *key))
+    execute_many(_UPDATE_ROLLUP, rows)
 
 
-def _load_for_update(keys: list[Key]) -> dict[Key, Rollup]:
+_LOAD_COLUMNS = (
+    Rollup.monitor,
+    Rollup.resolution,
+    Rollup.bucket,
+    Rollup.checks,
+    Rollup.failed,
+    Rollup.rt_count,
+    Rollup.rt_sum,
+    Rollup.rt_min,
+    Rollup.rt_max,
+    Rollup.hist,
+)
+
+
+def _load_for_update(keys: list[Key]) -> dict[Key, Aggregate]:
     """The rows of *keys*, fetched by primary key (one query per resolution).
 
     Each query names the resolution and the buckets exactly, so it is a
     handful of index seeks, never a walk over a monitor's whole history.
+    Rows come back as tuples: building model instances costs more than the
+    query on a busy writer.
     """
     wanted = set(keys)
-    found: dict[Key, Rollup] = {}
+    found: dict[Key, Aggregate] = {}
     for res in RESOLUTIONS:
         monitors = sorted({m for m, r, _ in keys if r == res})
         buckets = sorted({b for _, r, b in keys if r == res})
         if not monitors:
             continue
-        query = Rollup.select().where(
+        query = Rollup.select(*_LOAD_COLUMNS).where(
             Rollup.monitor.in_(monitors) & (Rollup.resolution == res) & Rollup.bucket.in_(buckets)
         )
         if not is_sqlite():
             query = query.order_by(Rollup.monitor, Rollup.bucket).for_update()
-        for row in query:
-            key = (row.monitor_id, row.resolution, row.bucket)
+        for monitor, r, bucket, checks, failed, count, total, low, high, hist in query.tuples():
+            key = (monitor, r, bucket)
             if key in wanted:
-                found[key] = row
+                found[key] = Aggregate(checks, failed, count, total, low, high, decode_hist(hist))
     return found
 
 

@@ -37,6 +37,14 @@ def run(
 
     settings = _settings()
     configure_logging(settings.log_level)
+    _check_location(settings, location)
+    options = DaemonOptions(
+        api=not no_api, scheduler=not no_scheduler, location=location, host=host, port=port
+    )
+    raise typer.Exit(Daemon(settings, options).run())
+
+
+def _check_location(settings, location: str | None) -> None:  # noqa: ANN001
     if location is not None and location not in settings.locations:
         typer.echo(
             f"uptime: unknown location {location!r}; UPTIME_LOCATIONS has "
@@ -44,10 +52,27 @@ def run(
             err=True,
         )
         raise typer.Exit(2)
-    options = DaemonOptions(
-        api=not no_api, scheduler=not no_scheduler, location=location, host=host, port=port
-    )
-    raise typer.Exit(Daemon(settings, options).run())
+
+
+@app.command()
+def check(
+    once: Annotated[
+        bool, typer.Option("--once", help="Run every due check once, then exit (for cron).")
+    ] = False,
+    location: Annotated[
+        str | None, typer.Option(help="Run only the checks of this location.")
+    ] = None,
+) -> None:
+    """Cron mode: run every due check once, deliver what is pending, and exit."""
+    from uptime_server.daemon import DaemonOptions, configure_logging, run_once
+
+    if not once:
+        typer.echo("uptime: use --once (the daemon is `uptime server run`)", err=True)
+        raise typer.Exit(2)
+    settings = _settings()
+    configure_logging(settings.log_level)
+    _check_location(settings, location)
+    raise typer.Exit(run_once(settings, DaemonOptions(api=False, location=location)))
 
 
 @app.command()
@@ -75,19 +100,3 @@ def session(
         typer.echo(f"uptime: {exc}", err=True)
         raise typer.Exit(2) from None
     sys.stdout.write(token + "\n")
-
-
-@app.command()
-def check(
-    once: Annotated[bool, typer.Option("--once", help="Run one round and exit (cron).")] = False,
-) -> None:
-    """Run due work once and exit: deliver pending notifications (cron mode)."""
-    from uptime_server.daemon import configure_logging, prepare
-    from uptime_server.notify.delivery import deliver_due
-
-    if not once:
-        typer.echo("uptime: use `uptime server check --once` (for crontab)", err=True)
-        raise typer.Exit(2)
-    settings = prepare(_settings())
-    configure_logging(settings.log_level)
-    typer.echo(f"Notifications sent: {deliver_due(settings)}", err=True)

@@ -17,6 +17,7 @@ Three walls, each enough on its own for the case it sees:
 from __future__ import annotations
 
 import errno
+import functools
 import ipaddress
 import socket
 from typing import Any
@@ -87,8 +88,12 @@ def _unwrap(addr: IPAddress) -> IPAddress:
     return addr
 
 
+@functools.lru_cache(maxsize=4096)
 def address_allowed(ip: str | IPAddress, *, block_private: bool) -> bool:
-    """Pure verdict on one address. A string that is not an address is refused."""
+    """Pure verdict on one address. A string that is not an address is refused.
+
+    Cached: the verdict depends on nothing else, and every connection asks.
+    """
     if isinstance(ip, str):
         try:
             ip = ipaddress.ip_address(ip)

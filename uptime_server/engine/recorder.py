@@ -4,8 +4,20 @@
 transaction: each raw run, the monitor's new state (conditional on its
 ``state_version``), any notification the transition opens or resolves with its
 outbox rows, the scheduling row (due time, lease released) and the roll-ups.
-A run whose state logic raises is rolled back to its savepoint, logged, and
-its monitor pushed forward; it never takes the rest of the batch with it.
+
+It works set-wise, so a batch of hundreds of runs costs a handful of
+statements: the batch's monitors are read (and locked) in one query, with
+their location statuses, alert thresholds and active incidents; the state
+logic runs in memory, run by run, in order; then the runs are inserted with
+one multi-row INSERT and the monitor and schedule rows updated with one
+``executemany`` each. Only runs that open or resolve an incident write their
+notification and outbox rows one by one.
+
+A run whose state logic raises is logged and its monitor pushed forward (the
+run is not recorded); it never takes the rest of the batch with it. The
+monitor updates stay conditional on ``state_version``: with the rows locked
+they always apply, and if they ever did not, the whole batch is rolled back
+and retried rather than writing a transition computed from a stale state.
 """
 
 from __future__ import annotations
@@ -17,16 +29,10 @@ from datetime import datetime
 
 from uptime_server import rollups
 from uptime_server.config import Settings
-from uptime_server.db import database, is_sqlite, retry_locked, write_tx
+from uptime_server.db import database, retry_locked, write_tx
 from uptime_server.engine import state
-from uptime_server.models import (
-    AlertSettings,
-    CheckRun,
-    Monitor,
-    MonitorLocation,
-    Notification,
-    User,
-)
+from uptime_server.engine.recorder_batch import Batch, BatchMonitor, MonitorWrite, Plan
+from uptime_server.models import AlertSettings, Monitor, Notification, User
 from uptime_server.notify import outbox
 from uptime_server.notify.message import notification_message
 
@@ -64,6 +70,10 @@ class Recorded:
     skipped: str | None = None
 
 
+class StaleState(RuntimeError):
+    """A monitor changed under the batch's lock: roll back and start again."""
+
+
 class Recorder:
     """Writes batches of check outcomes; safe to share between threads."""
 
@@ -77,146 +87,117 @@ class Recorder:
         return retry_locked(self._record_batch)(outcomes, now)
 
     def _record_batch(self, outcomes: Sequence[CheckOutcome], now: datetime) -> list[Recorded]:
-        results: list[Recorded] = []
-        samples: list[rollups.RunSample] = []
         with database.connection_context(), write_tx():
-            for outcome in outcomes:
-                try:
-                    with database.atomic():
-                        done = self._record_one(outcome, now)
-                except Exception:  # noqa: BLE001 - one bad monitor never stops the rest
-                    log.exception(
-                        "recording check of monitor %s failed; pushing it forward",
-                        outcome.monitor_id,
+            batch = Batch.load({o.monitor_id for o in outcomes})
+            plans = [self._plan(outcome, batch) for outcome in outcomes]
+            if not batch.write_runs(plans):
+                raise StaleState("a monitor's state_version moved under the lock")
+            for plan in plans:
+                if plan.opens or plan.resolves:
+                    self._write_events(plan, batch, now)
+            rollups.add_runs(
+                [
+                    rollups.RunSample(
+                        p.outcome.monitor_id,
+                        int(p.outcome.checked_at.timestamp()),
+                        p.done.run_status != "offline",
+                        p.outcome.response_time,
                     )
-                    self._push_forward(outcome)
-                    done = Recorded(outcome.monitor_id, skipped="error")
-                results.append(done)
-                if done.run_id is not None:
-                    samples.append(
-                        rollups.RunSample(
-                            outcome.monitor_id,
-                            int(outcome.checked_at.timestamp()),
-                            done.run_status != "offline",
-                            outcome.response_time,
-                        )
-                    )
-            rollups.add_runs(samples)
-        return results
+                    for p in plans
+                    if p.done.run_id is not None
+                ]
+            )
+        return [plan.done for plan in plans]
 
-    def _record_one(self, outcome: CheckOutcome, now: datetime) -> Recorded:
-        monitor = _lock_monitor(outcome.monitor_id)
+    # -- the in-memory part: one run at a time, in order --------------------
+
+    def _plan(self, outcome: CheckOutcome, batch: Batch) -> Plan:
+        monitor = batch.monitors.get(outcome.monitor_id)
         if monitor is None:
-            return Recorded(outcome.monitor_id, skipped="deleted")
-        run_status = state.run_status(
-            state.RunFacts(
-                passed=outcome.passed,
-                retried=outcome.retried,
-                response_time=outcome.response_time,
-                cert_expires_at=outcome.cert_expires_at,
-                is_https=(monitor.url or "").lower().startswith("https:"),
-            ),
-            degraded_ms=monitor.degraded_response_time,
-            now=outcome.checked_at,
-        )
-        run = CheckRun.create(
-            monitor=monitor.id,
-            location=outcome.location,
-            checked_at=outcome.checked_at,
-            status=run_status,
-            response_time=outcome.response_time,
-            status_code=outcome.status_code,
-            error=outcome.error,
-            attempts=outcome.attempts,
-        )
-        done = Recorded(monitor.id, run.id, run_status, monitor.status)
-        previous = _location_statuses(monitor.id)
-        self._update_slot(outcome, run_status)
-        if monitor.paused or not monitor.checks_supported:
-            done.skipped = "paused" if monitor.paused else "unsupported"
-            return done
-        self._apply_state(monitor, outcome, run_status, previous, done, now)
-        return done
-
-    def _update_slot(self, outcome: CheckOutcome, run_status: str) -> None:
-        changes: dict = {
-            MonitorLocation.last_status: run_status,
-            MonitorLocation.last_checked_at: outcome.checked_at,
-        }
-        where = (MonitorLocation.monitor == outcome.monitor_id) & (
-            MonitorLocation.location == outcome.location
-        )
-        if outcome.lease_owner is not None:
-            # Only the holder of the claim moves the schedule on.
-            changes[MonitorLocation.next_check_at] = outcome.next_check_at
-            changes[MonitorLocation.lease_owner] = None
-            changes[MonitorLocation.lease_expires_at] = None
-            where &= MonitorLocation.lease_owner == outcome.lease_owner
-        MonitorLocation.update(changes).where(where).execute()
+            return Plan(outcome, Recorded(outcome.monitor_id, skipped="deleted"))
+        try:
+            run_status = state.run_status(
+                state.RunFacts(
+                    passed=outcome.passed,
+                    retried=outcome.retried,
+                    response_time=outcome.response_time,
+                    cert_expires_at=outcome.cert_expires_at,
+                    is_https=(monitor.url or "").lower().startswith("https:"),
+                ),
+                degraded_ms=monitor.degraded_response_time,
+                now=outcome.checked_at,
+            )
+            done = Recorded(monitor.id, None, run_status, monitor.status)
+            plan = Plan(outcome, done, record_run=True)
+            if monitor.paused or not monitor.checks_supported:
+                done.skipped = "paused" if monitor.paused else "unsupported"
+            else:
+                plan.write = self._apply_state(monitor, outcome, run_status, batch)
+                plan.opens = plan.write.transition.open_incident
+                plan.resolves = plan.write.transition.resolve_incident
+                done.monitor_status = plan.write.transition.status
+        except Exception:  # noqa: BLE001 - one bad monitor never stops the rest
+            log.exception(
+                "recording check of monitor %s failed; pushing it forward", outcome.monitor_id
+            )
+            return Plan(outcome, Recorded(outcome.monitor_id, skipped="error"), push_forward=True)
+        batch.saw_location(outcome.monitor_id, outcome.location, run_status, outcome.lease_owner)
+        return plan
 
     def _apply_state(
-        self,
-        monitor: Monitor,
-        outcome: CheckOutcome,
-        run_status: str,
-        previous: dict[str, str],
-        done: Recorded,
-        now: datetime,
-    ) -> None:
-        alerts = AlertSettings.get_or_none(AlertSettings.monitor == monitor.id) or AlertSettings(
-            monitor=monitor.id
-        )
-        active = Notification.get_or_none(
-            (Notification.monitor == monitor.id)
-            & (Notification.status == "active")
-            & (Notification.type == "downtime")
-        )
+        self, monitor: BatchMonitor, outcome: CheckOutcome, run_status: str, batch: Batch
+    ) -> MonitorWrite:
+        """The monitor's next state after this run; the batch's view moves on with it."""
         prev = state.MonitorState(
             status=monitor.status,
             consecutive_failures=monitor.consecutive_failures,
             alerts_suppressed=monitor.alerts_suppressed,
-            has_active_incident=active is not None,
-            location_statuses=previous,
+            has_active_incident=batch.has_active(monitor.id),
+            location_statuses=batch.location_statuses(monitor.id, outcome.location),
         )
         tr = state.transition(
             prev,
             location=outcome.location,
             status=run_status,
             locations=list(monitor.locations),
-            alert_threshold=alerts.alert_threshold,
+            alert_threshold=batch.thresholds.get(monitor.id, 1),
         )
         offline_since = None
         if tr.status == "offline":
             offline_since = monitor.offline_since or outcome.checked_at
-        fields = {
-            Monitor.status: tr.status,
-            Monitor.consecutive_failures: tr.consecutive_failures,
-            Monitor.alerts_suppressed: tr.alerts_suppressed,
-            Monitor.offline_since: offline_since,
-            Monitor.response_time: outcome.response_time,
-            Monitor.status_code: outcome.status_code,
-            Monitor.last_error: outcome.error,
-            Monitor.last_check: outcome.checked_at,
-            Monitor.cert_expires_at: outcome.cert_expires_at or monitor.cert_expires_at,
-            Monitor.state_version: Monitor.state_version + 1,
-        }
-        fields[Monitor.last_success if run_status != "offline" else Monitor.last_failure] = (
-            outcome.checked_at
+        write = MonitorWrite(
+            monitor_id=monitor.id,
+            version=monitor.state_version,
+            outcome=outcome,
+            transition=tr,
+            offline_since=offline_since,
+            cert_expires_at=outcome.cert_expires_at or monitor.cert_expires_at,
+            passed=run_status != "offline",
         )
-        updated = (
-            Monitor.update(fields)
-            .where((Monitor.id == monitor.id) & (Monitor.state_version == monitor.state_version))
-            .execute()
-        )
-        if not updated:
-            # Someone else changed the state since we read it (pause, another
-            # writer): this run is history, not a transition.
-            done.skipped = "stale"
-            return
-        done.monitor_status = tr.status
-        owner_email = User.get_by_id(monitor.user_id).email
+        # Later runs of this monitor in the same batch start from this state.
+        monitor.status = tr.status
+        monitor.consecutive_failures = tr.consecutive_failures
+        monitor.alerts_suppressed = tr.alerts_suppressed
+        monitor.offline_since = offline_since
+        monitor.cert_expires_at = write.cert_expires_at
+        monitor.state_version += 1
         if tr.open_incident:
-            note = self._open_incident(monitor, outcome, offline_since or outcome.checked_at)
+            batch.active_flags[monitor.id] = True
+        elif tr.resolve_incident:
+            batch.active_flags[monitor.id] = False
+        return write
+
+    # -- notifications: the rare runs that open or resolve an incident -------
+
+    def _write_events(self, plan: Plan, batch: Batch, now: datetime) -> None:
+        outcome = plan.outcome
+        monitor = Monitor.get_by_id(outcome.monitor_id)
+        alerts = AlertSettings.get_or_none(AlertSettings.monitor == monitor.id) or AlertSettings(
+            monitor=monitor.id
+        )
+        owner_email = User.get_by_id(monitor.user_id).email
+
+        def enqueue(note: Notification) -> None:
             outbox.enqueue(
                 note,
                 monitor,
@@ -225,19 +206,19 @@ class Recorder:
                 mail_domain=self.mail_domain,
                 now=now,
             )
-            done.opened.append(note.id)
-        if tr.resolve_incident and active is not None:
+
+        assert plan.write is not None
+        if plan.opens:
+            started = plan.write.offline_since or outcome.checked_at
+            note = self._open_incident(monitor, outcome, started)
+            batch.active[monitor.id] = note
+            enqueue(note)
+            plan.done.opened.append(note.id)
+        if plan.resolves and (active := batch.active.pop(monitor.id, None)) is not None:
             note = self._resolve_incident(monitor, active, outcome)
             if note is not None:
-                outbox.enqueue(
-                    note,
-                    monitor,
-                    alerts,
-                    owner_email=owner_email,
-                    mail_domain=self.mail_domain,
-                    now=now,
-                )
-                done.resolved.append(active.id)
+                enqueue(note)
+                plan.done.resolved.append(active.id)
 
     def _open_incident(
         self, monitor: Monitor, outcome: CheckOutcome, started_at: datetime
@@ -282,35 +263,3 @@ class Recorder:
             error_message="",
             created_at=outcome.checked_at,
         )
-
-    def _push_forward(self, outcome: CheckOutcome) -> None:
-        """After a failed write, still release the claim and move the due time."""
-        if outcome.lease_owner is None:
-            return
-        try:
-            with database.atomic():
-                MonitorLocation.update(
-                    next_check_at=outcome.next_check_at, lease_owner=None, lease_expires_at=None
-                ).where(
-                    (MonitorLocation.monitor == outcome.monitor_id)
-                    & (MonitorLocation.location == outcome.location)
-                    & (MonitorLocation.lease_owner == outcome.lease_owner)
-                ).execute()
-        except Exception:  # noqa: BLE001
-            log.exception("could not push monitor %s forward", outcome.monitor_id)
-
-
-def _lock_monitor(monitor_id: int) -> Monitor | None:
-    query = Monitor.select().where(Monitor.id == monitor_id)
-    if not is_sqlite():
-        # Serialises writers of one monitor on PostgreSQL; SQLite's
-        # BEGIN IMMEDIATE already admits one writer at a time.
-        query = query.for_update()
-    return query.first()
-
-
-def _location_statuses(monitor_id: int) -> dict[str, str]:
-    rows = MonitorLocation.select(MonitorLocation.location, MonitorLocation.last_status).where(
-        (MonitorLocation.monitor == monitor_id) & MonitorLocation.last_status.is_null(False)
-    )
-    return {row.location: row.last_status for row in rows}

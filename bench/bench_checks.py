@@ -1,0 +1,159 @@
+"""``make bench-checks``: how fast the check engine runs, against a local target.
+
+Prints (figures, not assertions):
+(a) the raw ceiling: plain aiohttp with a fresh connection per request, req/s;
+(b) the engine with N monitors all due: completed and recorded checks/s, b/a;
+(c) a steady run at half of (b): p50/p99/max dispatch lag and the engine's RSS.
+(a) and (b) over HTTP and HTTPS. The target runs in a separate process (nginx
+when installed, else aiohttp); the engine runs in a process of its own too.
+SQLite by default; ``--database-url postgresql://...`` for PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from bench.raw_ceiling import raw_ceiling
+from bench.seed import reset, seed_monitors
+from bench.target import start_target
+
+
+def _engine(mode: str, count: int, seconds: float, env: dict[str, str]) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.engine_run", mode, str(count), str(seconds)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=seconds + 120,
+        check=False,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"engine run failed:\n{out.stderr[-4000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _env(args: argparse.Namespace, workdir: Path, url: str, ca_file: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UPTIME_")}
+    env.update(
+        UPTIME_DATABASE_URL=url,
+        UPTIME_DATA_DIR=str(workdir / "data"),
+        UPTIME_CA_BUNDLE=ca_file,
+        UPTIME_CHECK_CONCURRENCY=str(args.concurrency),
+        UPTIME_SECRET_KEY="bench",
+        UPTIME_LOG_LEVEL="WARNING",
+    )
+    return env
+
+
+def _db_url(args: argparse.Namespace, workdir: Path, name: str) -> str:
+    return args.database_url or f"sqlite:///{workdir / (name + '.db')}"
+
+
+def burst(args, workdir, target_url, ca_file, name) -> dict:  # noqa: ANN001
+    url = _db_url(args, workdir, name)
+    reset(url)
+    now = datetime.now(UTC)
+    seed_monitors(url, target_url, args.monitors, interval=3600, first_due=now, spread=0)
+    return _engine("burst", args.monitors, args.burst_timeout, _env(args, workdir, url, ca_file))
+
+
+def steady(args, workdir, target_url, ca_file, rate: float) -> tuple[dict, int, int]:  # noqa: ANN001
+    interval = max(5, round(args.monitors / rate))
+    count = max(1, round(rate * interval))
+    url = _db_url(args, workdir, "steady")
+    reset(url)
+    first_due = datetime.now(UTC) + timedelta(seconds=3)
+    seed_monitors(url, target_url, count, interval=interval, first_due=first_due, spread=interval)
+    env = _env(args, workdir, url, ca_file)
+    return _engine("steady", count, args.steady_seconds, env), interval, count
+
+
+def _measure_scheme(args, workdir, target, scheme: str, url: str) -> float:  # noqa: ANN001
+    """(a) and (b) for one scheme, best of ``--rounds`` alternating rounds; returns best b."""
+    raws, bursts = [], []
+    for _ in range(args.rounds):
+        raws.append(
+            raw_ceiling(url, target.ca_file, concurrency=args.concurrency, seconds=args.raw_seconds)
+        )
+        bursts.append(burst(args, workdir, url, target.ca_file, f"burst-{scheme}"))
+    raw, raw_cpu = max(raws)
+    best = max(bursts, key=lambda r: r["recorded"] / (r["recorded_s"] or r["elapsed"]))
+    completed = args.monitors / (best["completed_s"] or best["elapsed"])
+    recorded = best["recorded"] / (best["recorded_s"] or best["elapsed"])
+    engine_cpu = best["cpu_s"] / max(best["recorded"], 1)
+    label = scheme.upper()
+    print(
+        f"{label:5} (a) raw ceiling       {raw:7.0f} req/s     "
+        f"({raw_cpu * 1e6:.0f} µs CPU per request)   rounds: "
+        + " ".join(f"{r:.0f}" for r, _ in raws)
+    )
+    print(f"{label:5} (b) engine completed  {completed:7.0f} checks/s")
+    print(
+        f"{label:5} (b) engine recorded   {recorded:7.0f} checks/s  "
+        f"({engine_cpu * 1e6:.0f} µs CPU per check)   rounds: "
+        + " ".join(f"{r['recorded'] / (r['recorded_s'] or r['elapsed']):.0f}" for r in bursts)
+    )
+    print(
+        f"{label:5}     b/a = {recorded / raw:.2f}   "
+        f"(CPU per check, a/b: {raw_cpu / engine_cpu:.2f})"
+    )
+    return recorded
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--monitors", type=int, default=5000)
+    parser.add_argument("--concurrency", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3, help="best of N for (a) and (b)")
+    parser.add_argument("--raw-seconds", type=float, default=4)
+    parser.add_argument("--steady-seconds", type=float, default=60)
+    parser.add_argument("--burst-timeout", type=float, default=300)
+    parser.add_argument("--database-url", help="postgresql://... (default: a SQLite file)")
+    parser.add_argument("--target", choices=("auto", "aiohttp"), default="auto")
+    parser.add_argument("--skip-steady", action="store_true")
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="uptime-bench-"))
+    target = start_target(workdir, prefer_nginx=args.target == "auto")
+    db = "PostgreSQL" if args.database_url else "SQLite"
+    print(
+        f"target: {target.kind} (separate process); database: {db}; "
+        f"concurrency {args.concurrency}; {args.monitors} monitors; best of {args.rounds}"
+    )
+    try:
+        best_http = _measure_scheme(args, workdir, target, "http", target.http_url)
+        _measure_scheme(args, workdir, target, "https", target.https_url)
+        if not args.skip_steady:
+            _steady_report(args, workdir, target, best_http / 2)
+    finally:
+        target.stop()
+
+
+def _steady_report(args, workdir, target, rate: float) -> None:  # noqa: ANN001
+    result, interval, count = steady(args, workdir, target.http_url, target.ca_file, rate)
+    ms = {k: (result[k] or 0) * 1000 for k in ("lag_p50", "lag_p99", "lag_max")}
+    print(
+        f"HTTP  (c) steady {count / interval:.0f} checks/s ({count} monitors every "
+        f"{interval}s) for {args.steady_seconds:.0f}s: {result['dispatched']} checks, "
+        f"{result['recorded']} recorded"
+    )
+    print(
+        f"          dispatch lag p50 {ms['lag_p50']:.0f} ms, p99 {ms['lag_p99']:.0f} ms, "
+        f"max {ms['lag_max']:.0f} ms"
+    )
+    rss = result["rss_mb"]
+    print(
+        f"          RSS: engine {rss.get('VmRSS')} MB (peak {rss.get('VmHWM')} MB) "
+        f"+ recorder process {rss.get('recorder_VmRSS', 0)} MB"
+    )
+
+
+if __name__ == "__main__":
+    main()

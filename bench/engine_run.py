@@ -1,0 +1,90 @@
+"""The engine under test, in its own process: ``python -m bench.engine_run MODE N SECONDS``.
+
+Runs the real scheduler component (LoopRunner, real clock) against the
+database and CA of the environment (UPTIME_*), then prints one JSON line:
+
+- ``burst``: until N checks are completed and recorded (or SECONDS pass):
+  the time to the last completed and the last recorded check;
+- ``steady``: for SECONDS: dispatch lags (start − due) and the process's RSS.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+
+from uptime_server.config import load_settings
+from uptime_server.daemon import prepare
+from uptime_server.engine.clock import Clock
+from uptime_server.engine.runner import LoopRunner
+from uptime_server.engine.scheduler import CheckScheduler
+
+
+def _rss_mb(pid: int) -> dict[str, float]:
+    fields = {}
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "VmHWM"):
+                fields[name] = round(int(value.split()[0]) / 1024, 1)
+    return fields
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> None:
+    mode, count, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    settings = prepare(load_settings())
+    in_process = os.environ.get("BENCH_RECORDER") == "thread"
+    scheduler = CheckScheduler(settings, recorder_process=not in_process)
+    runner = LoopRunner(scheduler, Clock())
+    started, cpu = time.perf_counter(), time.process_time()
+    runner.start()
+    completed_at = recorded_at = None
+    deadline = started + seconds
+    while time.perf_counter() < deadline:
+        time.sleep(0.005)
+        if mode != "burst":
+            continue
+        now = time.perf_counter()
+        if completed_at is None and scheduler.dispatched >= count and not scheduler.probes.pending:
+            completed_at = now
+        if scheduler.writer.recorded >= count:
+            recorded_at = now
+            break
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    lags = list(scheduler.dispatch_lags)
+    rss = _rss_mb(os.getpid())
+    child = scheduler.recorder_process
+    if child is not None and child._process is not None:
+        rss["recorder_VmRSS"] = _rss_mb(child._process.pid).get("VmRSS", 0.0)
+    runner.stop(settings.shutdown_grace)
+    print(
+        json.dumps(
+            {
+                "elapsed": elapsed,
+                "cpu_s": cpu,
+                "dispatched": scheduler.dispatched,
+                "recorded": scheduler.writer.recorded,
+                "completed_s": None if completed_at is None else completed_at - started,
+                "recorded_s": None if recorded_at is None else recorded_at - started,
+                "lag_p50": _percentile(lags, 0.50),
+                "lag_p99": _percentile(lags, 0.99),
+                "lag_max": max(lags) if lags else None,
+                "lag_mean": statistics.fmean(lags) if lags else None,
+                "rss_mb": rss,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

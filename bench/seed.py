@@ -1,0 +1,75 @@
+"""Bench databases: a migrated schema, one user and N monitors, inserted in bulk."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import peewee
+
+from uptime_server import db as dbmod
+from uptime_server import migrations
+from uptime_server.models import MODELS, AlertSettings, Monitor, MonitorLocation, User
+
+
+def reset(url: str) -> None:
+    """An empty, migrated database at *url* (PostgreSQL tables are truncated)."""
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///"))
+        for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+            leftover.unlink(missing_ok=True)
+    database = dbmod.bind(url)
+    with database.connection_context():
+        migrations.migrate(database)
+        if isinstance(database, peewee.PostgresqlDatabase):
+            tables = ", ".join(m._meta.table_name for m in MODELS)
+            database.execute_sql(f"TRUNCATE {tables} RESTART IDENTITY CASCADE")
+
+
+def seed_monitors(
+    url: str,
+    target: str,
+    count: int,
+    *,
+    interval: int,
+    first_due: datetime,
+    spread: float,
+) -> None:
+    """*count* monitors of *target*, due from *first_due* evenly over *spread* seconds."""
+    database = dbmod.bind(url)
+    now = datetime.now(first_due.tzinfo)
+    with database.connection_context(), database.atomic():
+        user = User.create(email="bench@example.com", name="bench", created_at=now)
+        rows = [
+            {
+                "user": user.id,
+                "name": f"bench-{i}",
+                "url": target,
+                "type": "https" if target.startswith("https") else "http",
+                "timeout": 5,
+                "check_interval": interval,
+                "created_at": now,
+                "updated_at": now,
+                "status": "online",
+            }
+            for i in range(count)
+        ]
+        for chunk in peewee.chunked(rows, 500):
+            Monitor.insert_many(chunk).execute()
+        ids = [m.id for m in Monitor.select(Monitor.id).order_by(Monitor.id)]
+        for chunk in peewee.chunked(ids, 500):
+            AlertSettings.insert_many([{"monitor": i} for i in chunk]).execute()
+        step = spread / count
+        slots = [
+            {
+                "monitor": mid,
+                "location": "local",
+                "next_check_at": first_due + timedelta(seconds=n * step),
+                # Not a first run: no jitter offset, the phase stays as seeded.
+                "last_status": "online",
+            }
+            for n, mid in enumerate(ids)
+        ]
+        for chunk in peewee.chunked(slots, 500):
+            MonitorLocation.insert_many(chunk).execute()
+    database.close()

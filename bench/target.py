@@ -1,0 +1,119 @@
+"""A fast HTTP and HTTPS target on 127.0.0.1, in a separate process.
+
+nginx when it is installed (one worker, so the engine keeps the other core),
+otherwise a small aiohttp server (``python -m bench.aiohttp_target``). Both
+answer every request with 200 "ok" and serve TLS with a trustme certificate
+for 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import trustme
+
+NGINX_CONF = """
+worker_processes 1;
+daemon off;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log error;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    client_body_temp_path {dir}/body;
+    proxy_temp_path {dir}/proxy;
+    fastcgi_temp_path {dir}/fastcgi;
+    uwsgi_temp_path {dir}/uwsgi;
+    scgi_temp_path {dir}/scgi;
+    ssl_session_cache off;
+    ssl_session_tickets off;
+    server {{
+        listen 127.0.0.1:{http_port} backlog=4096;
+        listen 127.0.0.1:{https_port} ssl backlog=4096;
+        ssl_certificate {dir}/cert.pem;
+        ssl_certificate_key {dir}/key.pem;
+        location / {{ return 200 "ok"; }}
+    }}
+}}
+"""
+
+
+@dataclass
+class Target:
+    kind: str
+    http_url: str
+    https_url: str
+    ca_file: str
+    process: subprocess.Popen[bytes]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"target exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"target not listening on {port}")
+
+
+def start_target(workdir: Path, *, prefer_nginx: bool = True) -> Target:
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1", "localhost")
+    ca.cert_pem.write_to_path(str(workdir / "ca.pem"))
+    cert.cert_chain_pems[0].write_to_path(str(workdir / "cert.pem"))
+    for pem in cert.cert_chain_pems[1:]:
+        pem.write_to_path(str(workdir / "cert.pem"), append=True)
+    cert.private_key_pem.write_to_path(str(workdir / "key.pem"))
+    http_port, https_port = _free_port(), _free_port()
+    nginx = shutil.which("nginx") or (
+        "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None
+    )
+    if prefer_nginx and nginx:
+        conf = workdir / "nginx.conf"
+        conf.write_text(NGINX_CONF.format(dir=workdir, http_port=http_port, https_port=https_port))
+        cmd = [nginx, "-c", str(conf), "-e", str(workdir / "error.log")]
+        kind = "nginx"
+    else:
+        cmd = [
+            sys.executable,
+            "-m",
+            "bench.aiohttp_target",
+            str(http_port),
+            str(https_port),
+            str(workdir / "cert.pem"),
+            str(workdir / "key.pem"),
+        ]
+        kind = "aiohttp"
+    process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _wait_listening(http_port, process)
+    _wait_listening(https_port, process)
+    return Target(
+        kind,
+        f"http://127.0.0.1:{http_port}/",
+        f"https://127.0.0.1:{https_port}/",
+        str(workdir / "ca.pem"),
+        process,
+    )

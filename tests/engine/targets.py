@@ -1,0 +1,69 @@
+"""A real HTTP target on 127.0.0.1 that counts what it is asked, for engine tests.
+
+Paths:
+- ``/ok/<key>``: 200 "ok";
+- ``/status/<code>/<key>``: that status;
+- ``/slow/<key>?s=SECONDS``: answers after SECONDS; ``arrived[key]`` is set
+  when the request comes in, so a test can act while the check is in flight.
+Every request is counted per key in ``hits``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter, defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: CountingServer
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        parts = urlsplit(self.path)
+        segments = [s for s in parts.path.split("/") if s]
+        key = segments[-1] if segments else ""
+        self.server.count(key)
+        status = 200
+        if segments and segments[0] == "status":
+            status = int(segments[1])
+        elif segments and segments[0] == "slow":
+            self.server.arrived[key].set()
+            time.sleep(float(parse_qs(parts.query).get("s", ["1"])[0]))
+        body = b"ok" if status == 200 else b"failing"
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+class CountingServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.hits: Counter[str] = Counter()
+        self.arrived: defaultdict[str, threading.Event] = defaultdict(threading.Event)
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def url(self, kind: str, key: str) -> str:
+        return f"{self.base}/{kind}/{key}"
+
+    def count(self, key: str) -> None:
+        with self._lock:
+            self.hits[key] += 1
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()

@@ -1,0 +1,196 @@
+"""Claims, leases and due times (decisions §6, §7), on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+
+from uptime_server import monitors as svc
+from uptime_server.engine.dispatcher import (
+    FIRST_SPREAD_CAP,
+    Claim,
+    Dispatcher,
+    first_offset,
+    next_due,
+)
+from uptime_server.models import MonitorLocation
+from uptime_server.validation import MonitorConfig
+
+
+@pytest.fixture
+def settings_env(settings_env):
+    return {**settings_env, "UPTIME_LOCATIONS": "local,eu"}
+
+
+@pytest.fixture
+def make_monitor(db, alice, settings, clock):
+    def make(name="m", **fields):
+        body = {"name": name, "url": "http://127.0.0.1:9/", "type": "http", **fields}
+        cfg = MonitorConfig.model_validate(body, context={"settings": settings})
+        return svc.create_monitor(alice.user, cfg, now=clock.now(), settings=settings)
+
+    return make
+
+
+def claimed_ids(claims):
+    return sorted(c.monitor_id for c in claims)
+
+
+def test_it_claims_due_unpaused_monitors_of_its_location(make_monitor, settings, clock):
+    due = [make_monitor(f"due{i}") for i in range(3)]
+    paused = make_monitor("paused")
+    svc.pause_monitor(paused, None, now=clock.now())
+    make_monitor("eu", locations=["eu"])
+    make_monitor("tcp", type="tcp", url=None)
+    later = make_monitor("later")
+    MonitorLocation.update(next_check_at=clock.now() + timedelta(seconds=1)).where(
+        MonitorLocation.monitor == later.id
+    ).execute()
+
+    claims = Dispatcher(settings, worker_id="w1").claim(clock.now())
+
+    assert claimed_ids(claims) == [m.id for m in due]
+    assert all(c.location == "local" and c.lease_owner == "w1/1" for c in claims)
+    assert all(c.spec is not None and c.spec.url == "http://127.0.0.1:9/" for c in claims)
+    leased = MonitorLocation.select().where(MonitorLocation.lease_owner == "w1/1")
+    assert {row.lease_expires_at for row in leased} == {
+        clock.now() + timedelta(seconds=settings.lease_seconds)
+    }
+
+
+def test_a_claimed_check_is_not_claimed_again_until_its_lease_expires(
+    make_monitor, settings, clock
+):
+    m = make_monitor()
+    first = Dispatcher(settings, worker_id="dead")
+    other = Dispatcher(settings, worker_id="alive")
+    assert claimed_ids(first.claim(clock.now())) == [m.id]
+    assert other.claim(clock.now()) == []
+    clock.advance(settings.lease_seconds)
+    assert other.claim(clock.now()) == []  # expires strictly after the lease
+    clock.advance(1)
+    [claim] = other.claim(clock.now())
+    assert (claim.monitor_id, claim.lease_owner) == (m.id, "alive/3")
+
+
+def test_the_lease_covers_the_worst_case_run(make_monitor, settings, clock):
+    make_monitor(timeout=30, retry_count=3, check_interval=60)
+    [claim] = Dispatcher(settings, worker_id="w").claim(clock.now())
+    row = MonitorLocation.get(MonitorLocation.id == claim.row_id)
+    # 4 attempts × 30 s + 3 retry waits × 10 s + 60 s margin
+    assert row.lease_expires_at == clock.now() + timedelta(seconds=210)
+
+
+def test_another_location_has_its_own_dispatcher(make_monitor, settings, clock):
+    both = make_monitor("both", locations=["local", "eu"])
+    eu_only = make_monitor("eu", locations=["eu"])
+    eu = Dispatcher(settings, location="eu", worker_id="eu")
+    local = Dispatcher(settings, worker_id="local")
+    assert claimed_ids(eu.claim(clock.now())) == [both.id, eu_only.id]
+    assert claimed_ids(local.claim(clock.now())) == [both.id]
+
+
+def test_claims_come_oldest_due_first_in_batches(make_monitor, settings, clock):
+    monitors = [make_monitor(f"m{i}") for i in range(5)]
+    for i, m in enumerate(monitors):
+        MonitorLocation.update(next_check_at=clock.now() - timedelta(seconds=i)).where(
+            MonitorLocation.monitor == m.id
+        ).execute()
+    d = Dispatcher(settings, worker_id="w", batch_size=2)
+    assert [c.monitor_id for c in d.claim(clock.now())] == [monitors[4].id, monitors[3].id]
+    assert len(d.claim(clock.now(), limit=10)) == 2  # the batch size caps a claim
+    assert len(d.claim(clock.now())) == 1
+
+
+def test_release_gives_back_a_due_check_and_push_forward_moves_it(make_monitor, settings, clock):
+    a, b = make_monitor("a"), make_monitor("b")
+    d = Dispatcher(settings, worker_id="w")
+    claims = {c.monitor_id: c for c in d.claim(clock.now())}
+    d.release([claims[a.id]])
+    d.push_forward([claims[b.id]], clock.now())
+    row_a = MonitorLocation.get(MonitorLocation.monitor == a.id)
+    row_b = MonitorLocation.get(MonitorLocation.monitor == b.id)
+    assert (row_a.lease_owner, row_a.next_check_at) == (None, clock.now())
+    assert row_b.lease_owner is None
+    assert row_b.next_check_at == next_due(claims[b.id], clock.now())
+    assert claimed_ids(Dispatcher(settings).claim(clock.now())) == [a.id]
+
+
+def test_a_stale_holder_cannot_release_a_claim_taken_over(make_monitor, settings, clock):
+    make_monitor()
+    dead = Dispatcher(settings, worker_id="dead")
+    [old] = dead.claim(clock.now())
+    clock.advance(settings.lease_seconds + 1)
+    [new] = Dispatcher(settings, worker_id="new").claim(clock.now())
+    dead.release([old])
+    assert MonitorLocation.get_by_id(new.row_id).lease_owner == new.lease_owner
+
+
+def test_two_dispatchers_in_two_threads_never_claim_one_check_twice(make_monitor, settings, clock):
+    ids = {make_monitor(f"m{i}").id for i in range(300)}
+    got: dict[str, list[int]] = {"a": [], "b": []}
+    errors: list[BaseException] = []
+    start = threading.Barrier(2)
+
+    def work(name: str) -> None:
+        d = Dispatcher(settings, worker_id=name, batch_size=3)
+        start.wait()
+        try:
+            while claims := d.claim(clock.now()):
+                got[name].extend(c.monitor_id for c in claims)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in got]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    assert not set(got["a"]) & set(got["b"])
+    assert sorted(got["a"] + got["b"]) == sorted(ids)
+
+
+# -- due times (pure) -------------------------------------------------------
+
+
+def _claim(clock, *, interval=60, first=False, due=None):
+    return Claim(
+        row_id=1,
+        monitor_id=7,
+        location="local",
+        due=due or clock.now(),
+        interval=interval,
+        first=first,
+        lease_owner="w/1",
+        spec=None,
+    )
+
+
+def test_the_next_due_time_is_drift_free(clock):
+    claim = _claim(clock)
+    done_at = clock.now() + timedelta(seconds=2.5)  # started late, ran long
+    assert next_due(claim, done_at) == claim.due + timedelta(seconds=60)
+
+
+def test_the_first_run_adds_a_stable_per_monitor_offset(clock):
+    offsets = {first_offset(i, "local", 60) for i in range(200)}
+    assert all(timedelta(0) <= o < timedelta(seconds=FIRST_SPREAD_CAP) for o in offsets)
+    assert len(offsets) > 150  # spread, not lumped
+    assert first_offset(7, "local", 60) == first_offset(7, "local", 60)
+    assert first_offset(7, "local", 10) < timedelta(seconds=10)  # never beyond the interval
+    claim = _claim(clock, first=True)
+    assert next_due(claim, clock.now()) == claim.due + timedelta(seconds=60) + first_offset(
+        7, "local", 60
+    )
+
+
+def test_after_a_stall_missed_slots_are_skipped_and_the_phase_kept(clock):
+    claim = _claim(clock, interval=60)
+    woke = clock.now() + timedelta(hours=3, seconds=10)
+    following = next_due(claim, woke)
+    assert following - woke >= timedelta(seconds=30)  # at least half an interval away
+    assert following - woke <= timedelta(seconds=90)
+    assert (following - claim.due) % timedelta(seconds=60) == timedelta(0)

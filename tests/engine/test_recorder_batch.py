@@ -1,0 +1,129 @@
+"""The recorder's set-wise batch: many runs, one transaction, same answers as one by one."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from uptime_server import monitors as svc
+from uptime_server.engine import recorder_batch
+from uptime_server.engine.recorder import CheckOutcome, Recorder, StaleState
+from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification, Outbox
+from uptime_server.validation import MonitorConfig
+
+
+@pytest.fixture
+def settings_env(settings_env):
+    return {**settings_env, "UPTIME_LOCATIONS": "local,eu"}
+
+
+@pytest.fixture
+def make_monitor(db, alice, settings, clock):
+    def make(name="m", **fields):
+        body = {"name": name, "url": "http://127.0.0.1:9/", "type": "http", **fields}
+        cfg = MonitorConfig.model_validate(body, context={"settings": settings})
+        return svc.create_monitor(alice.user, cfg, now=clock.now(), settings=settings)
+
+    return make
+
+
+def run(monitor, at, passed, location="local", **kw):
+    return CheckOutcome(
+        monitor_id=monitor.id,
+        location=location,
+        checked_at=at,
+        passed=passed,
+        response_time=80 if passed else None,
+        status_code=200 if passed else 500,
+        error=None if passed else "expected status in [200], got 500",
+        **kw,
+    )
+
+
+def test_runs_get_their_ids_in_order(make_monitor, settings, clock):
+    monitors = [make_monitor(f"m{i}") for i in range(150)]  # more than one INSERT chunk
+    done = Recorder(settings).record([run(m, clock.now(), True) for m in monitors], now=clock.now())
+    for m, d in zip(monitors, done, strict=True):
+        assert CheckRun.get_by_id(d.run_id).monitor_id == m.id
+    assert len({d.run_id for d in done}) == 150
+
+
+def test_a_failure_and_a_recovery_in_one_batch(make_monitor, settings, clock):
+    m = make_monitor("api")
+    t0 = clock.now()
+    down, up = Recorder(settings).record(
+        [run(m, t0, False), run(m, t0 + timedelta(seconds=60), True)], now=clock.now()
+    )
+    assert (down.monitor_status, len(down.opened)) == ("offline", 1)
+    assert (up.monitor_status, up.resolved) == ("online", down.opened)
+    notes = list(Notification.select().order_by(Notification.id))
+    assert [(n.type, n.status) for n in notes] == [
+        ("downtime", "resolved"),
+        ("recovery", "resolved"),
+    ]
+    assert notes[0].duration == 60
+    assert Outbox.select().count() == 2
+    monitor = Monitor.get_by_id(m.id)
+    assert (monitor.status, monitor.consecutive_failures, monitor.state_version) == ("online", 0, 2)
+    assert (monitor.last_failure, monitor.last_success) == (t0, t0 + timedelta(seconds=60))
+
+
+def test_locations_combine_within_a_batch(make_monitor, settings, clock):
+    m = make_monitor("both", locations=["local", "eu"])
+    local, eu = Recorder(settings).record(
+        [run(m, clock.now(), False), run(m, clock.now(), True, location="eu")], now=clock.now()
+    )
+    assert (local.monitor_status, eu.monitor_status) == ("offline", "warning")
+    slots = {s.location: s.last_status for s in MonitorLocation.select()}
+    assert slots == {"local": "offline", "eu": "online"}
+
+
+def test_a_deleted_monitor_is_skipped_and_the_rest_recorded(make_monitor, settings, clock):
+    gone, kept = make_monitor("gone"), make_monitor("kept")
+    outcomes = [run(gone, clock.now(), True), run(kept, clock.now(), True)]
+    svc.delete_monitor(gone)
+    done = Recorder(settings).record(outcomes, now=clock.now())
+    assert [d.skipped for d in done] == ["deleted", None]
+    assert [r.monitor_id for r in CheckRun.select()] == [kept.id]
+
+
+def test_only_the_lease_holder_moves_the_schedule(make_monitor, settings, clock):
+    mine, theirs, adhoc = make_monitor("mine"), make_monitor("theirs"), make_monitor("adhoc")
+    MonitorLocation.update(lease_owner="w/1").where(
+        MonitorLocation.monitor.in_([mine.id, theirs.id])
+    ).execute()
+    later = clock.now() + timedelta(seconds=60)
+    Recorder(settings).record(
+        [
+            run(mine, clock.now(), True, next_check_at=later, lease_owner="w/1"),
+            run(theirs, clock.now(), True, next_check_at=later, lease_owner="w/0"),
+            run(adhoc, clock.now(), False),
+        ],
+        now=clock.now(),
+    )
+    slot = {s.monitor_id: s for s in MonitorLocation.select()}
+    assert (slot[mine.id].next_check_at, slot[mine.id].lease_owner) == (later, None)
+    assert (slot[theirs.id].next_check_at, slot[theirs.id].lease_owner) == (clock.now(), "w/1")
+    assert slot[theirs.id].last_status is None
+    assert (slot[adhoc.id].next_check_at, slot[adhoc.id].last_status) == (clock.now(), "offline")
+
+
+def test_a_state_that_moved_under_the_batch_rolls_everything_back(
+    make_monitor, settings, clock, monkeypatch
+):
+    a, b = make_monitor("a"), make_monitor("b")
+    real_load = recorder_batch.Batch.load
+
+    def stale_load(ids):  # type: ignore[no-untyped-def]
+        batch = real_load(ids)
+        batch.monitors[b.id].state_version += 7  # as if read before someone else's write
+        return batch
+
+    monkeypatch.setattr(recorder_batch.Batch, "load", staticmethod(stale_load))
+    with pytest.raises(StaleState):
+        Recorder(settings).record(
+            [run(a, clock.now(), True), run(b, clock.now(), True)], now=clock.now()
+        )
+    assert CheckRun.select().count() == 0
+    assert Monitor.get_by_id(a.id).status == "pending"

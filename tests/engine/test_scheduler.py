@@ -1,0 +1,359 @@
+"""The check component against real local HTTP targets, time from a ManualClock.
+
+No test sleeps for the scheduler: each step calls ``loop(now)`` directly and
+``settle()`` waits for the real HTTP checks and the writer, then the clock is
+moved by hand.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import defaultdict
+from datetime import timedelta
+
+import pytest
+
+from tests.engine.targets import CountingServer
+from uptime_server import monitors as svc
+from uptime_server.app import create_app
+from uptime_server.engine.dispatcher import Dispatcher, first_offset
+from uptime_server.engine.probe import Prober
+from uptime_server.engine.recorder import CheckOutcome, Recorder
+from uptime_server.engine.recorder_process import RecorderProcess, RecorderProcessError
+from uptime_server.engine.scheduler import CheckScheduler
+from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification
+from uptime_server.validation import MonitorConfig
+
+
+async def no_sleep(seconds: float) -> None:
+    pass
+
+
+@pytest.fixture
+def settings_env(settings_env):
+    return {**settings_env, "UPTIME_LOCATIONS": "local,eu", "UPTIME_CHECK_CONCURRENCY": "20"}
+
+
+@pytest.fixture
+def target():
+    server = CountingServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def make_monitor(db, alice, settings, clock, target):
+    def make(key, kind="ok", **fields):
+        body = {
+            "name": key,
+            "url": target.url(kind, key),
+            "type": "http",
+            "timeout": 5,
+            "check_interval": 10,
+            **fields,
+        }
+        cfg = MonitorConfig.model_validate(body, context={"settings": settings})
+        return svc.create_monitor(alice.user, cfg, now=clock.now(), settings=settings)
+
+    return make
+
+
+@pytest.fixture
+def make_scheduler(db, settings, clock):
+    made: list[CheckScheduler] = []
+
+    def make(**kwargs):
+        kwargs.setdefault("sleep", no_sleep)
+        scheduler = CheckScheduler(settings, clock=clock, **kwargs)
+        made.append(scheduler)
+        return scheduler
+
+    yield make
+    for scheduler in made:
+        scheduler.close()
+
+
+def step(clock, schedulers, seconds):
+    """One tick: every scheduler loops, the checks end and are written, time moves."""
+    for scheduler in schedulers:
+        scheduler.loop(clock.now())
+    for scheduler in schedulers:
+        assert scheduler.settle(30)
+    clock.advance(seconds)
+
+
+def runs_of(monitor):
+    return list(
+        CheckRun.select().where(CheckRun.monitor == monitor.id).order_by(CheckRun.checked_at)
+    )
+
+
+def test_monitors_are_dispatched_on_time(make_monitor, make_scheduler, clock, alice, target):
+    start = clock.now()
+    monitors = [make_monitor(f"m{i}") for i in range(3)]
+    scheduler = make_scheduler()
+
+    assert scheduler.loop(clock.now()) == pytest.approx(1.0)  # idle: look again soon
+    assert scheduler.settle(30)
+    for m in monitors:
+        body = alice.get(f"/api/v1/monitors/{m.id}").json["data"]
+        offset = first_offset(m.id, "local", 10)
+        assert body["status"] == "online"
+        assert body["last_check"] == "2026-11-22T12:00:00Z"
+        assert body["last_success"] == "2026-11-22T12:00:00Z"
+        assert body["response_time"] is not None
+        row = MonitorLocation.get(MonitorLocation.monitor == m.id)
+        assert row.next_check_at == start + timedelta(seconds=10) + offset
+        assert row.lease_owner is None
+
+    # Nothing runs before its due time; each runs once when it is due.
+    for _ in range(40):
+        step(clock, [scheduler], 0.5)
+    for i, m in enumerate(monitors):
+        due = start + timedelta(seconds=10) + first_offset(m.id, "local", 10)
+        times = [r.checked_at for r in runs_of(m)]
+        assert times[0] == start
+        assert due <= times[1] < due + timedelta(seconds=0.5)
+        assert [b - a for a, b in zip(times[1:], times[2:], strict=False)] == [
+            timedelta(seconds=10)
+        ] * (len(times) - 2)
+        assert target.hits[f"m{i}"] == len(times)
+
+
+def test_loop_reports_the_time_until_the_next_due_check(make_monitor, make_scheduler, clock):
+    m = make_monitor("a")
+    scheduler = make_scheduler()
+    scheduler.loop(clock.now())
+    scheduler.settle(30)
+    due = MonitorLocation.get(MonitorLocation.monitor == m.id).next_check_at
+    clock.set(due - timedelta(seconds=0.25))
+    assert scheduler.loop(clock.now()) == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("threads", [False, True], ids=["interleaved", "threads"])
+def test_two_schedulers_on_one_database_never_run_a_monitor_twice_in_an_interval(
+    make_monitor, make_scheduler, clock, target, threads
+):
+    monitors = [make_monitor(f"m{i}") for i in range(12)]
+    pair = [make_scheduler(worker_id=w, batch_size=5) for w in ("one", "two")]
+    start = clock.now()
+    for _ in range(4 * 8):  # 8 intervals of 10 s in steps of 2.5 s
+        if threads:
+            workers = [
+                threading.Thread(target=lambda s=s: [s.loop(clock.now()) for _ in range(3)])
+                for s in pair
+            ]
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join(30)
+        else:
+            for _ in range(3):
+                for s in pair:
+                    s.loop(clock.now())
+        for s in pair:
+            assert s.settle(30)
+        clock.advance(2.5)
+    elapsed = clock.now() - start
+    for i, m in enumerate(monitors):
+        times = [r.checked_at for r in runs_of(m)]
+        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+        assert all(gap >= timedelta(seconds=10) for gap in gaps), (m.id, times)
+        # ...and none was skipped: one run per interval since the first.
+        assert len(times) >= elapsed // timedelta(seconds=10) - 1
+        assert target.hits[f"m{i}"] == len(times)
+    assert pair[0].dispatched and pair[1].dispatched
+
+
+def test_after_a_stall_each_overdue_monitor_runs_once(make_monitor, make_scheduler, clock):
+    monitors = [make_monitor(f"m{i}") for i in range(10)]
+    scheduler = make_scheduler()
+    step(clock, [scheduler], 0)
+    clock.advance(hours=2)  # suspended: 720 intervals missed
+    woke = clock.now()
+    for _ in range(10):
+        step(clock, [scheduler], 0.5)  # 5 s: half an interval
+    for m in monitors:
+        since = [r for r in runs_of(m) if r.checked_at >= woke]
+        assert [r.checked_at for r in since] == [woke]
+        row = MonitorLocation.get(MonitorLocation.monitor == m.id)
+        assert row.next_check_at >= woke + timedelta(seconds=5)
+
+
+class CrashingProber(Prober):
+    """Raises for one URL: a bug in our code, not a failing target."""
+
+    def __init__(self, crash_url: str) -> None:
+        super().__init__()
+        self.crash_url = crash_url
+
+    async def run(self, spec, *, sleep=None):  # type: ignore[no-untyped-def]
+        if spec.url == self.crash_url:
+            raise RuntimeError("probe exploded")
+        return await super().run(spec, sleep=no_sleep)
+
+
+def test_a_crashing_probe_does_not_stop_the_others(make_monitor, make_scheduler, clock, caplog):
+    bad = make_monitor("bad")
+    good = [make_monitor(f"good{i}") for i in range(3)]
+    scheduler = make_scheduler(prober=CrashingProber(bad.url))
+    for _ in range(3):
+        step(clock, [scheduler], 10)
+    assert runs_of(bad) == []
+    assert all(len(runs_of(m)) >= 2 for m in good)
+    row = MonitorLocation.get(MonitorLocation.monitor == bad.id)
+    assert row.lease_owner is None and row.next_check_at > clock.now() - timedelta(seconds=10)
+    assert "probe exploded" in caplog.text
+
+
+def test_a_paused_monitor_is_never_checked(make_monitor, make_scheduler, clock, target):
+    paused = make_monitor("paused")
+    make_monitor("running")
+    svc.pause_monitor(paused, "maintenance", now=clock.now())
+    scheduler = make_scheduler()
+    for _ in range(10):
+        step(clock, [scheduler], 5)
+    assert target.hits["paused"] == 0 and runs_of(paused) == []
+    assert target.hits["running"] >= 4
+    assert Monitor.get_by_id(paused.id).status == "pending"
+
+
+def test_a_failing_target_goes_offline_and_opens_one_incident(
+    make_monitor, make_scheduler, clock, alice
+):
+    m = make_monitor("down", kind="status/503", retry_count=2)
+    scheduler = make_scheduler()
+    for _ in range(3):
+        step(clock, [scheduler], 10)
+    body = alice.get(f"/api/v1/monitors/{m.id}").json["data"]
+    assert body["status"] == "offline"
+    assert body["last_failure"] is not None and body["last_success"] is None
+    assert {r.attempts for r in runs_of(m)} == {3}  # retries did not sleep
+    assert Notification.select().where(Notification.monitor == m.id).count() == 1
+
+
+def test_each_location_runs_its_own_checks(make_monitor, make_scheduler, clock, target):
+    local = make_monitor("local")
+    eu = make_monitor("eu", locations=["eu"])
+    both = make_monitor("both", locations=["local", "eu"])
+    step(clock, [make_scheduler(), make_scheduler(location="eu")], 1)
+    assert {r.location for r in runs_of(local)} == {"local"}
+    assert {r.location for r in runs_of(eu)} == {"eu"}
+    assert sorted(r.location for r in runs_of(both)) == ["eu", "local"]
+    assert (target.hits["local"], target.hits["eu"], target.hits["both"]) == (1, 1, 2)
+
+
+def test_a_dead_process_claims_are_taken_over_after_one_lease(
+    make_monitor, make_scheduler, settings, clock, target
+):
+    m = make_monitor("orphan")
+    Dispatcher(settings, worker_id="dead").claim(clock.now())  # then the process died
+    scheduler = make_scheduler()
+    step(clock, [scheduler], settings.lease_seconds - 1)
+    assert target.hits["orphan"] == 0
+    step(clock, [scheduler], 2)  # lease expired
+    step(clock, [scheduler], 0)
+    assert target.hits["orphan"] == 1 and len(runs_of(m)) == 1
+
+
+def test_the_writer_batches_results(make_monitor, make_scheduler, settings, clock):
+    monitors = [make_monitor(f"m{i}") for i in range(30)]
+
+    class CountingRecorder(Recorder):
+        calls = 0
+
+        def record(self, outcomes, *, now):  # type: ignore[no-untyped-def]
+            CountingRecorder.calls += 1
+            return super().record(outcomes, now=now)
+
+    scheduler = make_scheduler(recorder=CountingRecorder(settings))
+    step(clock, [scheduler], 0)
+    assert sum(len(runs_of(m)) for m in monitors) == 30
+    assert CountingRecorder.calls < 30
+
+
+def test_shutdown_drains_running_checks_and_gives_back_the_rest(
+    make_monitor, make_scheduler, settings_env, clock, target, db
+):
+    from uptime_server.config import load_settings
+
+    settings = load_settings({**settings_env, "UPTIME_CHECK_CONCURRENCY": "1"})
+    slow = make_monitor("slow", kind="slow", url=target.url("slow", "slow") + "?s=0.5")
+    waiting = make_monitor("waiting")
+    scheduler = CheckScheduler(settings, clock=clock, sleep=no_sleep)
+    scheduler.loop(clock.now())  # room for 2: both claimed, one slot
+    assert target.arrived["slow"].wait(10)
+    scheduler.shutdown(grace=10)
+
+    [run] = runs_of(slow)
+    assert run.status == "online"
+    assert runs_of(waiting) == []
+    row = MonitorLocation.get(MonitorLocation.monitor == waiting.id)
+    assert (row.lease_owner, row.next_check_at) == (None, clock.now())  # due, free
+    assert scheduler.loop(clock.now()) == 1.0  # stopped: claims nothing more
+    assert MonitorLocation.get(MonitorLocation.monitor == waiting.id).lease_owner is None
+
+
+def test_lag_is_how_late_the_most_overdue_check_is(make_monitor, make_scheduler, settings, clock):
+    make_monitor("a")
+    scheduler = make_scheduler()
+    assert scheduler.lag() == 0.0
+    clock.advance(30)
+    assert scheduler.lag() == 30.0
+    app = create_app(settings, clock=clock, bind_database=False, services=scheduler.services)
+    assert app.test_client().get("/healthz").json["scheduler_lag_seconds"] == 30.0
+    step(clock, [scheduler], 0)
+    assert scheduler.lag() == 0.0
+    assert scheduler.dispatch_lags and scheduler.dispatch_lags[-1] == 30.0
+
+
+def test_counts_per_monitor_match_the_target(make_monitor, make_scheduler, clock, target):
+    monitors = [make_monitor(f"k{i}") for i in range(5)]
+    scheduler = make_scheduler()
+    for _ in range(20):
+        step(clock, [scheduler], 1)
+    seen = defaultdict(int)
+    for run in CheckRun.select():
+        seen[run.monitor_id] += 1
+    assert [seen[m.id] for m in monitors] == [target.hits[f"k{i}"] for i in range(5)]
+
+
+def test_the_daemon_writes_from_a_child_process(make_monitor, make_scheduler, clock, alice):
+    monitors = [make_monitor(f"p{i}") for i in range(5)]
+    scheduler = make_scheduler(recorder_process=True)
+    step(clock, [scheduler], 0)
+    assert scheduler.recorder_process is not None
+    assert scheduler.recorder_process._process.pid != os.getpid()
+    for m in monitors:
+        assert alice.get(f"/api/v1/monitors/{m.id}").json["data"]["status"] == "online"
+        assert MonitorLocation.get(MonitorLocation.monitor == m.id).lease_owner is None
+
+
+def test_a_dead_recorder_process_is_started_again(make_monitor, settings, clock):
+    m = make_monitor("r")
+    outcome = CheckOutcome(
+        monitor_id=m.id,
+        location="local",
+        checked_at=clock.now(),
+        passed=True,
+        response_time=5,
+        status_code=200,
+        error=None,
+    )
+    child = RecorderProcess(settings)
+    try:
+        [done] = child.record([outcome], now=clock.now())
+        assert done.run_status == "online" and done.run_id is not None
+        first = child._process
+        first.kill()
+        first.join(10)
+        [again] = child.record([outcome], now=clock.now())
+        assert again.run_id == done.run_id + 1
+        assert child._process is not first
+        # Dying in the middle of a batch fails that batch (the writer retries it).
+        child._conn.close()
+        with pytest.raises(RecorderProcessError):
+            child._call("record", [outcome], clock.now())
+    finally:
+        child.close()

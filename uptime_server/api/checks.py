@@ -1,0 +1,122 @@
+"""Check runs of a monitor: "test now" and history (decisions §1)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from flask import Blueprint, request
+from flask_login import current_user
+
+from uptime_server import monitors as svc
+from uptime_server.context import now, settings, state
+from uptime_server.engine.clock import isoformat
+from uptime_server.engine.probe_loop import ProbeLoop, shared_probe_loop
+from uptime_server.engine.recorder import CheckOutcome, Recorder
+from uptime_server.engine.spec import check_spec, probe_config
+from uptime_server.errors import ApiError, validation_error
+from uptime_server.models import CheckRun, Monitor
+from uptime_server.validation import int_param, time_param
+
+bp = Blueprint("checks", __name__, url_prefix="/monitors")
+
+HISTORY_WINDOW = timedelta(hours=24)
+
+
+def record_json(run: CheckRun) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "checked_at": isoformat(run.checked_at),
+        "status": run.status,
+        "response_time": run.response_time,
+        "status_code": run.status_code,
+        "error": run.error,
+        "location": run.location,
+        "attempts": run.attempts,
+    }
+
+
+def _probe_loop() -> ProbeLoop:
+    # Tests and the daemon may plug in their own; otherwise one per process,
+    # so the TLS contexts and HTTP session are shared by every request.
+    loop = state().services.get("probe_loop")
+    if loop is not None:
+        return loop
+    return shared_probe_loop(probe_config(settings()), settings().check_concurrency)
+
+
+def run_test(monitor: Monitor) -> dict[str, Any]:
+    """One check run now, recorded like any other (no lease: the schedule stays)."""
+    if not monitor.checks_supported:
+        raise ApiError(
+            "MONITOR_TYPE_NOT_SUPPORTED",
+            f"Monitors of type {monitor.type} are not checked in this version",
+        )
+    started = now()
+    job = _probe_loop().run_sync(check_spec(monitor))
+    if job.result is None:
+        raise RuntimeError(f"test check of monitor {monitor.id} failed: {job.error!r}")
+    result = job.result
+    outcome = CheckOutcome(
+        monitor_id=monitor.id,
+        location=monitor.locations[0] if monitor.locations else settings().locations[0],
+        checked_at=started,
+        passed=result.passed,
+        response_time=result.response_time,
+        status_code=result.status_code,
+        error=result.error,
+        attempts=result.attempts,
+        retried=result.retried,
+        cert_expires_at=result.cert_expires_at,
+    )
+    [done] = Recorder(settings()).record([outcome], now=now())
+    if done.run_status is None:
+        # Deleted while the check ran: report it as gone.
+        raise ApiError("MONITOR_NOT_FOUND", "Monitor not found")
+    return {
+        "status": done.run_status,
+        "response_time": result.response_time,
+        "status_code": result.status_code,
+        "checked_at": isoformat(started),
+        "error": result.error,
+    }
+
+
+@bp.post("/<int:monitor_id>/test")
+def test(monitor_id: int) -> Any:
+    return {"data": run_test(svc.get_owned(current_user, monitor_id))}
+
+
+def _window(args: Any) -> tuple[datetime, datetime]:
+    until = time_param(args, "to") or now()
+    since = time_param(args, "from") or until - HISTORY_WINDOW
+    if since > until:
+        raise validation_error({"from": ["must not be after to"]})
+    return since, until
+
+
+@bp.get("/<int:monitor_id>/history")
+def history(monitor_id: int) -> Any:
+    monitor = svc.get_owned(current_user, monitor_id)
+    since, until = _window(request.args)
+    limit = int_param(request.args, "limit", 100, 1, 1000)
+    rows = list(
+        CheckRun.select()
+        .where(
+            (CheckRun.monitor == monitor.id)
+            & (CheckRun.checked_at >= since)
+            & (CheckRun.checked_at <= until)
+        )
+        .order_by(CheckRun.checked_at.desc(), CheckRun.id.desc())
+        .limit(limit + 1)
+    )
+    return {
+        "data": [record_json(run) for run in rows[:limit]],
+        "meta": {
+            "count": min(len(rows), limit),
+            "limit": limit,
+            "from": isoformat(since),
+            "to": isoformat(until),
+            "has_more": len(rows) > limit,
+        },
+    }

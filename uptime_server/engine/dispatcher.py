@@ -1,0 +1,266 @@
+"""Claims due checks of one location, and decides when each is due next.
+
+Due times live in ``monitor_locations.next_check_at`` (one row per monitor and
+location), so they survive restarts and are shared by every process on the
+database.
+
+Claim
+    A claim takes up to ``limit`` rows of this process's location whose
+    monitor is not paused and of a checked type, with ``next_check_at <= now``
+    and no live lease (none, or ``lease_expires_at < now``), oldest due first.
+    In one write transaction it selects them and sets ``lease_owner`` to a
+    token unique to this claim batch (``<worker id>/<batch number>``) and
+    ``lease_expires_at``. On PostgreSQL the select is ``FOR UPDATE OF
+    monitor_locations SKIP LOCKED``, so concurrent claimers skip each other's
+    rows instead of queueing on them; on SQLite the transaction is ``BEGIN
+    IMMEDIATE``, which admits one writer at a time. The UPDATE repeats the
+    "lease free" condition as a guard either way. Only the holder of the token
+    may move the row's schedule on (the recorder's conditional update).
+
+Lease
+    ``max(UPTIME_LEASE_SECONDS, worst-case run + LEASE_MARGIN)``, the worst
+    case being every attempt timing out plus every retry wait. A process that
+    dies holding claims loses them when the lease expires: another process
+    (or its own restart) takes them over then, and only then.
+
+Next due time (set when the run is recorded)
+    Drift-free: ``due + interval``, where ``due`` is the claimed
+    ``next_check_at`` — not the time the run started or ended, so dispatch lag
+    and run time never accumulate into the schedule.
+
+    Jitter: the first run after a monitor was created or resumed (its row has
+    no ``last_status`` yet) adds a stable per-monitor offset, a fraction of
+    ``min(interval, FIRST_SPREAD_CAP)`` taken from a hash of (monitor id,
+    location). Monitors created together (a bulk import) thus spread over up
+    to a minute instead of ticking in lockstep forever; from then on the
+    drift-free rule keeps each on its own phase.
+
+    Stall: when ``due + interval`` is already past when the run completes
+    (suspend, clock jump, overload: at least one whole interval was missed),
+    the missed slots are skipped, not replayed: the next due time is the first
+    slot of the monitor's own phase (``due + k * interval``) that is at least
+    half an interval after now. Each overdue monitor therefore runs once, the
+    next run is at least half an interval later, and monitors keep their
+    spread instead of all restarting at the same instant.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import os
+import secrets
+import socket
+import zlib
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from peewee import fn
+
+from uptime_server.config import Settings
+from uptime_server.db import database, is_sqlite, retry_locked, write_tx
+from uptime_server.engine.probe import CheckSpec
+from uptime_server.engine.spec import SPEC_FIELDS, check_spec, run_budget
+from uptime_server.models import CHECKED_TYPES, Monitor, MonitorLocation
+
+log = logging.getLogger(__name__)
+
+LEASE_MARGIN = 60  # seconds beyond a run's worst case: queueing and the writer's batching
+FIRST_SPREAD_CAP = 60  # seconds: the widest first-run offset
+DEFAULT_BATCH = 500
+
+
+def new_worker_id() -> str:
+    """Unique per process and dispatcher: host, pid and a random tag (fits 64 chars)."""
+    return f"{socket.gethostname()[:24]}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One due check this process now holds the lease for."""
+
+    row_id: int
+    monitor_id: int
+    location: str
+    due: datetime
+    interval: int
+    first: bool  # first run since created/resumed: gets the jitter offset
+    lease_owner: str
+    spec: CheckSpec | None  # None when the stored monitor cannot be probed
+    spec_error: str | None = None
+
+
+def first_offset(monitor_id: int, location: str, interval: int) -> timedelta:
+    """A stable offset in [0, min(interval, FIRST_SPREAD_CAP)) for this monitor."""
+    fraction = zlib.crc32(f"{monitor_id}:{location}".encode()) / 2**32
+    return timedelta(seconds=round(fraction * min(interval, FIRST_SPREAD_CAP), 3))
+
+
+def next_due(claim: Claim, now: datetime) -> datetime:
+    """When the claimed check is due next, given it completed at *now* (see module doc)."""
+    interval = timedelta(seconds=claim.interval)
+    following = claim.due + interval
+    if claim.first:
+        following += first_offset(claim.monitor_id, claim.location, claim.interval)
+    if following > now:
+        return following
+    earliest = now + interval / 2
+    skipped = math.ceil((earliest - following) / interval)
+    return following + skipped * interval
+
+
+class Dispatcher:
+    """Claims due checks for one location; one per scheduler (or cron run)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        location: str | None = None,
+        worker_id: str | None = None,
+        batch_size: int = DEFAULT_BATCH,
+    ) -> None:
+        self.settings = settings
+        self.location = location or settings.locations[0]
+        self.worker_id = worker_id or new_worker_id()
+        self.batch_size = batch_size
+        self._batches = itertools.count(1)
+
+    # -- claiming ----------------------------------------------------------
+
+    def claim(self, now: datetime, limit: int | None = None) -> list[Claim]:
+        """Lease up to *limit* due checks (oldest due first); [] when none is due."""
+        limit = self.batch_size if limit is None else min(limit, self.batch_size)
+        if limit <= 0:
+            return []
+        token = f"{self.worker_id}/{next(self._batches)}"
+        with database.connection_context():
+            return retry_locked(self._claim_tx)(now, limit, token)
+
+    def _claim_tx(self, now: datetime, limit: int, token: str) -> list[Claim]:
+        with write_tx():
+            rows = list(self._due_rows(now, limit))
+            if not rows:
+                return []
+            claims = [self._claim_of(row, token) for row in rows]
+            by_lease: dict[int, list[int]] = defaultdict(list)
+            for claim in claims:
+                by_lease[self._lease_seconds(claim)].append(claim.row_id)
+            taken: set[int] = set()
+            for seconds, ids in by_lease.items():
+                taken |= self._take(ids, token, now, now + timedelta(seconds=seconds))
+        return [c for c in claims if c.row_id in taken]
+
+    def _due_rows(self, now: datetime, limit: int) -> Any:
+        query = (
+            MonitorLocation.select(
+                MonitorLocation.id,
+                MonitorLocation.monitor,
+                MonitorLocation.next_check_at,
+                MonitorLocation.last_status,
+                *(getattr(Monitor, name) for name in SPEC_FIELDS),
+            )
+            .join(Monitor, on=(MonitorLocation.monitor == Monitor.id))
+            .where(
+                (MonitorLocation.location == self.location)
+                & (MonitorLocation.next_check_at <= now)
+                & _lease_free(now)
+                & (Monitor.paused == False)  # noqa: E712
+                & Monitor.type.in_(CHECKED_TYPES)
+            )
+            .order_by(MonitorLocation.next_check_at, MonitorLocation.id)
+            .limit(limit)
+            .dicts()
+        )
+        if not is_sqlite():
+            # Concurrent claimers skip rows another transaction is claiming.
+            query = query.for_update(of=MonitorLocation, skip_locked=True)
+        return query
+
+    def _take(self, ids: list[int], token: str, now: datetime, expires: datetime) -> set[int]:
+        updated = (
+            MonitorLocation.update(lease_owner=token, lease_expires_at=expires)
+            .where(MonitorLocation.id.in_(ids) & _lease_free(now))
+            .execute()
+        )
+        if updated == len(ids):
+            return set(ids)
+        # Cannot happen under the row locks, but the guard decides, not the select.
+        held = MonitorLocation.select(MonitorLocation.id).where(
+            MonitorLocation.id.in_(ids) & (MonitorLocation.lease_owner == token)
+        )
+        return {row.id for row in held}
+
+    def _claim_of(self, row: dict[str, Any], token: str) -> Claim:
+        spec, error = None, None
+        try:
+            spec = check_spec(row)
+        except (TypeError, ValueError) as exc:
+            error = f"cannot build the check: {exc}"
+        return Claim(
+            row_id=row["id"],
+            monitor_id=row["monitor"],
+            location=self.location,
+            due=row["next_check_at"],
+            interval=max(1, int(row["check_interval"] or 60)),
+            first=row["last_status"] is None,
+            lease_owner=token,
+            spec=spec,
+            spec_error=error,
+        )
+
+    def _lease_seconds(self, claim: Claim) -> int:
+        budget = run_budget(claim.spec) if claim.spec is not None else 0
+        return max(self.settings.lease_seconds, math.ceil(budget) + LEASE_MARGIN)
+
+    # -- giving back -------------------------------------------------------
+
+    def release(self, claims: list[Claim]) -> None:
+        """Give back claims that were not run: still due, free for anyone at once."""
+        self._update_claims(claims, None)
+
+    def push_forward(self, claims: list[Claim], now: datetime) -> None:
+        """Release claims whose run failed on our side, due again at their next slot."""
+        self._update_claims(claims, now)
+
+    def _update_claims(self, claims: list[Claim], now: datetime | None) -> None:
+        if not claims:
+            return
+
+        def tx() -> None:
+            with write_tx():
+                for claim in claims:
+                    changes: dict[Any, Any] = {"lease_owner": None, "lease_expires_at": None}
+                    if now is not None:
+                        changes["next_check_at"] = next_due(claim, now)
+                    MonitorLocation.update(**changes).where(
+                        (MonitorLocation.id == claim.row_id)
+                        & (MonitorLocation.lease_owner == claim.lease_owner)
+                    ).execute()
+
+        with database.connection_context():
+            retry_locked(tx)()
+
+    # -- looking ahead -----------------------------------------------------
+
+    def oldest_due(self, now: datetime) -> datetime | None:
+        """The earliest ``next_check_at`` this location could claim now or later."""
+        with database.connection_context():
+            return (
+                MonitorLocation.select(fn.MIN(MonitorLocation.next_check_at))
+                .join(Monitor, on=(MonitorLocation.monitor == Monitor.id))
+                .where(
+                    (MonitorLocation.location == self.location)
+                    & _lease_free(now)
+                    & (Monitor.paused == False)  # noqa: E712
+                    & Monitor.type.in_(CHECKED_TYPES)
+                )
+                .scalar()
+            )
+
+
+def _lease_free(now: datetime) -> Any:
+    return MonitorLocation.lease_owner.is_null() | (MonitorLocation.lease_expires_at < now)

@@ -1,0 +1,138 @@
+"""The recorder in a child process, so database work does not share the probe loop's GIL.
+
+In one Python process the probe loop and the writer take turns on one core:
+the recorder's statement building and row handling cost as much CPU as the
+checks themselves. ``RecorderProcess`` has the same ``record`` (and
+``push_forward``) as ``Recorder`` and ``Dispatcher``, but sends each batch
+over a pipe to a child process that writes it and answers with the results.
+The writer thread waits on the pipe without holding the GIL, so the probe loop
+runs on while the child writes on the other core. Batching, retries and
+flushing stay the writer's; a child that dies is started again on the next
+batch, and the batch it was writing is retried like any failed write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import signal
+import threading
+from datetime import datetime
+from multiprocessing.connection import Connection
+from typing import Any
+
+from uptime_server.config import Settings
+from uptime_server.engine.dispatcher import Claim
+from uptime_server.engine.recorder import CheckOutcome, Recorded
+
+log = logging.getLogger(__name__)
+
+
+class RecorderProcessError(RuntimeError):
+    """The child could not write a batch (it has logged why) or has died."""
+
+
+class RecorderProcess:
+    def __init__(self, settings: Settings, *, location: str | None = None) -> None:
+        self.settings = settings
+        self.location = location
+        self._lock = threading.Lock()
+        self._process: Any = None
+        self._conn: Connection | None = None
+
+    def start(self) -> None:
+        """Start the child now (it takes a moment to import), not on the first batch."""
+        with self._lock:
+            self._ensure()
+
+    def record(self, outcomes: list[CheckOutcome], *, now: datetime) -> list[Recorded]:
+        return self._call("record", list(outcomes), now)
+
+    def push_forward(self, claims: list[Claim], now: datetime) -> None:
+        self._call("push_forward", list(claims), now)
+
+    def close(self, timeout: float = 10.0) -> None:
+        with self._lock:
+            if self._conn is not None:
+                with contextlib.suppress(OSError):
+                    self._conn.send(None)
+            if self._process is not None:
+                self._process.join(timeout)
+                if self._process.is_alive():
+                    self._process.terminate()
+            self._reset()
+
+    def _call(self, kind: str, payload: list[Any], now: datetime) -> Any:
+        with self._lock:
+            conn = self._ensure()
+            try:
+                conn.send((kind, payload, now))
+                status, value = conn.recv()
+            except (EOFError, OSError) as exc:
+                self._reset()
+                raise RecorderProcessError("the recorder process died") from exc
+        if status != "ok":
+            raise RecorderProcessError(f"the recorder process failed: {value}")
+        return value
+
+    def _ensure(self) -> Connection:
+        if self._conn is None or self._process is None or not self._process.is_alive():
+            self._reset()
+            # spawn, not fork: the parent has threads (and maybe open sockets).
+            context = multiprocessing.get_context("spawn")
+            parent, child = context.Pipe()
+            self._process = context.Process(
+                target=serve,
+                args=(self.settings, self.location, child),
+                name="uptime-recorder",
+                daemon=True,
+            )
+            self._process.start()
+            child.close()
+            self._conn = parent
+        return self._conn
+
+    def _reset(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        self._conn = None
+        self._process = None
+
+
+def serve(settings: Settings, location: str | None, conn: Connection) -> None:
+    """The child: write what arrives until the pipe closes or says stop."""
+    from uptime_server.db import bind, database
+    from uptime_server.engine.dispatcher import Dispatcher
+    from uptime_server.engine.recorder import Recorder
+
+    # The parent decides when this process ends (pipe closed or a stop
+    # message): a SIGTERM or Ctrl-C sent to the whole process group must not
+    # kill it before the parent's final flush.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.basicConfig(
+        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    bind(settings.database_url)
+    recorder = Recorder(settings)
+    dispatcher = Dispatcher(settings, location=location)
+    with database.connection_context():
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                break
+            if message is None:
+                break
+            kind, payload, now = message
+            try:
+                if kind == "record":
+                    result: Any = recorder.record(payload, now=now)
+                else:
+                    result = dispatcher.push_forward(payload, now)
+                conn.send(("ok", result))
+            except Exception as exc:  # noqa: BLE001 - the parent retries the batch
+                log.exception("recorder process: writing a batch failed")
+                conn.send(("error", repr(exc)))
+    database.close()

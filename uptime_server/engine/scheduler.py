@@ -1,0 +1,265 @@
+"""The check component: claim due checks, run them, hand the results to the writer.
+
+Three threads cooperate:
+
+- the component's own (driven by ``LoopRunner``, or called directly by tests
+  and cron mode): each ``loop(now)`` claims due checks through the
+  ``Dispatcher``, as many as there is room for, and submits them;
+- the probe loop (``ProbeLoop``): an asyncio loop running the checks through
+  the process's one Prober, at most ``check_concurrency`` at once;
+- the writer (``ResultWriter``): batches finished runs into ``Recorder``
+  transactions that also move each monitor's due time on and drop its lease.
+
+Room: at most ``2 × check_concurrency`` checks are claimed and not finished,
+so waiting checks never hold more leases than the process can soon run, and
+nothing is claimed while the writer is more than ``WRITER_BACKLOG`` results
+behind (the database is the bottleneck then; other processes may take over).
+
+A check that raises in the probe (a bug, not a failing target) or cannot be
+built from its monitor is logged and pushed forward to its next slot without
+a run recorded; the recorder does the same for a run whose state logic raises.
+
+Lag (``services["scheduler_lag"]``, shown by /healthz as
+``scheduler_lag_seconds``): how late the most overdue check of this location
+is right now, in seconds: ``now − the oldest due time`` among the checks this
+process has claimed and not started yet and the due, unclaimed rows in the
+database; 0 when nothing is overdue. ``dispatch_lags`` keeps the measured
+lag (start − due) of recent runs for benchmarks and metrics.
+
+Shutdown (SIGTERM → ``shutdown(grace)``): stop claiming; give back the leases
+of claimed checks that have not started (they are due again for anyone at
+once); let started checks finish within the grace period, then cancel what is
+left and give back its leases too; flush the writer; close the probe loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections import deque
+from datetime import datetime
+
+from uptime_server.config import Settings
+from uptime_server.engine import metrics
+from uptime_server.engine.clock import Clock
+from uptime_server.engine.dispatcher import DEFAULT_BATCH, Claim, Dispatcher, next_due
+from uptime_server.engine.probe import Prober, Sleep
+from uptime_server.engine.probe_loop import ProbeJob, ProbeLoop
+from uptime_server.engine.recorder import CheckOutcome, Recorder
+from uptime_server.engine.recorder_process import RecorderProcess
+from uptime_server.engine.spec import probe_config
+from uptime_server.engine.writer import PushForward, ResultWriter
+
+log = logging.getLogger(__name__)
+
+IDLE_MAX = 1.0  # seconds: new and resumed monitors are due "now" and seen this soon
+BUSY_POLL = 0.01  # seconds: all room taken; look again once some checks have ended
+WRITER_BACKLOG = 5000
+
+
+class CheckScheduler:
+    name = "scheduler"
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        clock: Clock | None = None,
+        location: str | None = None,
+        worker_id: str | None = None,
+        prober: Prober | None = None,
+        sleep: Sleep = asyncio.sleep,
+        recorder: Recorder | None = None,
+        recorder_process: bool = False,
+        batch_size: int = DEFAULT_BATCH,
+    ) -> None:
+        self.clock = clock or Clock()
+        self.dispatcher = Dispatcher(
+            settings, location=location, worker_id=worker_id, batch_size=batch_size
+        )
+        self.probes = ProbeLoop(
+            probe_config(settings),
+            concurrency=settings.check_concurrency,
+            clock=self.clock,
+            sleep=sleep,
+            prober=prober,
+            name=f"probes-{self.dispatcher.location}",
+        )
+        # The daemon writes from a child process (see recorder_process); tests
+        # and cron mode write in this process.
+        self.recorder_process = (
+            RecorderProcess(settings, location=self.dispatcher.location)
+            if recorder_process
+            else None
+        )
+        sink = self.recorder_process or recorder or Recorder(settings)
+        self.writer = ResultWriter(
+            sink,
+            self.clock,
+            push_forward=(self.recorder_process or self.dispatcher).push_forward,
+            name=f"writer-{self.dispatcher.location}",
+        )
+        self.max_pending = 2 * settings.check_concurrency
+        self.dispatch_lags: deque[float] = deque(maxlen=100_000)
+        self.dispatched = 0
+        self.services = {"scheduler_lag": self.lag}
+        self._waiting: dict[int, Claim] = {}  # claimed, not started yet (by row id)
+        self._unrun: list[Claim] = []  # cancelled before they ran: leases to give back
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._started = False
+
+    @property
+    def location(self) -> str:
+        return self.dispatcher.location
+
+    # -- one iteration -----------------------------------------------------
+
+    def loop(self, now: datetime) -> float:
+        """Claim and submit what is due; return seconds until it is worth looking again."""
+        if self._stopping:
+            return IDLE_MAX
+        if self.recorder_process is not None and not self._started:
+            self.recorder_process.start()
+            self._started = True
+        room = self.max_pending - self.probes.pending
+        if room <= 0 or self.writer.backlog > WRITER_BACKLOG:
+            return BUSY_POLL
+        limit = min(room, self.dispatcher.batch_size)
+        claims = self.dispatcher.claim(now, limit)
+        self._submit(claims)
+        if len(claims) == limit:
+            return 0.0 if limit == self.dispatcher.batch_size else BUSY_POLL
+        return self._until_next(now)
+
+    def _until_next(self, now: datetime) -> float:
+        oldest = self.dispatcher.oldest_due(now)
+        if oldest is None:
+            return IDLE_MAX
+        return min(IDLE_MAX, max(0.0, (oldest - now).total_seconds()))
+
+    def _submit(self, claims: list[Claim]) -> None:
+        jobs = []
+        for claim in claims:
+            if claim.spec is None:
+                log.error(
+                    "monitor %s: %s; pushed to its next slot", claim.monitor_id, claim.spec_error
+                )
+                self.writer.put(PushForward(claim))
+                continue
+            jobs.append(ProbeJob(claim.spec, key=claim))
+        with self._lock:
+            for job in jobs:
+                self._waiting[job.key.row_id] = job.key
+        self.dispatched += len(jobs)
+        self.probes.submit(jobs, self._on_done)
+
+    def _on_done(self, job: ProbeJob) -> None:
+        """On the probe loop's thread: turn an ended job into work for the writer."""
+        claim: Claim = job.key
+        with self._lock:
+            self._waiting.pop(claim.row_id, None)
+            if job.cancelled:
+                self._unrun.append(claim)
+                return
+        if job.started_at is not None:
+            lag = (job.started_at - claim.due).total_seconds()
+            self.dispatch_lags.append(lag)
+            metrics.record_dispatch_delay(lag)
+        if job.error is not None or job.result is None:
+            metrics.record_check_error()
+            log.error(
+                "monitor %s: check crashed (%r); pushed to its next slot",
+                claim.monitor_id,
+                job.error,
+            )
+            self.writer.put(PushForward(claim))
+            return
+        result = job.result
+        # The recorder decides degraded/certificate warnings; this counter
+        # only separates failed runs and runs that needed a retry.
+        metrics.record_check(
+            "offline" if not result.passed else "warning" if result.retried else "online"
+        )
+        self.writer.put(self._outcome(claim, job))
+
+    def _outcome(self, claim: Claim, job: ProbeJob) -> CheckOutcome:
+        result = job.result
+        assert result is not None and job.started_at is not None
+        return CheckOutcome(
+            monitor_id=claim.monitor_id,
+            location=claim.location,
+            checked_at=job.started_at,
+            passed=result.passed,
+            response_time=result.response_time,
+            status_code=result.status_code,
+            error=result.error,
+            attempts=result.attempts,
+            retried=result.retried,
+            cert_expires_at=result.cert_expires_at,
+            next_check_at=next_due(claim, self.clock.now()),
+            lease_owner=claim.lease_owner,
+        )
+
+    # -- waiting, cron mode, shutdown --------------------------------------
+
+    def settle(self, timeout: float | None = 30.0) -> bool:
+        """Wait until every submitted check has ended and its result is written."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self.probes.wait_idle(timeout):
+            return False
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        return self.writer.flush(left)
+
+    def run_due(self, now: datetime | None = None) -> int:
+        """Cron mode: run every check due at *now* once, write the results, return the count."""
+        now = now or self.clock.now()
+        total = 0
+        while True:
+            self.probes.wait_below(self.max_pending, None)
+            limit = min(self.max_pending - self.probes.pending, self.dispatcher.batch_size)
+            claims = self.dispatcher.claim(now, limit)
+            self._submit(claims)
+            total += len(claims)
+            if len(claims) < limit:
+                break
+        self.settle(None)
+        return total
+
+    def shutdown(self, grace: float) -> None:
+        self._stopping = True
+        self.probes.cancel()  # claimed, not started: given back below, due for anyone
+        if not self.probes.wait_idle(grace):
+            log.warning("%s: checks still running after %ss; cancelled", self.name, grace)
+        self.probes.close()
+        self._release_unrun()
+        self.writer.stop(timeout=max(grace, 10.0))
+        if self.recorder_process is not None:
+            self.recorder_process.close()
+
+    def close(self) -> None:
+        """Release everything without waiting (tests, cron mode)."""
+        self.shutdown(0)
+
+    def _release_unrun(self) -> None:
+        with self._lock:
+            unrun, self._unrun = self._unrun, []
+        if unrun:
+            try:
+                self.dispatcher.release(unrun)
+            except Exception:  # noqa: BLE001 - leases expire anyway
+                log.exception("%s: could not give back %d leases", self.name, len(unrun))
+
+    # -- health ------------------------------------------------------------
+
+    def lag(self) -> float:
+        now = self.clock.now()
+        with self._lock:
+            waiting = min((c.due for c in self._waiting.values()), default=None)
+        oldest = self.dispatcher.oldest_due(now)
+        candidates = [d for d in (waiting, oldest) if d is not None and d <= now]
+        if not candidates:
+            return 0.0
+        return round((now - min(candidates)).total_seconds(), 3)

@@ -1,0 +1,74 @@
+"""What the probe needs, built from what the database holds.
+
+`check_spec` turns a stored monitor (a `Monitor` row or a plain dict of its
+columns) into the probe's `CheckSpec`; `probe_config` turns the settings into
+the `ProbeConfig` every Prober of the process shares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from uptime_server.config import Settings
+from uptime_server.engine.probe import (
+    DEFAULT_EXPECTED_STATUS,
+    RETRY_DELAY_CAP,
+    CheckSpec,
+    ProbeConfig,
+)
+
+# The Monitor columns a CheckSpec reads (the claim query selects just these).
+SPEC_FIELDS = (
+    "url",
+    "method",
+    "headers",
+    "body",
+    "timeout",
+    "follow_redirects",
+    "verify_ssl",
+    "expected_status",
+    "expected_content",
+    "excluded_content",
+    "json_path",
+    "expected_json_value",
+    "retry_count",
+    "check_interval",
+)
+
+
+def probe_config(settings: Settings) -> ProbeConfig:
+    return ProbeConfig(
+        block_private=settings.block_private_targets,
+        max_body_bytes=settings.max_body_bytes,
+        ca_bundle=settings.ca_bundle,
+    )
+
+
+def check_spec(monitor: Any) -> CheckSpec:
+    """The CheckSpec of a monitor row or of a mapping of its columns."""
+    get = monitor.get if isinstance(monitor, Mapping) else lambda name: getattr(monitor, name)
+    if not get("url"):
+        raise ValueError("monitor has no URL")
+    return CheckSpec(
+        url=get("url"),
+        method=(get("method") or "GET").upper(),
+        headers=dict(get("headers") or {}),
+        body=get("body"),
+        timeout=int(get("timeout")),
+        follow_redirects=bool(get("follow_redirects")),
+        verify_ssl=bool(get("verify_ssl")),
+        expected_status=tuple(get("expected_status") or DEFAULT_EXPECTED_STATUS),
+        expected_content=get("expected_content"),
+        excluded_content=get("excluded_content"),
+        json_path=get("json_path"),
+        expected_json_value=get("expected_json_value"),
+        retry_count=int(get("retry_count") or 0),
+        check_interval=int(get("check_interval")),
+    )
+
+
+def run_budget(spec: CheckSpec) -> float:
+    """The longest a check run may take: every attempt times out, every retry waits."""
+    retries = max(spec.retry_count, 0)
+    return spec.timeout * (1 + retries) + min(spec.check_interval, RETRY_DELAY_CAP) * retries

@@ -1,0 +1,189 @@
+"""The one writer thread: finished runs → batched ``Recorder.record`` transactions.
+
+Runs arrive from the probe loop through a queue. The writer takes what is
+queued, up to ``max_batch`` items, and waits at most ``max_wait`` seconds
+for a batch to fill, so one transaction carries many runs under load and a
+lone run is written within a fraction of a second when idle. A batch that
+cannot be written (database down) is kept and retried with backoff; results
+are never dropped silently: the writer retries until the database is back,
+and only what is still unwritten when shutdown gives up waiting is dropped,
+with an error in the log.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from uptime_server.db import database
+from uptime_server.engine.clock import Clock
+from uptime_server.engine.dispatcher import Claim
+from uptime_server.engine.recorder import CheckOutcome, Recorded
+
+log = logging.getLogger(__name__)
+
+MAX_BATCH = 500
+MAX_WAIT = 0.15  # seconds a batch may wait to fill
+RETRY_DELAYS = (0.5, 1, 2, 5, 10, 30)
+
+
+@dataclass(frozen=True)
+class PushForward:
+    """A claim whose run failed on our side: release it, due at its next slot."""
+
+    claim: Claim
+
+
+Item = CheckOutcome | PushForward
+_STOP = object()
+_WAKE = object()  # ends a batch's wait at once (a flush is waiting)
+
+
+class Records(Protocol):
+    """A ``Recorder``, or a ``RecorderProcess`` that runs one in a child."""
+
+    def record(self, outcomes: list[CheckOutcome], *, now: datetime) -> Sequence[Recorded]: ...
+
+
+class ResultWriter:
+    def __init__(
+        self,
+        recorder: Records,
+        clock: Clock,
+        *,
+        push_forward: Callable[[list[Claim], datetime], None],
+        on_recorded: Callable[[Sequence[Recorded]], None] | None = None,
+        max_batch: int = MAX_BATCH,
+        max_wait: float = MAX_WAIT,
+        name: str = "writer",
+    ) -> None:
+        self.recorder = recorder
+        self.clock = clock
+        self._push_forward = push_forward
+        self._on_recorded = on_recorded
+        self.max_batch = max_batch
+        self.max_wait = max_wait
+        self.name = name
+        self._queue: queue.Queue[object] = queue.Queue()
+        self._cond = threading.Condition()
+        self._put = 0
+        self._done = 0
+        self._urgent = threading.Event()  # a flush or stop is waiting: don't linger
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self.recorded = 0  # runs written so far
+        self.dropped = 0
+
+    def start(self) -> None:
+        with self._start_lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+                self._thread.start()
+
+    @property
+    def backlog(self) -> int:
+        return self._put - self._done
+
+    def put(self, item: Item) -> None:
+        self.start()
+        with self._cond:
+            self._put += 1
+        self._queue.put(item)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until everything put so far is written (or given up on)."""
+        with self._cond:
+            target = self._put
+            if self._done >= target:
+                return True
+            self._urgent.set()
+            self._queue.put(_WAKE)
+            return self._cond.wait_for(lambda: self._done >= target, timeout)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Write what is queued (trying until *timeout*), then end the thread."""
+        if self._thread is None:
+            return
+        self._urgent.set()
+        self._queue.put(_STOP)
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            self._stopped.set()  # abandon retries; the thread logs what it drops
+            self._thread.join(5)
+        self._thread = None
+
+    # -- the thread --------------------------------------------------------
+
+    def _run(self) -> None:
+        # One connection for the thread's life, not one per batch.
+        with database.connection_context():
+            self._work()
+
+    def _work(self) -> None:
+        stopping = False
+        while not stopping:
+            batch, stopping = self._collect()
+            if batch:
+                self._write(batch)
+            with self._cond:
+                self._done += len(batch)
+                if self._done >= self._put:
+                    self._urgent.clear()
+                self._cond.notify_all()
+
+    def _collect(self) -> tuple[list[Item], bool]:
+        batch: list[Item] = []
+        deadline = None
+        while len(batch) < self.max_batch:
+            try:
+                if not batch:
+                    item = self._queue.get()
+                    deadline = time.monotonic() + self.max_wait
+                elif self._urgent.is_set():
+                    item = self._queue.get_nowait()
+                else:
+                    assert deadline is not None
+                    item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if item is _STOP:
+                return batch, True
+            if item is not _WAKE:
+                batch.append(item)  # type: ignore[arg-type]
+        return batch, False
+
+    def _write(self, batch: list[Item]) -> None:
+        outcomes = [i for i in batch if isinstance(i, CheckOutcome)]
+        forward = [i.claim for i in batch if isinstance(i, PushForward)]
+        for attempt in itertools.count():
+            try:
+                if outcomes:
+                    results = self.recorder.record(outcomes, now=self.clock.now())
+                    self.recorded += len(outcomes)
+                    outcomes = []
+                    if self._on_recorded is not None:
+                        self._on_recorded(results)
+                if forward:
+                    self._push_forward(forward, self.clock.now())
+                return
+            except Exception:  # noqa: BLE001 - keep the batch and try again
+                log.exception("%s: writing %d results failed", self.name, len(batch))
+            delay = RETRY_DELAYS[min(attempt, len(RETRY_DELAYS) - 1)]
+            if self._stopped.wait(delay):
+                break
+        self.dropped += len(outcomes) + len(forward)
+        log.error(
+            "%s: gave up writing %d check results and %d schedule updates at shutdown; "
+            "their monitors are checked again when their leases expire",
+            self.name,
+            len(outcomes),
+            len(forward),
+        )
