@@ -14,6 +14,7 @@ from flask import Blueprint, Flask, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_login import current_user
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from uptime_server import db as dbmod
 from uptime_server import errors
@@ -56,6 +57,7 @@ def create_app(
     app.extensions["uptime"] = UptimeState(settings, clock or Clock(), dict(services or {}))
     errors.register(app)
     init_login(app)
+    app.before_request(_refuse_large_body)
     _register_db_hooks(app)
 
     api = Blueprint("api", __name__, url_prefix="/api/v1")
@@ -85,11 +87,16 @@ def _optional_blueprints(names: tuple[str, ...]) -> list[Blueprint]:
     return found
 
 
-def _register_db_hooks(app: Flask) -> None:
-    @app.before_request
-    def _open_db() -> None:
-        dbmod.database.connect(reuse_if_open=True)
+def _refuse_large_body() -> None:
+    # Werkzeug enforces MAX_CONTENT_LENGTH only when a view reads the body;
+    # a declared length over the limit is refused whatever the view.
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise RequestEntityTooLarge()
 
+
+def _register_db_hooks(app: Flask) -> None:
+    # Connections open on first use (peewee autoconnect), so a view that
+    # handles an unreachable database itself (/healthz) gets the chance to.
     @app.teardown_request
     def _close_db(exc: BaseException | None) -> None:
         if not dbmod.database.is_closed():

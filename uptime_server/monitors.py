@@ -14,7 +14,7 @@ from peewee import fn
 
 from uptime_server.config import Settings
 from uptime_server.db import write_tx
-from uptime_server.errors import ApiError, monitor_not_found
+from uptime_server.errors import ApiError, monitor_not_found, validation_error
 from uptime_server.models import (
     AlertSettings,
     Monitor,
@@ -22,7 +22,7 @@ from uptime_server.models import (
     Notification,
     User,
 )
-from uptime_server.validation import MonitorConfig
+from uptime_server.validation import MonitorConfig, check_monitor_type, parse_monitor_update
 
 CONFIG_FIELDS = tuple(MonitorConfig.model_fields)
 
@@ -32,7 +32,12 @@ def config_of(monitor: Monitor) -> dict[str, Any]:
     return {name: getattr(monitor, name) for name in CONFIG_FIELDS}
 
 
+MAX_ID = 2**63 - 1  # ids are 64-bit; a larger one cannot exist (nor be bound in SQLite)
+
+
 def get_owned(user: User, monitor_id: int) -> Monitor:
+    if not 0 < monitor_id <= MAX_ID:
+        raise monitor_not_found()
     monitor = Monitor.get_or_none((Monitor.id == monitor_id) & (Monitor.user == user))
     if monitor is None:
         raise monitor_not_found()
@@ -195,13 +200,8 @@ def bulk_action(
     For ``update``, every owned monitor's merged configuration is validated
     first; one invalid result fails the whole request before anything changes.
     """
-    from uptime_server.validation import parse_monitor_update
-
     owned = {m.id: m for m in Monitor.select().where((Monitor.user == user) & Monitor.id.in_(ids))}
-    configs = {}
-    if action == "update":
-        for mid, monitor in owned.items():
-            configs[mid] = parse_monitor_update(config_of(monitor), patch, settings)
+    configs = _bulk_configs(owned, patch or {}, settings) if action == "update" else {}
     succeeded: list[int] = []
     failed: list[dict[str, Any]] = []
     for mid in ids:
@@ -221,3 +221,24 @@ def bulk_action(
         except ApiError as exc:
             failed.append({"id": mid, "error": {"code": exc.code, "message": exc.message}})
     return {"succeeded": succeeded, "failed": failed}
+
+
+def _bulk_configs(
+    owned: dict[int, Monitor], patch: dict[str, Any], settings: Settings
+) -> dict[int, MonitorConfig]:
+    """Every owned monitor's configuration after *patch*, or one VALIDATION_ERROR.
+
+    Field names are checked even when no id is owned, so a bad ``settings``
+    never passes for lack of a monitor to merge it into.
+    """
+    unknown = sorted(set(patch) - set(CONFIG_FIELDS))
+    if unknown:
+        raise validation_error({f"settings.{k}": ["unknown field"] for k in unknown})
+    try:
+        check_monitor_type(patch)
+        return {
+            mid: parse_monitor_update(config_of(m), patch, settings) for mid, m in owned.items()
+        }
+    except ApiError as exc:
+        exc.details = {f"settings.{k}": v for k, v in exc.details.items()}
+        raise
