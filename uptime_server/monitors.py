@@ -14,7 +14,7 @@ from peewee import fn
 
 from uptime_server.config import Settings
 from uptime_server.db import write_tx
-from uptime_server.errors import ApiError, monitor_not_found, validation_error
+from uptime_server.errors import ApiError, monitor_not_found
 from uptime_server.models import (
     AlertSettings,
     Monitor,
@@ -22,7 +22,7 @@ from uptime_server.models import (
     Notification,
     User,
 )
-from uptime_server.validation import MonitorConfig, check_monitor_type, parse_monitor_update
+from uptime_server.validation import MonitorConfig, check_patch_fields, parse_monitor_update
 
 CONFIG_FIELDS = tuple(MonitorConfig.model_fields)
 
@@ -228,14 +228,11 @@ def _bulk_configs(
 ) -> dict[int, MonitorConfig]:
     """Every owned monitor's configuration after *patch*, or one VALIDATION_ERROR.
 
-    Field names are checked even when no id is owned, so a bad ``settings``
-    never passes for lack of a monitor to merge it into.
+    The fields are checked on their own first, so a bad ``settings`` fails
+    even when no id is the caller's.
     """
-    unknown = sorted(set(patch) - set(CONFIG_FIELDS))
-    if unknown:
-        raise validation_error({f"settings.{k}": ["unknown field"] for k in unknown})
     try:
-        check_monitor_type(patch)
+        check_patch_fields(patch, settings)
         return {
             mid: parse_monitor_update(config_of(m), patch, settings) for mid, m in owned.items()
         }

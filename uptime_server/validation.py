@@ -339,6 +339,22 @@ def parse_monitor_update(
     return _validate(MonitorConfig, {**current, **body}, settings)
 
 
+def check_patch_fields(patch: Mapping[str, Any], settings: Settings) -> None:
+    """Validate each field of a partial change on its own (types, bounds, names).
+
+    Cross-field rules need the monitor the change applies to, so they are
+    left to ``parse_monitor_update``; this catches what is wrong everywhere.
+    """
+    check_monitor_type(patch)
+    template = {"name": "template", "type": "http", "url": "http://template.invalid/"}
+    try:
+        MonitorConfig.model_validate({**template, **patch}, context={"settings": settings})
+    except ValidationError as exc:
+        details = pydantic_details(exc, cross_field=False)
+        if details:
+            raise validation_error(details) from None
+
+
 def parse_alert_settings(current: Mapping[str, Any], patch: Any) -> AlertSettingsIn:
     body = _require_object(patch)
     return _validate(AlertSettingsIn, {**current, **body}, None)
@@ -369,11 +385,13 @@ def _validate(model: type[BaseModel], data: dict[str, Any], settings: Settings |
         raise validation_error(pydantic_details(exc)) from None
 
 
-def pydantic_details(exc: ValidationError) -> dict[str, list[str]]:
+def pydantic_details(exc: ValidationError, *, cross_field: bool = True) -> dict[str, list[str]]:
     details: dict[str, list[str]] = {}
     for err in exc.errors():
         ctx_error = (err.get("ctx") or {}).get("error")
         if isinstance(ctx_error, _FieldErrors):
+            if not cross_field:
+                continue
             for field, message in ctx_error.errors.items():
                 details.setdefault(field, []).append(message)
             continue
