@@ -130,7 +130,9 @@ def _init_limiter(app: Flask, settings: Settings) -> None:
     limiter = Limiter(
         _rate_key,
         app=app,
-        default_limits=[settings.rate_limit] if settings.rate_limit else [],
+        # One budget per session across every route (default_limits would
+        # give each route its own counter).
+        application_limits=[settings.rate_limit] if settings.rate_limit else [],
         headers_enabled=True,
         storage_uri=settings.ratelimit_storage_url,
         strategy="fixed-window",

@@ -13,6 +13,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from email.utils import parseaddr
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -134,12 +135,12 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         smtp_username=env.str("UPTIME_SMTP_USERNAME"),
         smtp_password=env.secret("UPTIME_SMTP_PASSWORD"),
         smtp_tls=env.choice("UPTIME_SMTP_TLS", "starttls", ("starttls", "ssl", "none")),
-        mail_from=env.str("UPTIME_MAIL_FROM") or "uptime@localhost",
+        mail_from=env.address("UPTIME_MAIL_FROM") or "uptime@localhost",
         rate_limit=env.rate("UPTIME_RATE_LIMIT", "600/minute"),
         login_rate_limit=env.rate("UPTIME_LOGIN_RATE_LIMIT", "30/minute"),
-        ratelimit_storage_url=env.str("UPTIME_RATELIMIT_STORAGE_URL") or "memory://",
+        ratelimit_storage_url=env.storage("UPTIME_RATELIMIT_STORAGE_URL") or "memory://",
         metrics_token=env.secret("UPTIME_METRICS_TOKEN"),
-        allowed_emails=tuple(e.lower() for e in env.list("UPTIME_ALLOWED_EMAILS", ())),
+        allowed_emails=_allowed_emails(env),
         oauth_providers=_oauth_providers(env),
         log_level=env.choice(
             "UPTIME_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True
@@ -251,6 +252,30 @@ class _Env:
             raise ConfigError(f"{name}: no such file: {raw}")
         return raw
 
+    def address(self, name: str) -> str | None:
+        """A bare email address (it is also the SMTP envelope sender)."""
+        raw = self.str(name)
+        if raw is None:
+            return None
+        local, _, domain = raw.rpartition("@")
+        bad = any(ch.isspace() or ch in "<>," for ch in raw)
+        if bad or not local or not domain or parseaddr(raw)[1] != raw:
+            raise ConfigError(f"{name}: expected a bare email address, got {raw!r}")
+        return raw
+
+    def storage(self, name: str) -> str | None:
+        from limits.errors import ConfigurationError
+        from limits.storage import storage_from_string
+
+        raw = self.str(name)
+        if raw is None:
+            return None
+        try:
+            storage_from_string(raw)  # parses and checks the client library; no I/O
+        except ConfigurationError as exc:
+            raise ConfigError(f"{name}: {exc}".splitlines()[0]) from None
+        return raw
+
     def rate(self, name: str, default: str) -> str | None:
         from limits import parse_many
 
@@ -287,6 +312,17 @@ def _check_http_url(name: str, url: str) -> None:
     parts = urlsplit(url)
     if parts.scheme not in {"http", "https"} or not parts.hostname:
         raise ConfigError(f"{name}: expected an http(s) URL, got {url!r}")
+
+
+def _allowed_emails(env: _Env) -> tuple[str, ...]:
+    entries = tuple(e.lower() for e in env.list("UPTIME_ALLOWED_EMAILS", ()))
+    for entry in entries:
+        local, at, domain = entry.rpartition("@")
+        if entry != "*" and (not at or not domain or "@" in local or " " in entry):
+            raise ConfigError(
+                f"UPTIME_ALLOWED_EMAILS: expected addresses, @domain entries or *; got {entry!r}"
+            )
+    return entries
 
 
 _OAUTH_KEY = re.compile(r"^UPTIME_OAUTH_([A-Z0-9]+)_CLIENT_ID$")

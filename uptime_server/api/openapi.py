@@ -24,6 +24,7 @@ ERROR_TEXT = {
     401: "No valid session",
     403: "Cross-origin request refused, quota exceeded, or sign-up closed",
     404: "No such resource, or one of another user",
+    405: "Method not allowed on this resource (with an Allow header)",
     409: "The resource is not in a state that allows this",
     413: "Request body over 1 MiB",
     429: "Rate limit exceeded; retry after Retry-After seconds",
