@@ -38,5 +38,10 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff format uptime_server uptime_cli tests bench
 	$(BIN)/ruff check --fix uptime_server uptime_cli tests bench
 
+# Latency of the monitor list and detail with 10,000 monitors (SQLite, and
+# PostgreSQL on 127.0.0.1:5432 when reachable).
+bench-api: $(VENV)/.installed-run
+	$(BIN)/python bench/bench_api.py
+
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -134,6 +134,9 @@ class Daemon:
 
     def _shutdown(self) -> None:
         if self.server is not None:
+            # Let requests under way finish (their threads exit after the
+            # current task), then close the listener and the connections.
+            self.server.task_dispatcher.shutdown(timeout=min(self.settings.shutdown_grace, 10))
             self.server.close()
         for component in reversed(self.components):
             try:
