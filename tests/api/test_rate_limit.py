@@ -55,3 +55,28 @@ class TestOff:
         responses = [alice.get(URL) for _ in range(30)]
         assert {r.status_code for r in responses} == {200}
         assert "X-RateLimit-Limit" not in responses[-1].headers
+
+
+def test_it_limits_login_views_per_address(
+    monkeypatch: pytest.MonkeyPatch, settings: Any, clock: Any, db: Any
+) -> None:
+    # A stand-in for the sign-in blueprint: a public view marked login_limited.
+    import sys
+    import types
+
+    from flask import Blueprint
+
+    from uptime_server.api.access import login_limited, public
+    from uptime_server.app import create_app
+
+    bp = Blueprint("signin", __name__, url_prefix="/auth")
+    bp.add_url_rule("/<provider>/login", "login", public(login_limited(lambda provider: {})))
+    monkeypatch.setitem(sys.modules, "uptime_server.api.signin", types.SimpleNamespace(bp=bp))
+    limited = settings.with_overrides(login_rate_limit="3/minute")
+    client = create_app(limited, clock=clock, bind_database=False).test_client()
+    statuses = [client.get("/api/v1/auth/github/login").status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    response = client.get("/api/v1/auth/github/login")
+    assert_error(response, 429, "RATE_LIMIT_EXCEEDED")
+    assert response.headers["X-RateLimit-Limit"] == "3"
+    assert "Retry-After" in response.headers
