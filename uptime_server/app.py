@@ -6,7 +6,6 @@ threads and opens no sockets, so tests build as many apps as they like.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +21,7 @@ from uptime_server.api import auth as auth_api
 from uptime_server.api import health as health_api
 from uptime_server.api import monitors as monitors_api
 from uptime_server.api.access import is_login_limited, is_public
-from uptime_server.auth.sessions import check_csrf, init_login, session_token
+from uptime_server.auth.sessions import check_csrf, current_session, init_login
 from uptime_server.config import Settings, ensure_secret_key
 from uptime_server.context import UptimeState
 from uptime_server.engine.clock import Clock
@@ -120,9 +119,10 @@ def _view(endpoint: str) -> Callable[..., Any] | None:
 
 
 def _rate_key() -> str:
-    token = session_token(request)
-    if token:
-        return "s:" + hashlib.sha256(token.encode()).hexdigest()[:32]
+    # One budget per valid session; anything else is counted per address, so
+    # made-up cookies do not buy fresh budgets.
+    if current_user.is_authenticated:
+        return f"s:{current_session().id}"
     return "ip:" + (get_remote_address() or "unknown")
 
 

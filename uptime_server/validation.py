@@ -31,6 +31,7 @@ from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import DEFAULT_EXPECTED_STATUS, MONITOR_TYPES
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")  # ASCII digits, and no larger than int64
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 MAX_URL = 2048
 MAX_BODY = 64 * 1024
@@ -413,10 +414,9 @@ def int_param(args: Mapping[str, str], name: str, default: int, lo: int, hi: int
     raw = args.get(name)
     if raw is None or raw == "":
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise validation_error({name: ["must be an integer"]}) from None
+    if not _INTEGER.fullmatch(raw):
+        raise validation_error({name: ["must be an integer"]})
+    value = int(raw)
     if value < lo or (hi is not None and value > hi):
         bound = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
         raise validation_error({name: [f"must be {bound}"]})

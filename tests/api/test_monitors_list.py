@@ -59,7 +59,7 @@ def test_it_answers_past_the_last_page_with_correct_totals(alice: Any) -> None:
         create(alice, name=f"m{i}")
     body = _list(alice, "?page=4&limit=1")
     assert body == {"data": [], "pagination": {"page": 4, "limit": 1, "total": 3, "pages": 3}}
-    huge = _list(alice, f"?page={10**30}&limit=100")
+    huge = _list(alice, f"?page={10**17}&limit=100")
     assert (huge["data"], huge["pagination"]["total"]) == ([], 3)
 
 
@@ -89,6 +89,10 @@ def test_it_takes_up_to_100_per_page(alice: Any) -> None:
         ("?type=tcp", "type"),
         ("?type=udp", "type"),
         ("?search=%00", "search"),
+        ("?search=" + "s" * 2049, "search"),
+        ("?page=%D9%A3", "page"),  # ARABIC-INDIC DIGIT THREE
+        ("?page=1_0", "page"),
+        ("?page=" + "9" * 19, "page"),
     ],
 )
 @sqlite_only

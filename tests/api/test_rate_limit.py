@@ -42,6 +42,15 @@ def test_it_limits_anonymous_callers_by_address(anon: Any) -> None:
     assert statuses == [401] * 5 + [429]
 
 
+def test_it_counts_made_up_cookies_per_address(app: Any) -> None:
+    statuses = []
+    for i in range(6):
+        client = app.test_client()
+        client.set_cookie("session_cookie", f"made-up-{i}")
+        statuses.append(client.get(URL).status_code)
+    assert statuses == [401] * 5 + [429]
+
+
 def test_it_does_not_limit_healthz(anon: Any) -> None:
     assert {anon.get("/healthz").status_code for _ in range(8)} == {200}
 

@@ -116,8 +116,8 @@ def list_monitors() -> Any:
     status = choice_param(args, "status", LIST_STATUSES)
     kind = choice_param(args, "type", LIST_TYPES)
     search = args.get("search", "").strip()
-    if "\x00" in search:
-        raise validation_error({"search": ["must not contain NUL characters"]})
+    if "\x00" in search or len(search) > 2048:
+        raise validation_error({"search": ["must be at most 2048 characters, without NUL"]})
     # Only the summary's columns: building full rows costs more than the query.
     columns = [getattr(Monitor, name) for name in SUMMARY_COLUMNS]
     query = Monitor.select(*columns).where(Monitor.user == current_user.id)

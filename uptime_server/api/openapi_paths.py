@@ -84,7 +84,7 @@ PROVIDER = {
     "schema": {"type": "string", "pattern": "^[a-z0-9]+$"},
     "description": "github, google, or another configured provider name",
 }
-PAGE = query("page", {"type": "integer", "minimum": 1, "default": 1})
+PAGE = query("page", {"type": "integer", "minimum": 1, "maximum": 10**18 - 1, "default": 1})
 TIME_QUERY = {"type": "string", "format": "date-time"}
 
 
