@@ -43,5 +43,10 @@ format: $(VENV)/.installed-dev
 bench-api: $(VENV)/.installed-run
 	$(BIN)/python bench/bench_api.py
 
+# Stats latency vs. history length, list page at 10,000 monitors, DB size
+# (generates its databases in a temporary directory; a few minutes).
+bench-stats: $(VENV)/.installed-dev
+	$(BIN)/python bench/bench_stats.py
+
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

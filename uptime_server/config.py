@@ -13,7 +13,6 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from email.utils import parseaddr
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -135,7 +134,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         smtp_username=env.str("UPTIME_SMTP_USERNAME"),
         smtp_password=env.secret("UPTIME_SMTP_PASSWORD"),
         smtp_tls=env.choice("UPTIME_SMTP_TLS", "starttls", ("starttls", "ssl", "none")),
-        mail_from=env.address("UPTIME_MAIL_FROM") or "uptime@localhost",
+        mail_from=_mail_from(env.str("UPTIME_MAIL_FROM") or "uptime@localhost"),
         rate_limit=env.rate("UPTIME_RATE_LIMIT", "600/minute"),
         login_rate_limit=env.rate("UPTIME_LOGIN_RATE_LIMIT", "30/minute"),
         ratelimit_storage_url=env.storage("UPTIME_RATELIMIT_STORAGE_URL") or "memory://",
@@ -150,6 +149,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         lease_seconds=env.int("UPTIME_LEASE_SECONDS", 120, lo=5, hi=3600),
         shutdown_grace=env.int("UPTIME_SHUTDOWN_GRACE", 30, lo=0, hi=3600),
     )
+    if settings.smtp_password and not settings.smtp_username:
+        raise ConfigError("UPTIME_SMTP_PASSWORD: needs UPTIME_SMTP_USERNAME as well")
     return settings
 
 
@@ -252,17 +253,6 @@ class _Env:
             raise ConfigError(f"{name}: no such file: {raw}")
         return raw
 
-    def address(self, name: str) -> str | None:
-        """A bare email address (it is also the SMTP envelope sender)."""
-        raw = self.str(name)
-        if raw is None:
-            return None
-        local, _, domain = raw.rpartition("@")
-        bad = any(ch.isspace() or ch in "<>," for ch in raw)
-        if bad or not local or not domain or parseaddr(raw)[1] != raw:
-            raise ConfigError(f"{name}: expected a bare email address, got {raw!r}")
-        return raw
-
     def storage(self, name: str) -> str | None:
         from limits.errors import ConfigurationError
         from limits.storage import storage_from_string
@@ -298,6 +288,20 @@ def _check_range(name: str, value: int, lo: int | None, hi: int | None) -> None:
         raise ConfigError(f"{name}: must be at most {hi}, got {value}")
 
 
+def _mail_from(value: str) -> str:
+    """One address, optionally with a display name: it becomes the From header."""
+    from email.utils import getaddresses
+
+    parsed = getaddresses([value])
+    ok = len(parsed) == 1 and "@" in parsed[0][1] and not any(ch in value for ch in "\r\n\0,;")
+    if not ok:
+        raise ConfigError(
+            f"UPTIME_MAIL_FROM: expected one address like uptime@example.com "
+            f"or 'Uptime <uptime@example.com>', got {value!r}"
+        )
+    return value
+
+
 def _check_database_url(url: str) -> None:
     scheme = urlsplit(url).scheme
     if scheme == "sqlite":
@@ -325,6 +329,8 @@ def _allowed_emails(env: _Env) -> tuple[str, ...]:
     return entries
 
 
+# Providers with built-in endpoints; any other name needs its URLs configured.
+BUILTIN_PROVIDERS = ("github", "google")
 _OAUTH_KEY = re.compile(r"^UPTIME_OAUTH_([A-Z0-9]+)_CLIENT_ID$")
 
 
@@ -342,8 +348,17 @@ def _oauth_providers(env: _Env) -> dict[str, OAuthProvider]:
             if value:
                 _check_http_url(prefix + part, value)
             urls[part.lower()] = value
-        providers[upper.lower()] = OAuthProvider(
-            name=upper.lower(),
+        name = upper.lower()
+        if name not in BUILTIN_PROVIDERS and not (
+            urls["metadata_url"]
+            or (urls["authorize_url"] and urls["token_url"] and urls["userinfo_url"])
+        ):
+            raise ConfigError(
+                f"{prefix}METADATA_URL: provider {name!r} needs an OIDC metadata URL, or "
+                f"{prefix}AUTHORIZE_URL, {prefix}TOKEN_URL and {prefix}USERINFO_URL"
+            )
+        providers[name] = OAuthProvider(
+            name=name,
             client_id=env.str(key) or "",
             client_secret=env.secret(prefix + "CLIENT_SECRET"),
             scopes=env.str(prefix + "SCOPES"),

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from uptime_server import db as dbmod
 from uptime_server import migrations
 from uptime_server.config import Settings, ensure_secret_key
+from uptime_server.notify import delivery
 
 log = logging.getLogger("uptime.daemon")
 
@@ -40,8 +41,17 @@ class DaemonOptions:
     port: int | None = None
 
 
-# Factories for engine components, filled in by the engine package:
-# each takes (settings, options) and returns a Component or None.
+def default_components(settings: Settings, options: DaemonOptions) -> list[Component]:
+    """The engine's components for this process (scheduler, delivery, housekeeping).
+
+    Each part of the engine adds its own line here.
+    """
+    components: list[Component] = []
+    components.append(delivery.delivery_component(settings))  # outbox -> SMTP/.eml/Slack
+    return components
+
+
+# Extra factories (tests plug components in here): (settings, options) -> Component | None.
 COMPONENT_FACTORIES: list[Callable[[Settings, DaemonOptions], Component | None]] = []
 
 
@@ -102,6 +112,9 @@ class Daemon:
         signal.signal(signal.SIGINT, _flag)
 
     def _start_components(self) -> None:
+        for component in default_components(self.settings, self.options):
+            component.start()
+            self.components.append(component)
         for factory in COMPONENT_FACTORIES:
             component = factory(self.settings, self.options)
             if component is not None:

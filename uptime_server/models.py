@@ -107,12 +107,15 @@ class Session(BaseModel):
 
 
 class OAuthState(BaseModel):
-    """One sign-in under way: single-use state, PKCE verifier, OIDC nonce."""
+    """One sign-in under way: single-use state, OIDC nonce, where to go next.
+
+    The PKCE verifier is not stored: it is derived from the state with the
+    secret key (auth/login_state.py), so it is never at rest nor in SQL logs.
+    """
 
     state_hash = pw.CharField(max_length=64, unique=True)
     provider = pw.CharField(max_length=64)
     browser_hash = pw.CharField(max_length=64)
-    code_verifier = pw.CharField(max_length=128)
     nonce = pw.CharField(max_length=128, null=True)
     next_url = pw.CharField(max_length=2048, null=True)
     cli_redirect = pw.CharField(max_length=2048, null=True)
@@ -250,7 +253,8 @@ class Rollup(BaseModel):
 
     ``resolution`` is the bucket width in seconds (300, 3600, 86400) and
     ``bucket`` its start as epoch seconds. ``hist`` is a sparse, mergeable
-    log-scaled histogram of response times (see ``uptime_server.rollups``).
+    log-scaled histogram of response times (see ``uptime_server.rollups``)
+    and ``p95`` the percentile read from it, kept with the row.
     """
 
     monitor = pw.ForeignKeyField(Monitor, on_delete="CASCADE", index=False)
@@ -262,7 +266,8 @@ class Rollup(BaseModel):
     rt_sum = pw.BigIntegerField(default=0)
     rt_min = pw.IntegerField(null=True)
     rt_max = pw.IntegerField(null=True)
-    hist = pw.TextField(default="{}")
+    p95 = pw.IntegerField(null=True)
+    hist = pw.TextField(default="[]")
 
     class Meta:
         table_name = "rollups"

@@ -75,6 +75,8 @@ def update_monitor(monitor: Monitor, cfg: MonitorConfig, *, now: datetime) -> Mo
             monitor.status = "pending"
             monitor.consecutive_failures = 0
             monitor.state_version += 1
+            # An unchecked type can never recover: close its incident now.
+            resolve_active_incident(monitor.id, now=now)
         monitor.save()
         _sync_locations(monitor, now, interval_changed="check_interval" in changes)
     return monitor

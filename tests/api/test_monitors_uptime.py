@@ -8,7 +8,6 @@ from typing import Any
 from tests.api.shapes import create
 from uptime_server import rollups
 from uptime_server.db import write_tx
-from uptime_server.stats import cover
 
 # Not on any 5-minute, hour or day boundary, so every kind of edge is exercised.
 NOW = datetime(2026, 11, 22, 12, 3, 17, tzinfo=UTC)
@@ -34,21 +33,6 @@ def _expected(samples: list[rollups.RunSample], window: timedelta) -> float:
     start = int((NOW - window).timestamp()) // 300 * 300
     inside = [s for s in samples if s.epoch >= start]
     return round(sum(s.passed for s in inside) * 100 / len(inside), 3)
-
-
-def test_it_tiles_windows_with_the_coarsest_buckets() -> None:
-    day = 86400
-    assert cover(0, 2 * day) == [(day, 0, 2 * day)]
-    assert cover(300, day + 600) == [
-        (300, 300, 3600),
-        (3600, 3600, day),
-        (300, day, day + 600),
-    ]
-    ranges = cover(3300, 3 * day + 3900)
-    assert [r[0] for r in ranges] == [300, 3600, day, 3600, 300]
-    # The tiles are contiguous and cover the window exactly.
-    assert ranges[0][1] == 3300 and ranges[-1][2] == 3 * day + 3900
-    assert all(a[2] == b[1] for a, b in zip(ranges, ranges[1:], strict=False))
 
 
 def test_it_reports_uptime_over_each_window(alice: Any, clock: Any) -> None:

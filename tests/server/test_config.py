@@ -33,8 +33,8 @@ BAD_VALUES = [
     ("UPTIME_CA_BUNDLE", "/nonexistent/ca.pem"),
     ("UPTIME_SMTP_PORT", "0"),
     ("UPTIME_SMTP_TLS", "tls"),
-    ("UPTIME_MAIL_FROM", "Uptime <uptime@example.com>"),
     ("UPTIME_MAIL_FROM", "nobody"),
+    ("UPTIME_MAIL_FROM", "a@example.com, b@example.com"),
     ("UPTIME_RATE_LIMIT", "lots"),
     ("UPTIME_LOGIN_RATE_LIMIT", "30 per fortnight"),
     ("UPTIME_RATELIMIT_STORAGE_URL", "carrier-pigeon://coop"),
@@ -115,7 +115,8 @@ def test_it_parses_values(tmp_path: Path) -> None:
 
 
 def test_it_never_shows_secrets_when_redacted() -> None:
-    settings = load_settings({**BASE, "UPTIME_SECRET_KEY": "k", "UPTIME_SMTP_PASSWORD": "pw"})
+    env = {"UPTIME_SECRET_KEY": "k", "UPTIME_SMTP_USERNAME": "u", "UPTIME_SMTP_PASSWORD": "pw"}
+    settings = load_settings({**BASE, **env})
     redacted: dict[str, Any] = settings.redacted()
     assert redacted["secret_key"] == "<set>"
     assert redacted["smtp_password"] == "<set>"

@@ -98,3 +98,19 @@ def session(
         typer.echo(f"uptime: {exc}", err=True)
         raise typer.Exit(2) from None
     sys.stdout.write(token + "\n")
+
+
+@app.command()
+def check(
+    once: Annotated[bool, typer.Option("--once", help="Run one round and exit (cron).")] = False,
+) -> None:
+    """Run due work once and exit: deliver pending notifications (cron mode)."""
+    from uptime_server.daemon import configure_logging, prepare
+    from uptime_server.notify.delivery import deliver_due
+
+    if not once:
+        typer.echo("uptime: use `uptime server check --once` (for crontab)", err=True)
+        raise typer.Exit(2)
+    settings = prepare(_settings())
+    configure_logging(settings.log_level)
+    typer.echo(f"Notifications sent: {deliver_due(settings)}", err=True)

@@ -1,7 +1,7 @@
 """Session endpoints: /api/v1/auth/user, /refresh, /logout.
 
-The OAuth login/callback routes live in ``uptime_server.auth.oauth`` and are
-registered on this blueprint by ``register_oauth``.
+The OAuth login/callback routes and the CLI exchange live in
+``uptime_server.api.signin``.
 """
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ class Recorder:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.mail_domain = settings.mail_from.rpartition("@")[2] or "uptime.local"
+        self.mail_domain = outbox.mail_domain(settings.mail_from)
 
     def record(self, outcomes: Sequence[CheckOutcome], *, now: datetime) -> list[Recorded]:
         if not outcomes:

@@ -8,8 +8,11 @@ waits on a mail server.
 
 from __future__ import annotations
 
+import re
+import secrets
 from dataclasses import asdict
 from datetime import datetime
+from email.utils import parseaddr
 from typing import Any
 
 from uptime_server.engine.clock import isoformat, utc
@@ -49,9 +52,29 @@ def content_from_json(data: dict[str, Any]) -> AlertContent:
     return AlertContent(**values)
 
 
+_DOMAIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?")
+
+
+def mail_domain(mail_from: str) -> str:
+    """The right-hand side of Message-IDs: the sender's domain.
+
+    Parsed as an address, so a From with a display name
+    (``Uptime <uptime@example.com>``) gives ``example.com``, not ``example.com>``,
+    which ``build_email`` would refuse as a malformed Message-ID.
+    """
+    domain = parseaddr(mail_from)[1].rpartition("@")[2]
+    return domain if _DOMAIN.fullmatch(domain) else "uptime.local"
+
+
 def message_id(notification_id: int, channel: str, domain: str) -> str:
-    """Stable per notification and channel, so a resend is recognisably the same."""
-    return f"<uptime-n{notification_id}-{channel}@{domain}>"
+    """A new Message-ID for one outbox row; stored with it, so every retry reuses it.
+
+    The random part keeps ids unique across installations and database
+    resets: two instances mailing one inbox from the same domain would
+    otherwise both send ``uptime-n1-email@...``, and mail systems that drop
+    duplicate Message-IDs would swallow the second alert.
+    """
+    return f"<uptime-n{notification_id}-{channel}-{secrets.token_hex(6)}@{domain}>"
 
 
 def enqueue(

@@ -1,0 +1,1 @@
+"""Authorization servers for the sign-in tests, run as a separate process."""

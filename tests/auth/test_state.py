@@ -1,0 +1,84 @@
+"""The OAuth state: random, single-use, bound to the browser, ten minutes."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode, urlsplit
+
+from tests.auth.browser import query
+from uptime_server.auth.login_state import COOKIE_NAME, sha256
+from uptime_server.models import OAuthState
+
+
+def _callback_with(browser, callback: str, **changes: str | None) -> object:
+    params = {**query(callback), **changes}
+    params = {k: v for k, v in params.items() if v is not None}
+    return browser.client.get(f"{urlsplit(callback).path}?{urlencode(params)}")
+
+
+def _assert_mismatch(r) -> None:
+    assert r.status_code == 400, r.get_data(as_text=True)
+    assert r.json["error"]["code"] == "OAUTH_STATE_MISMATCH"
+
+
+def test_a_missing_state_is_refused(browser, providers):
+    callback = browser.approve(browser.login("github"), "octocat")
+    _assert_mismatch(_callback_with(browser, callback, state=None))
+
+
+def test_a_wrong_state_is_refused(browser, providers):
+    callback = browser.approve(browser.login("github"), "octocat")
+    _assert_mismatch(_callback_with(browser, callback, state="not-the-state-we-sent"))
+
+
+def test_a_replayed_callback_is_refused(browser, providers):
+    callback = browser.approve(browser.login("github"), "octocat")
+    assert browser.callback(callback).status_code == 302
+    _assert_mismatch(browser.callback(callback))
+
+
+def test_a_callback_in_another_browser_is_refused(browser, new_browser, providers):
+    """Login CSRF: a victim's browser must not finish the attacker's sign-in."""
+    callback = browser.approve(browser.login("github"), "octocat")
+    _assert_mismatch(new_browser().callback(callback))
+    # The state was not used up by the foreign browser.
+    assert browser.callback(callback).status_code == 302
+
+
+def test_a_forged_browser_cookie_is_refused(browser, providers):
+    callback = browser.approve(browser.login("github"), "octocat")
+    browser.client.set_cookie(COOKIE_NAME, "forged.value", path="/api/v1/auth")
+    _assert_mismatch(browser.callback(callback))
+
+
+def test_a_state_expires_after_ten_minutes(browser, providers, clock):
+    callback = browser.approve(browser.login("github"), "octocat")
+    clock.advance(601)
+    _assert_mismatch(browser.callback(callback))
+
+
+def test_a_state_is_good_for_its_own_provider_only(browser, providers):
+    callback = browser.approve(browser.login("github"), "octocat")
+    _assert_mismatch(browser.client.get(f"/api/v1/auth/google/callback?{urlsplit(callback).query}"))
+
+
+def test_a_provider_error_with_a_bad_state_is_a_state_mismatch(anon, providers):
+    _assert_mismatch(anon.get("/api/v1/auth/github/callback?error=access_denied&state=x"))
+
+
+def test_only_hashes_are_stored_and_the_cookie_is_locked_down(browser, providers):
+    r = browser.client.get("/api/v1/auth/google/login")
+    state = query(r.headers["Location"])["state"]
+    row = OAuthState.get()
+    assert row.state_hash == sha256(state)
+    assert state not in (row.browser_hash, row.next_url)
+    cookie = next(h for h in r.headers.getlist("Set-Cookie") if h.startswith(COOKIE_NAME))
+    for attribute in ("HttpOnly", "Secure", "SameSite=Lax", "Path=/api/v1/auth", "Max-Age=600"):
+        assert attribute in cookie
+    assert browser.client.get_cookie(COOKIE_NAME, path="/api/v1/auth").value not in row.browser_hash
+
+
+def test_two_sign_ins_under_way_in_one_browser_both_finish(browser, providers):
+    first = browser.approve(browser.login("github"), "octocat")
+    second = browser.approve(browser.login("google"), "gina")
+    assert browser.callback(first).status_code == 302
+    assert browser.callback(second).status_code == 302

@@ -1,0 +1,92 @@
+"""Process level: a SIGKILLed daemon, and two daemons on one PostgreSQL database.
+
+Real `uptime server run` processes check a local target through the API's
+monitors, and mail a real aiosmtpd server. Every email must arrive exactly
+once per transition, whatever happens to the processes.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.e2e.conftest import wait_for
+
+pytest.importorskip(
+    "uptime_server.engine.scheduler",
+    reason="needs the check scheduler (branch engine); these run once it is merged",
+)
+pytestmark = pytest.mark.slow
+
+DOWN = "[Uptime] DOWN: {}"
+UP = "[Uptime] UP: {}"
+# One delivery poll is 1 s: a duplicate would show up within this.
+SETTLE = 1.5
+
+
+def add_monitor(cluster, daemon, target, name):
+    body = {
+        "name": name,
+        "url": target.url,
+        "type": "http",
+        "check_interval": 5,  # the least a 5 s timeout allows
+        "timeout": 5,
+        "expected_status": [200],
+    }
+    r = cluster.api(daemon, "POST", "/monitors", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()["data"]["id"]
+
+
+def test_sigkill_mid_outage_then_restart(make_cluster, mailbox, target):
+    box, _ = mailbox
+    cluster = make_cluster()
+    first = cluster.daemon().start()
+    cluster.sign_in()
+    add_monitor(cluster, first, target, "e2e-api")
+    wait_for(lambda: box.subjects() == [DOWN.format("e2e-api")], 10, "the DOWN email")
+
+    first.kill()
+    hits = target.hits
+    second = cluster.daemon().start()
+    wait_for(lambda: target.hits > hits, 12, "a failing check after the restart")
+    time.sleep(SETTLE)
+    assert box.subjects() == [DOWN.format("e2e-api")]  # still the one outage
+
+    target.status = 200
+    wait_for(lambda: len(box.handler.received) >= 2, 12, "the UP email")
+    time.sleep(SETTLE)
+    assert box.subjects() == [DOWN.format("e2e-api"), UP.format("e2e-api")]
+    assert len(set(box.message_ids())) == 2
+    r = cluster.api(second, "GET", "/notifications")
+    assert [(n["type"], n["status"]) for n in r.json()["data"]] == [
+        ("recovery", "resolved"),
+        ("downtime", "resolved"),
+    ]
+    assert all(n["email_sent_at"] for n in r.json()["data"])
+    assert second.stop() == 0
+
+
+def test_two_daemons_on_one_postgresql_send_one_email_per_transition(
+    make_cluster, mailbox, target, fresh_pg_url
+):
+    box, _ = mailbox
+    cluster = make_cluster(fresh_pg_url)
+    a = cluster.daemon().start()  # migrates first; then the second joins
+    b = cluster.daemon().start()
+    cluster.sign_in()
+    names = [f"e2e-{i}" for i in range(3)]
+    for name in names:
+        add_monitor(cluster, a, target, name)
+    downs = sorted(DOWN.format(n) for n in names)
+    wait_for(lambda: sorted(box.subjects()) == downs, 12, "three DOWN emails")
+    hits = target.hits
+    wait_for(lambda: target.hits >= hits + 3, 12, "more failing checks")
+
+    target.status = 200
+    wait_for(lambda: len(box.handler.received) >= 6, 12, "three UP emails")
+    time.sleep(SETTLE)
+    assert sorted(box.subjects()) == sorted(downs + [UP.format(n) for n in names])
+    assert len(set(box.message_ids())) == 6
+    assert a.stop() == 0 and b.stop() == 0

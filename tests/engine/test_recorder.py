@@ -1,0 +1,156 @@
+"""The writer's transaction: run, state, notification and outbox together."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from uptime_server import monitors as svc
+from uptime_server.engine.recorder import CheckOutcome, Recorder
+from uptime_server.models import (
+    AlertSettings,
+    CheckRun,
+    Monitor,
+    MonitorLocation,
+    Notification,
+    Outbox,
+    Rollup,
+)
+from uptime_server.validation import MonitorConfig
+
+
+@pytest.fixture
+def monitor(db, alice, settings, clock):
+    cfg = MonitorConfig.model_validate(
+        {"name": "api-prod", "url": "http://127.0.0.1:9/", "type": "http"},
+        context={"settings": settings},
+    )
+    return svc.create_monitor(alice.user, cfg, now=clock.now(), settings=settings)
+
+
+def outcome(monitor, clock, passed, **kw):
+    base = dict(
+        monitor_id=monitor.id,
+        location="local",
+        checked_at=clock.now(),
+        passed=passed,
+        response_time=120 if passed else None,
+        status_code=200 if passed else 503,
+        error=None if passed else "expected status in [200], got 503",
+    )
+    base.update(kw)
+    return CheckOutcome(**base)
+
+
+def test_it_records_a_passing_run(db, monitor, settings, clock):
+    [done] = Recorder(settings).record([outcome(monitor, clock, True)], now=clock.now())
+    assert done.run_status == "online" and done.monitor_status == "online"
+    m = Monitor.get_by_id(monitor.id)
+    assert (m.status, m.response_time, m.last_success) == ("online", 120, clock.now())
+    assert CheckRun.select().count() == 1
+    assert Rollup.select().count() == 3
+
+
+def test_it_opens_one_incident_and_one_email_however_long_it_fails(db, monitor, settings, clock):
+    rec = Recorder(settings)
+    start = clock.now()
+    for _ in range(5):
+        rec.record([outcome(monitor, clock, False)], now=clock.now())
+        clock.advance(60)
+    notes = list(Notification.select())
+    assert [(n.type, n.status) for n in notes] == [("downtime", "active")]
+    assert notes[0].started_at == start
+    assert notes[0].message == "api-prod is DOWN: expected status in [200], got 503"
+    [email] = list(Outbox.select())
+    assert email.recipients == ["alice@example.com"]
+    assert email.subject == "[Uptime] DOWN: api-prod"
+
+    rec.record([outcome(monitor, clock, True)], now=clock.now())
+    down, up = list(Notification.select().order_by(Notification.id))
+    assert (down.status, down.duration) == ("resolved", 300)
+    assert (up.type, up.status, up.started_at, up.resolved_at) == (
+        "recovery",
+        "resolved",
+        start,
+        clock.now(),
+    )
+    assert up.message == "api-prod is UP again after 5m"
+    assert Outbox.select().count() == 2
+    assert Monitor.get_by_id(monitor.id).consecutive_failures == 0
+
+
+def test_threshold_and_alert_flags_gate_the_outbox(db, monitor, settings, clock):
+    AlertSettings.update(alert_threshold=3, alert_on_recovery=False, email_enabled=True).execute()
+    rec = Recorder(settings)
+    for _ in range(2):
+        rec.record([outcome(monitor, clock, False)], now=clock.now())
+        clock.advance(60)
+    assert Notification.select().count() == 0
+    rec.record([outcome(monitor, clock, False)], now=clock.now())
+    assert Notification.select().count() == 1
+    rec.record([outcome(monitor, clock, True)], now=clock.now())
+    assert Notification.select().count() == 2
+    assert Outbox.select().count() == 1  # no recovery email
+
+
+def test_a_paused_monitor_keeps_its_status(db, monitor, settings, clock):
+    svc.pause_monitor(monitor, "maintenance", now=clock.now())
+    [done] = Recorder(settings).record([outcome(monitor, clock, False)], now=clock.now())
+    assert done.skipped == "paused" and done.run_id is not None
+    assert Monitor.get_by_id(monitor.id).status == "pending"
+    assert Notification.select().count() == 0
+
+
+def test_it_releases_the_lease_and_sets_the_due_time(db, monitor, settings, clock):
+    due = clock.now() + timedelta(seconds=60)
+    MonitorLocation.update(lease_owner="w1", lease_expires_at=clock.now()).execute()
+    Recorder(settings).record(
+        [outcome(monitor, clock, True, next_check_at=due, lease_owner="w1")], now=clock.now()
+    )
+    slot = MonitorLocation.get()
+    assert (slot.lease_owner, slot.next_check_at, slot.last_status) == (None, due, "online")
+
+
+def test_a_stale_lease_does_not_move_the_schedule(db, monitor, settings, clock):
+    MonitorLocation.update(lease_owner="w2").execute()
+    Recorder(settings).record(
+        [
+            outcome(
+                monitor,
+                clock,
+                True,
+                next_check_at=clock.now() + timedelta(hours=1),
+                lease_owner="w1",
+            )
+        ],
+        now=clock.now(),
+    )
+    assert MonitorLocation.get().lease_owner == "w2"
+
+
+def test_one_broken_monitor_does_not_stop_the_batch(db, monitor, settings, clock, monkeypatch):
+    rec = Recorder(settings)
+    original = rec._apply_state
+
+    def explode(m, *a, **kw):
+        if m.id == monitor.id:
+            raise RuntimeError("boom")
+        return original(m, *a, **kw)
+
+    other = svc.create_monitor(
+        monitor.user,
+        MonitorConfig.model_validate(
+            {"name": "b", "url": "http://127.0.0.1:9/", "type": "http"},
+            context={"settings": settings},
+        ),
+        now=clock.now(),
+        settings=settings,
+    )
+    monkeypatch.setattr(rec, "_apply_state", explode)
+    results = rec.record(
+        [outcome(monitor, clock, True), outcome(other, clock, True)], now=clock.now()
+    )
+    assert [r.skipped for r in results] == ["error", None]
+    assert Monitor.get_by_id(other.id).status == "online"
+    assert CheckRun.select().where(CheckRun.monitor == monitor.id).count() == 0

@@ -1,0 +1,98 @@
+"""The pure status transitions (decisions §1 "Status", §2)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from uptime_server.engine.state import MonitorState, RunFacts, combine, run_status, transition
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+def fresh(**kw) -> MonitorState:
+    base = dict(
+        status="pending", consecutive_failures=0, alerts_suppressed=False, has_active_incident=False
+    )
+    base.update(kw)
+    return MonitorState(**base)
+
+
+@pytest.mark.parametrize(
+    ("facts", "degraded", "expected"),
+    [
+        (RunFacts(passed=True, response_time=100), None, "online"),
+        (RunFacts(passed=False), None, "offline"),
+        (RunFacts(passed=True, retried=True), None, "warning"),
+        (RunFacts(passed=True, response_time=501), 500, "warning"),
+        (RunFacts(passed=True, response_time=500), 500, "online"),
+        (
+            RunFacts(passed=True, is_https=True, cert_expires_at=NOW + timedelta(days=10)),
+            None,
+            "warning",
+        ),
+        (
+            RunFacts(passed=True, is_https=True, cert_expires_at=NOW + timedelta(days=15)),
+            None,
+            "online",
+        ),
+        (RunFacts(passed=False, retried=True), None, "offline"),
+    ],
+)
+def test_it_rates_a_run(facts, degraded, expected):
+    assert run_status(facts, degraded_ms=degraded, now=NOW) == expected
+
+
+def test_it_combines_locations():
+    assert combine([]) == "pending"
+    assert combine(["offline", "offline"]) == "offline"
+    assert combine(["online", "online"]) == "online"
+    assert combine(["online", "offline"]) == "warning"
+    assert combine(["online", "warning"]) == "warning"
+
+
+def test_it_opens_an_incident_at_the_threshold():
+    s = fresh()
+    opened = []
+    for _ in range(4):
+        tr = transition(
+            s, location="local", status="offline", locations=["local"], alert_threshold=3
+        )
+        opened.append(tr.open_incident)
+        s = fresh(
+            status=tr.status,
+            consecutive_failures=tr.consecutive_failures,
+            has_active_incident=s.has_active_incident or tr.open_incident,
+        )
+    assert opened == [False, False, True, False]
+    assert s.consecutive_failures == 4
+
+
+def test_it_resolves_on_the_first_pass_and_resets_failures():
+    s = fresh(status="offline", consecutive_failures=5, has_active_incident=True)
+    tr = transition(s, location="local", status="warning", locations=["local"], alert_threshold=1)
+    assert tr.resolve_incident and tr.status == "warning" and tr.consecutive_failures == 0
+
+
+def test_it_stays_quiet_while_suppressed_until_recovery():
+    s = fresh(status="offline", consecutive_failures=2, alerts_suppressed=True)
+    tr = transition(s, location="local", status="offline", locations=["local"], alert_threshold=1)
+    assert not tr.open_incident and tr.alerts_suppressed
+    tr = transition(s, location="local", status="online", locations=["local"], alert_threshold=1)
+    assert not tr.resolve_incident and not tr.alerts_suppressed
+
+
+def test_a_partial_outage_is_a_warning_not_an_incident():
+    s = fresh(status="online", location_statuses={"eu": "online", "us": "online"})
+    tr = transition(s, location="eu", status="offline", locations=["eu", "us"], alert_threshold=1)
+    assert tr.status == "warning" and not tr.open_incident
+    s2 = fresh(status="warning", location_statuses=tr.location_statuses)
+    tr2 = transition(s2, location="us", status="offline", locations=["eu", "us"], alert_threshold=1)
+    assert tr2.status == "offline" and tr2.open_incident
+
+
+def test_it_ignores_locations_no_longer_configured():
+    s = fresh(location_statuses={"gone": "offline"})
+    tr = transition(s, location="local", status="online", locations=["local"], alert_threshold=1)
+    assert tr.status == "online" and "gone" not in tr.location_statuses

@@ -1,0 +1,133 @@
+"""Building blocks for delivery tests: monitors, a flippable target, check runs.
+
+Plain functions and classes (the fixtures wrapping them live in the test
+modules), shared by the delivery and life-cycle tests.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from uptime_server import monitors as svc
+from uptime_server.config import Settings
+from uptime_server.engine.clock import ManualClock
+from uptime_server.engine.probe import CheckSpec, ProbeConfig, run_check_sync
+from uptime_server.engine.recorder import CheckOutcome, Recorder
+from uptime_server.models import AlertSettings, Monitor, User
+from uptime_server.validation import MonitorConfig
+
+LOOPBACK = "127.0.0.1"
+
+
+def make_monitor(
+    user: User,
+    settings: Settings,
+    clock: ManualClock,
+    *,
+    name: str = "api-prod",
+    url: str = "http://127.0.0.1:9/health",
+    **alerts: Any,
+) -> Monitor:
+    cfg = MonitorConfig.model_validate(
+        {"name": name, "url": url, "type": "http", "expected_status": [200], "timeout": 5},
+        context={"settings": settings},
+    )
+    monitor = svc.create_monitor(user, cfg, now=clock.now(), settings=settings)
+    if alerts:
+        AlertSettings.update(**alerts).where(AlertSettings.monitor == monitor.id).execute()
+    return monitor
+
+
+def outcome(monitor: Monitor, clock: ManualClock, passed: bool, **kw: Any) -> CheckOutcome:
+    """A synthetic check run (for tests that are not about probing)."""
+    values: dict[str, Any] = dict(
+        monitor_id=monitor.id,
+        location="local",
+        checked_at=clock.now(),
+        passed=passed,
+        response_time=120 if passed else 45,
+        status_code=200 if passed else 503,
+        error=None if passed else "expected status in [200], got 503",
+    )
+    values.update(kw)
+    return CheckOutcome(**values)
+
+
+def probe(recorder: Recorder, monitor: Monitor, clock: ManualClock) -> CheckOutcome:
+    """One real check of the monitor's URL, recorded like the scheduler would."""
+    m = Monitor.get_by_id(monitor.id)
+    spec = CheckSpec(url=m.url, timeout=5, expected_status=tuple(m.expected_status))
+    result = run_check_sync(spec, ProbeConfig())
+    run = CheckOutcome(
+        monitor_id=m.id,
+        location="local",
+        checked_at=clock.now(),
+        passed=result.passed,
+        response_time=result.response_time,
+        status_code=result.status_code,
+        error=result.error,
+        attempts=result.attempts,
+        retried=result.retried,
+    )
+    recorder.record([run], now=clock.now())
+    return run
+
+
+@dataclass
+class Target:
+    """An HTTP service on 127.0.0.1 whose answer the test flips (200 / 503)."""
+
+    status: int = 200
+    hits: int = 0
+    url: str = ""
+    _server: Any = field(default=None, repr=False)
+
+    def start(self) -> Target:
+        state = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                state.hits += 1
+                body = b"ok" if state.status == 200 else b"unavailable"
+                self.send_response(state.status)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer((LOOPBACK, 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
+        self.url = f"http://{LOOPBACK}:{self._server.server_address[1]}/health"
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def with_smtp(settings: Settings, port: int, host: str = LOOPBACK) -> Settings:
+    return settings.with_overrides(
+        smtp_host=host, smtp_port=port, smtp_tls="none", mail_from="uptime@example.com"
+    )
+
+
+def parse(raw: bytes) -> EmailMessage:
+    return BytesParser(policy=policy.default).parsebytes(raw)  # type: ignore[return-value]
+
+
+def messages(handler: Any) -> list[EmailMessage]:
+    return [parse(r.content) for r in handler.received]
+
+
+def subjects(handler: Any) -> list[str]:
+    return [m["Subject"] for m in messages(handler)]

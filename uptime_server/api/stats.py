@@ -1,0 +1,60 @@
+"""Statistics of one monitor: GET /api/v1/monitors/{id}/stats (decisions §1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, request
+from flask_login import current_user
+
+from uptime_server import monitors as svc
+from uptime_server.context import now
+from uptime_server.errors import ApiError, validation_error
+from uptime_server.stats import (
+    GRANULARITIES,
+    MAX_BUCKETS,
+    PERIODS,
+    bucket_count,
+    default_granularity,
+    monitor_stats,
+)
+from uptime_server.validation import choice_param
+
+bp = Blueprint("stats", __name__)
+
+
+@bp.get("/monitors/<int:monitor_id>/stats")
+def show(monitor_id: int) -> Any:
+    period, granularity = _params(request.args)
+    monitor = svc.get_owned(current_user, monitor_id)
+    return {"data": monitor_stats(monitor.id, period, granularity, now())}
+
+
+def _params(args: Any) -> tuple[str, str]:
+    """period and granularity, or one VALIDATION_ERROR naming every bad one."""
+    details: dict[str, list[str]] = {}
+    period, granularity = "24h", None
+    try:
+        period = choice_param(args, "period", tuple(PERIODS), "24h") or "24h"
+    except ApiError as exc:
+        details.update(exc.details)
+    try:
+        granularity = choice_param(args, "granularity", tuple(GRANULARITIES))
+    except ApiError as exc:
+        details.update(exc.details)
+    if details:
+        raise validation_error(details)
+    if granularity is None:
+        # Omitted: 1h, unless that passes the limit (90d), then 1d.
+        return period, default_granularity(period)
+    count = bucket_count(period, granularity)
+    if count > MAX_BUCKETS:
+        raise validation_error(
+            {
+                "granularity": [
+                    f"{period} at {granularity} gives {count} buckets; at most {MAX_BUCKETS}"
+                    " are allowed, choose a coarser granularity"
+                ]
+            }
+        )
+    return period, granularity

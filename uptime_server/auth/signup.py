@@ -1,0 +1,131 @@
+"""Which user a provider account signs in as: matching, linking, sign-up.
+
+Accounts are matched by (provider, subject) only, never by email: an email
+address can be added to another provider account by whoever controls that
+account. A new user needs a verified email allowed by UPTIME_ALLOWED_EMAILS;
+while that is empty only the very first account may sign up (the owner).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+
+import peewee
+
+from uptime_server.auth.provider_profiles import Profile
+from uptime_server.db import database, is_sqlite, write_tx
+from uptime_server.errors import ApiError
+from uptime_server.models import Identity, User
+
+log = logging.getLogger(__name__)
+
+
+def email_allowed(email: str, allowed: Sequence[str]) -> bool:
+    """Whether *email* matches an address, ``@domain`` or ``*`` entry."""
+    email = email.strip().lower()
+    domain = email.rpartition("@")[2]
+    for entry in allowed:
+        entry = entry.strip().lower()
+        if entry == "*" or entry == email or (entry.startswith("@") and entry[1:] == domain):
+            return True
+    return False
+
+
+def resolve_user(
+    profile: Profile,
+    provider: str,
+    *,
+    link_user: int | None,
+    allowed: Sequence[str],
+    now: datetime,
+) -> User:
+    """The user this provider account signs in as, creating or linking as needed."""
+    try:
+        return _resolve(profile, provider, link_user, allowed, now)
+    except peewee.IntegrityError:
+        # A concurrent callback created the same identity first: use it.
+        return _resolve(profile, provider, link_user, allowed, now)
+
+
+def _resolve(
+    profile: Profile, provider: str, link_user: int | None, allowed: Sequence[str], now: datetime
+) -> User:
+    with write_tx():
+        identity = Identity.get_or_none(
+            Identity.provider == provider, Identity.subject == profile.subject
+        )
+        if link_user is not None:
+            user = _link(identity, profile, provider, link_user, now)
+        elif identity is not None:
+            user = identity.user
+        else:
+            user = _sign_up(profile, provider, allowed, now)
+        if identity is not None and profile.email and identity.email != profile.email:
+            identity.email = profile.email
+            identity.save()
+        user.last_login = now
+        user.save()
+    return user
+
+
+def _link(
+    identity: Identity | None, profile: Profile, provider: str, user_id: int, now: datetime
+) -> User:
+    if identity is not None and identity.user_id != user_id:
+        raise ApiError(
+            "IDENTITY_IN_USE",
+            f"This {provider} account is already linked to another user",
+            {"provider": [provider]},
+        )
+    user = User.get_by_id(user_id)
+    if identity is None:
+        _create_identity(user, profile, provider, now)
+        log.info("linked a %s account to user %s", provider, user.id)
+    return user
+
+
+def _sign_up(profile: Profile, provider: str, allowed: Sequence[str], now: datetime) -> User:
+    email = profile.verified_email
+    if email is None:
+        raise ApiError(
+            "SIGNUP_CLOSED",
+            f"Your {provider} account has no verified email address, which signing up needs",
+        )
+    if allowed:
+        if not email_allowed(email, allowed):
+            raise _closed(email)
+    else:
+        _lock_users()
+        if User.select().exists():
+            raise _closed(email)
+    user = User.create(
+        email=email,
+        name=(profile.name or email.split("@")[0])[:200],
+        avatar_url=profile.avatar_url,
+        created_at=now,
+    )
+    _create_identity(user, profile, provider, now)
+    log.info("new user %s signed up with %s", user.id, provider)
+    return user
+
+
+def _lock_users() -> None:
+    # "Only the first account" must hold when two people sign up at once.
+    # SQLite's write transaction already excludes other writers.
+    if not is_sqlite():
+        database.execute_sql("LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE")
+
+
+def _closed(email: str) -> ApiError:
+    return ApiError(
+        "SIGNUP_CLOSED",
+        f"Sign-up is closed for {email}: ask the administrator to add it to UPTIME_ALLOWED_EMAILS",
+    )
+
+
+def _create_identity(user: User, profile: Profile, provider: str, now: datetime) -> Identity:
+    return Identity.create(
+        user=user, provider=provider, subject=profile.subject, email=profile.email, created_at=now
+    )

@@ -1,0 +1,48 @@
+"""Process-level engine metrics, counted in memory and exposed on /metrics.
+
+The scheduler (or whatever runs checks in this process) calls the small
+functions below; ``uptime_server.api.metrics`` serves ``REGISTRY`` next to
+the figures it reads from the database on each scrape. Counters live in the
+process that counts them: with several daemons, scrape each one.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.process_collector import ProcessCollector
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+
+CHECKS_RUN = Counter(
+    "uptime_checks",
+    "Check runs finished by this process, by run status (online, warning, offline).",
+    ["status"],
+    registry=REGISTRY,
+)
+CHECK_ERRORS = Counter(
+    "uptime_check_errors",
+    "Check runs this process could not complete or record because of an internal error.",
+    registry=REGISTRY,
+)
+DISPATCH_DELAY = Histogram(
+    "uptime_dispatch_delay_seconds",
+    "How long after its due time each check was started by this process.",
+    buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300),
+    registry=REGISTRY,
+)
+ProcessCollector(registry=REGISTRY)
+
+
+def record_check(status: str) -> None:
+    """Count one finished check run (status: online, warning or offline)."""
+    CHECKS_RUN.labels(status=status).inc()
+
+
+def record_check_error() -> None:
+    """Count one check run lost to an internal error (probe or writer raised)."""
+    CHECK_ERRORS.inc()
+
+
+def record_dispatch_delay(seconds: float) -> None:
+    """Observe how late (>= 0 s) a check started after its due time."""
+    DISPATCH_DELAY.observe(max(0.0, seconds))
