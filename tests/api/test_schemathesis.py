@@ -1,13 +1,15 @@
 """The OpenAPI document is true: schemathesis against the app in WSGI mode.
 
-Every monitor endpoint is exercised with generated requests (valid and
-invalid), signed in as alice who owns a few monitors, and each response is
-checked for server errors and for conformance of status code, content type
-and body schema to the document. SQLite only: this is about the API's
-contract, not the database.
+Every monitor endpoint (list, create, get, update, delete, pause, resume,
+alerts GET/PUT, bulk), the monitor statistics and the session endpoints are
+exercised with generated requests, valid and invalid, signed in as alice who
+owns a few monitors. Each response is checked for server errors and for
+conformance of status code, content type and body schema to the document.
+SQLite only: this is about the API's contract, not the database.
 
-Not yet covered here (built on other branches; the lead adds them to
-``INCLUDED``): notifications, monitor test/stats/history, OAuth sign-in.
+Not covered yet (the lead adds them to ``INCLUDED``): the notifications
+endpoints (they answer 500 to ids above 2**63-1 and to pages past int64
+offsets), monitor test/history (not merged yet), OAuth sign-in.
 """
 
 from __future__ import annotations
@@ -34,9 +36,14 @@ CHECKS = [
     content_type_conformance,
     response_schema_conformance,
 ]
-# Monitor endpoints only: /monitors, /monitors/bulk, /monitors/{id} and its
-# pause, resume and alerts sub-resources.
-INCLUDED = r"^/api/v1/monitors(/bulk|/\{monitor_id\}(/pause|/resume|/alerts)?)?$"
+# /monitors, /monitors/bulk, /monitors/{id} with pause, resume, alerts and
+# stats, and /auth/user, /auth/refresh, /auth/logout.
+INCLUDED = (
+    r"^/api/v1/("
+    r"monitors(/bulk|/\{monitor_id\}(/pause|/resume|/alerts|/stats)?)?"
+    r"|auth/(user|refresh|logout)"
+    r")$"
+)
 
 
 @pytest.fixture
