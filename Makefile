@@ -38,6 +38,11 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff format uptime_server uptime_cli tests bench
 	$(BIN)/ruff check --fix uptime_server uptime_cli tests bench
 
+# Latency of the monitor list and detail with 10,000 monitors (SQLite, and
+# PostgreSQL on 127.0.0.1:5432 when reachable).
+bench-api: $(VENV)/.installed-run
+	$(BIN)/python bench/bench_api.py
+
 # Stats latency vs. history length, list page at 10,000 monitors, DB size
 # (generates its databases in a temporary directory; a few minutes).
 bench-stats: $(VENV)/.installed-dev

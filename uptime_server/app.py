@@ -6,7 +6,6 @@ threads and opens no sockets, so tests build as many apps as they like.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +13,7 @@ from flask import Blueprint, Flask, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_login import current_user
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from uptime_server import db as dbmod
 from uptime_server import errors
@@ -21,7 +21,7 @@ from uptime_server.api import auth as auth_api
 from uptime_server.api import health as health_api
 from uptime_server.api import monitors as monitors_api
 from uptime_server.api.access import is_login_limited, is_public
-from uptime_server.auth.sessions import check_csrf, init_login, session_token
+from uptime_server.auth.sessions import check_csrf, current_session, init_login
 from uptime_server.config import Settings, ensure_secret_key
 from uptime_server.context import UptimeState
 from uptime_server.engine.clock import Clock
@@ -56,6 +56,7 @@ def create_app(
     app.extensions["uptime"] = UptimeState(settings, clock or Clock(), dict(services or {}))
     errors.register(app)
     init_login(app)
+    app.before_request(_refuse_large_body)
     _register_db_hooks(app)
 
     api = Blueprint("api", __name__, url_prefix="/api/v1")
@@ -85,11 +86,16 @@ def _optional_blueprints(names: tuple[str, ...]) -> list[Blueprint]:
     return found
 
 
-def _register_db_hooks(app: Flask) -> None:
-    @app.before_request
-    def _open_db() -> None:
-        dbmod.database.connect(reuse_if_open=True)
+def _refuse_large_body() -> None:
+    # Werkzeug enforces MAX_CONTENT_LENGTH only when a view reads the body;
+    # a declared length over the limit is refused whatever the view.
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise RequestEntityTooLarge()
 
+
+def _register_db_hooks(app: Flask) -> None:
+    # Connections open on first use (peewee autoconnect), so a view that
+    # handles an unreachable database itself (/healthz) gets the chance to.
     @app.teardown_request
     def _close_db(exc: BaseException | None) -> None:
         if not dbmod.database.is_closed():
@@ -113,9 +119,10 @@ def _view(endpoint: str) -> Callable[..., Any] | None:
 
 
 def _rate_key() -> str:
-    token = session_token(request)
-    if token:
-        return "s:" + hashlib.sha256(token.encode()).hexdigest()[:32]
+    # One budget per valid session; anything else is counted per address, so
+    # made-up cookies do not buy fresh budgets.
+    if current_user.is_authenticated:
+        return f"s:{current_session().id}"
     return "ip:" + (get_remote_address() or "unknown")
 
 
@@ -123,7 +130,9 @@ def _init_limiter(app: Flask, settings: Settings) -> None:
     limiter = Limiter(
         _rate_key,
         app=app,
-        default_limits=[settings.rate_limit] if settings.rate_limit else [],
+        # One budget per session across every route (default_limits would
+        # give each route its own counter).
+        application_limits=[settings.rate_limit] if settings.rate_limit else [],
         headers_enabled=True,
         storage_uri=settings.ratelimit_storage_url,
         strategy="fixed-window",

@@ -137,9 +137,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         mail_from=_mail_from(env.str("UPTIME_MAIL_FROM") or "uptime@localhost"),
         rate_limit=env.rate("UPTIME_RATE_LIMIT", "600/minute"),
         login_rate_limit=env.rate("UPTIME_LOGIN_RATE_LIMIT", "30/minute"),
-        ratelimit_storage_url=env.str("UPTIME_RATELIMIT_STORAGE_URL") or "memory://",
+        ratelimit_storage_url=env.storage("UPTIME_RATELIMIT_STORAGE_URL") or "memory://",
         metrics_token=env.secret("UPTIME_METRICS_TOKEN"),
-        allowed_emails=tuple(e.lower() for e in env.list("UPTIME_ALLOWED_EMAILS", ())),
+        allowed_emails=_allowed_emails(env),
         oauth_providers=_oauth_providers(env),
         log_level=env.choice(
             "UPTIME_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True
@@ -253,6 +253,19 @@ class _Env:
             raise ConfigError(f"{name}: no such file: {raw}")
         return raw
 
+    def storage(self, name: str) -> str | None:
+        from limits.errors import ConfigurationError
+        from limits.storage import storage_from_string
+
+        raw = self.str(name)
+        if raw is None:
+            return None
+        try:
+            storage_from_string(raw)  # parses and checks the client library; no I/O
+        except ConfigurationError as exc:
+            raise ConfigError(f"{name}: {exc}".splitlines()[0]) from None
+        return raw
+
     def rate(self, name: str, default: str) -> str | None:
         from limits import parse_many
 
@@ -303,6 +316,17 @@ def _check_http_url(name: str, url: str) -> None:
     parts = urlsplit(url)
     if parts.scheme not in {"http", "https"} or not parts.hostname:
         raise ConfigError(f"{name}: expected an http(s) URL, got {url!r}")
+
+
+def _allowed_emails(env: _Env) -> tuple[str, ...]:
+    entries = tuple(e.lower() for e in env.list("UPTIME_ALLOWED_EMAILS", ()))
+    for entry in entries:
+        local, at, domain = entry.rpartition("@")
+        if entry != "*" and (not at or not domain or "@" in local or " " in entry):
+            raise ConfigError(
+                f"UPTIME_ALLOWED_EMAILS: expected addresses, @domain entries or *; got {entry!r}"
+            )
+    return entries
 
 
 # Providers with built-in endpoints; any other name needs its URLs configured.

@@ -135,10 +135,15 @@ class Daemon:
     def run(self) -> int:
         self.settings = prepare(self.settings)
         self._install_signals()
-        if self.options.scheduler:
-            self._start_components()
-        if self.options.api:
-            self._start_api()
+        try:
+            if self.options.scheduler:
+                self._start_components()
+            if self.options.api:
+                self._start_api()
+        except BaseException:
+            # Stop what did start, so a failed start-up leaves no thread behind.
+            self._shutdown()
+            raise
         log.info(
             "uptime daemon running (api=%s, scheduler=%s)", self.options.api, self.options.scheduler
         )
@@ -173,9 +178,12 @@ class Daemon:
         app = create_app(self.settings, bind_database=False, services=self._services())
         host = self.options.host or self.settings.host
         port = self.options.port if self.options.port is not None else self.settings.port
-        self.server = create_server(
-            app, host=host, port=port, threads=self.settings.http_threads, ident="uptime"
-        )
+        try:
+            self.server = create_server(
+                app, host=host, port=port, threads=self.settings.http_threads, ident="uptime"
+            )
+        except OSError as exc:
+            raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
         thread = threading.Thread(target=self.server.run, name="api", daemon=True)
         thread.start()
         log.info("API listening on http://%s:%s", host, self.server.effective_port)
@@ -188,6 +196,9 @@ class Daemon:
 
     def _shutdown(self) -> None:
         if self.server is not None:
+            # Let requests under way finish (their threads exit after the
+            # current task), then close the listener and the connections.
+            self.server.task_dispatcher.shutdown(timeout=min(self.settings.shutdown_grace, 10))
             self.server.close()
         for component in reversed(self.components):
             try:

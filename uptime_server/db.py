@@ -32,6 +32,8 @@ SQLITE_PRAGMAS = {
     "cache_size": -16000,
 }
 
+PG_OPTIONS = "-c max_parallel_workers_per_gather=0"
+
 T = TypeVar("T")
 
 
@@ -53,6 +55,10 @@ def connect_url(url: str) -> peewee.Database:
             max_connections=64,
             stale_timeout=300,
             timeout=30,
+            # Every query here is a short index scan; once statistics exist the
+            # planner likes parallel workers for the roll-up UNION ALLs, whose
+            # start-up costs more than the scan (list of 100: 3.6 ms -> 9.7 ms).
+            options=PG_OPTIONS,
         )
     raise ValueError(f"unsupported database URL scheme: {parts.scheme}")
 

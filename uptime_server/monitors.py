@@ -22,7 +22,7 @@ from uptime_server.models import (
     Notification,
     User,
 )
-from uptime_server.validation import MonitorConfig
+from uptime_server.validation import MonitorConfig, check_patch_fields, parse_monitor_update
 
 CONFIG_FIELDS = tuple(MonitorConfig.model_fields)
 
@@ -32,7 +32,12 @@ def config_of(monitor: Monitor) -> dict[str, Any]:
     return {name: getattr(monitor, name) for name in CONFIG_FIELDS}
 
 
+MAX_ID = 2**63 - 1  # ids are 64-bit; a larger one cannot exist (nor be bound in SQLite)
+
+
 def get_owned(user: User, monitor_id: int) -> Monitor:
+    if not 0 < monitor_id <= MAX_ID:
+        raise monitor_not_found()
     monitor = Monitor.get_or_none((Monitor.id == monitor_id) & (Monitor.user == user))
     if monitor is None:
         raise monitor_not_found()
@@ -197,13 +202,8 @@ def bulk_action(
     For ``update``, every owned monitor's merged configuration is validated
     first; one invalid result fails the whole request before anything changes.
     """
-    from uptime_server.validation import parse_monitor_update
-
     owned = {m.id: m for m in Monitor.select().where((Monitor.user == user) & Monitor.id.in_(ids))}
-    configs = {}
-    if action == "update":
-        for mid, monitor in owned.items():
-            configs[mid] = parse_monitor_update(config_of(monitor), patch, settings)
+    configs = _bulk_configs(owned, patch or {}, settings) if action == "update" else {}
     succeeded: list[int] = []
     failed: list[dict[str, Any]] = []
     for mid in ids:
@@ -223,3 +223,21 @@ def bulk_action(
         except ApiError as exc:
             failed.append({"id": mid, "error": {"code": exc.code, "message": exc.message}})
     return {"succeeded": succeeded, "failed": failed}
+
+
+def _bulk_configs(
+    owned: dict[int, Monitor], patch: dict[str, Any], settings: Settings
+) -> dict[int, MonitorConfig]:
+    """Every owned monitor's configuration after *patch*, or one VALIDATION_ERROR.
+
+    The fields are checked on their own first, so a bad ``settings`` fails
+    even when no id is the caller's.
+    """
+    try:
+        check_patch_fields(patch, settings)
+        return {
+            mid: parse_monitor_update(config_of(m), patch, settings) for mid, m in owned.items()
+        }
+    except ApiError as exc:
+        exc.details = {f"settings.{k}": v for k, v in exc.details.items()}
+        raise

@@ -31,14 +31,26 @@ from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import DEFAULT_EXPECTED_STATUS, MONITOR_TYPES
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")  # ASCII digits, and no larger than int64
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 MAX_URL = 2048
 MAX_BODY = 64 * 1024
+# Case-insensitive match for the OpenAPI document (ECMA regexes have no (?i)).
+_METHOD_PATTERN = "^({})$".format(
+    "|".join("".join(f"[{ch}{ch.lower()}]" for ch in method) for method in METHODS)
+)
 
 
 def _no_control(value: str, field: str) -> str:
     if any(unicodedata.category(ch) == "Cc" for ch in value):
         raise ValueError(f"{field} must not contain control characters")
+    return value
+
+
+def no_nul(value: str | None) -> str | None:
+    # PostgreSQL text cannot hold NUL, so SQLite must refuse it too.
+    if value is not None and "\x00" in value:
+        raise ValueError("must not contain NUL characters")
     return value
 
 
@@ -79,24 +91,75 @@ class MonitorConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: str
-    type: Literal["http", "https", "tcp", "ping", "dns"]
-    url: str | None = None
-    method: str = "GET"
-    expected_status: list[int] = Field(default_factory=lambda: list(DEFAULT_EXPECTED_STATUS))
-    timeout: int = Field(30, ge=5, le=300)
-    check_interval: int = 60
+    # json_schema_extra documents, for the OpenAPI document, rules that the
+    # validators below enforce (strip, byte length, settings-bound values).
+    name: str = Field(
+        description="1 to 200 characters after stripping; no control characters.",
+        json_schema_extra={"minLength": 1, "maxLength": 200},
+    )
+    type: Literal["http", "https", "tcp", "ping", "dns"] = Field(
+        description="http and https are checked; tcp, ping and dns are stored but not checked."
+    )
+    url: str | None = Field(
+        None,
+        description="Absolute http(s) URL with a host; required for http and https, "
+        "and https for type https.",
+        json_schema_extra={"maxLength": MAX_URL},
+    )
+    method: str = Field(
+        "GET",
+        description="Case-insensitive in, upper-case out.",
+        json_schema_extra={"pattern": _METHOD_PATTERN},
+    )
+    expected_status: list[int] = Field(
+        default_factory=lambda: list(DEFAULT_EXPECTED_STATUS),
+        json_schema_extra={
+            "minItems": 1,
+            "maxItems": 50,
+            "items": {"type": "integer", "minimum": 100, "maximum": 599},
+        },
+    )
+    timeout: int = Field(30, ge=5, le=300, description="Seconds; at most check_interval.")
+    check_interval: int = Field(
+        60,
+        description="Seconds; the lower bound is UPTIME_MIN_CHECK_INTERVAL.",
+        json_schema_extra={"maximum": 86400},
+    )
     retry_count: int = Field(0, ge=0, le=10)
-    locations: list[str] | None = None
+    locations: list[str] | None = Field(
+        None,
+        description="Locations known to the server (UPTIME_LOCATIONS); default its first.",
+        json_schema_extra={"minItems": 1, "maxItems": 10},
+    )
     follow_redirects: bool = True
     verify_ssl: bool = True
-    headers: dict[str, str] = Field(default_factory=dict)
-    body: str | None = None
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        description="Up to 50 request headers; names are RFC 7230 tokens, no CR/LF in values.",
+        json_schema_extra={
+            "maxProperties": 50,
+            "propertyNames": {"pattern": _TOKEN.pattern},
+            "additionalProperties": {
+                "type": "string",
+                "maxLength": 8192,
+                "pattern": "^[^\\r\\n\\u0000]*$",
+            },
+        },
+    )
+    body: str | None = Field(
+        None,
+        description="Request body sent by the check; at most 64 KiB of UTF-8.",
+        json_schema_extra={"maxLength": MAX_BODY},
+    )
     expected_content: str | None = Field(None, max_length=1024)
     excluded_content: str | None = Field(None, max_length=1024)
-    json_path: str | None = Field(None, max_length=1024)
-    expected_json_value: str | None = Field(None, max_length=1024)
-    degraded_response_time: int | None = Field(None, ge=1, le=300_000)
+    json_path: str | None = Field(None, max_length=1024, description="A JSONPath expression.")
+    expected_json_value: str | None = Field(
+        None, max_length=1024, description="Requires json_path."
+    )
+    degraded_response_time: int | None = Field(
+        None, ge=1, le=300_000, description="Milliseconds; null = off."
+    )
 
     @field_validator("name")
     @classmethod
@@ -164,10 +227,15 @@ class MonitorConfig(BaseModel):
             raise ValueError("must be at most 64 KiB")
         return v
 
+    @field_validator("url", "body", "json_path")
+    @classmethod
+    def _no_nul(cls, v: str | None) -> str | None:
+        return no_nul(v)
+
     @field_validator("expected_content", "excluded_content", "expected_json_value")
     @classmethod
     def _empty_is_none(cls, v: str | None) -> str | None:
-        return v if v else None
+        return no_nul(v) if v else None
 
     @field_validator("json_path")
     @classmethod
@@ -209,11 +277,21 @@ class AlertSettingsIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     email_enabled: bool = True
-    email_recipients: list[EmailStr] = Field(default_factory=list, max_length=20)
+    email_recipients: list[EmailStr] = Field(
+        default_factory=list,
+        max_length=20,
+        description="Up to 20 addresses; an empty list means the monitor owner's address.",
+    )
     slack_enabled: bool = False
-    slack_webhook_url: str | None = None
+    slack_webhook_url: str | None = Field(
+        None,
+        description="https URL; required when slack_enabled is true.",
+        json_schema_extra={"maxLength": MAX_URL, "pattern": "^https://"},
+    )
     alert_on_recovery: bool = True
-    alert_threshold: int = Field(1, ge=1, le=100)
+    alert_threshold: int = Field(
+        1, ge=1, le=100, description="Consecutive failed runs before a downtime notification."
+    )
 
     @field_validator("email_recipients")
     @classmethod
@@ -249,7 +327,7 @@ def _settings(info: ValidationInfo) -> Settings:
 def parse_monitor(data: Any, settings: Settings) -> MonitorConfig:
     """Validate a create body."""
     body = _require_object(data)
-    _check_type(body)
+    check_monitor_type(body)
     return _validate(MonitorConfig, body, settings)
 
 
@@ -258,8 +336,24 @@ def parse_monitor_update(
 ) -> MonitorConfig:
     """Validate *patch* merged into the *current* configuration, as a whole."""
     body = _require_object(patch)
-    _check_type(body)
+    check_monitor_type(body)
     return _validate(MonitorConfig, {**current, **body}, settings)
+
+
+def check_patch_fields(patch: Mapping[str, Any], settings: Settings) -> None:
+    """Validate each field of a partial change on its own (types, bounds, names).
+
+    Cross-field rules need the monitor the change applies to, so they are
+    left to ``parse_monitor_update``; this catches what is wrong everywhere.
+    """
+    check_monitor_type(patch)
+    template = {"name": "template", "type": "http", "url": "http://template.invalid/"}
+    try:
+        MonitorConfig.model_validate({**template, **patch}, context={"settings": settings})
+    except ValidationError as exc:
+        details = pydantic_details(exc, cross_field=False)
+        if details:
+            raise validation_error(details) from None
 
 
 def parse_alert_settings(current: Mapping[str, Any], patch: Any) -> AlertSettingsIn:
@@ -275,7 +369,7 @@ def _require_object(data: Any) -> dict[str, Any]:
     return data
 
 
-def _check_type(body: Mapping[str, Any]) -> None:
+def check_monitor_type(body: Mapping[str, Any]) -> None:
     kind = body.get("type")
     if isinstance(kind, str) and kind not in MONITOR_TYPES:
         raise ApiError(
@@ -292,11 +386,13 @@ def _validate(model: type[BaseModel], data: dict[str, Any], settings: Settings |
         raise validation_error(pydantic_details(exc)) from None
 
 
-def pydantic_details(exc: ValidationError) -> dict[str, list[str]]:
+def pydantic_details(exc: ValidationError, *, cross_field: bool = True) -> dict[str, list[str]]:
     details: dict[str, list[str]] = {}
     for err in exc.errors():
         ctx_error = (err.get("ctx") or {}).get("error")
         if isinstance(ctx_error, _FieldErrors):
+            if not cross_field:
+                continue
             for field, message in ctx_error.errors.items():
                 details.setdefault(field, []).append(message)
             continue
@@ -318,10 +414,9 @@ def int_param(args: Mapping[str, str], name: str, default: int, lo: int, hi: int
     raw = args.get(name)
     if raw is None or raw == "":
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise validation_error({name: ["must be an integer"]}) from None
+    if not _INTEGER.fullmatch(raw):
+        raise validation_error({name: ["must be an integer"]})
+    value = int(raw)
     if value < lo or (hi is not None and value > hi):
         bound = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
         raise validation_error({name: [f"must be {bound}"]})

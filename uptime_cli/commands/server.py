@@ -3,11 +3,30 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
 
 app = typer.Typer(help="Run and administer the local daemon.", no_args_is_help=True)
+
+
+@contextmanager
+def _startup_errors() -> Iterator[None]:
+    """Turn what commonly stops start-up into one line on stderr and exit 1."""
+    import peewee
+
+    try:
+        yield
+    except OSError as exc:  # a port in use, an unwritable data dir, ...
+        where = f" ({exc.filename})" if exc.filename else ""
+        typer.echo(f"uptime: {exc.strerror or exc}{where}", err=True)
+        raise typer.Exit(1) from None
+    except peewee.OperationalError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        typer.echo(f"uptime: cannot open the database (UPTIME_DATABASE_URL): {first}", err=True)
+        raise typer.Exit(1) from None
 
 
 def _settings():  # noqa: ANN202 - lazy import keeps the client fast
@@ -41,7 +60,9 @@ def run(
     options = DaemonOptions(
         api=not no_api, scheduler=not no_scheduler, location=location, host=host, port=port
     )
-    raise typer.Exit(Daemon(settings, options).run())
+    with _startup_errors():
+        code = Daemon(settings, options).run()
+    raise typer.Exit(code)
 
 
 def _check_location(settings, location: str | None) -> None:  # noqa: ANN001
@@ -72,7 +93,9 @@ def check(
     settings = _settings()
     configure_logging(settings.log_level)
     _check_location(settings, location)
-    raise typer.Exit(run_once(settings, DaemonOptions(api=False, location=location)))
+    with _startup_errors():
+        code = run_once(settings, DaemonOptions(api=False, location=location))
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -80,7 +103,8 @@ def migrate() -> None:
     """Apply pending database migrations and exit."""
     from uptime_server.daemon import prepare
 
-    prepare(_settings())
+    with _startup_errors():
+        prepare(_settings())
     typer.echo("Database is up to date.", err=True)
 
 
@@ -93,7 +117,8 @@ def session(
     from uptime_server.daemon import prepare
     from uptime_server.local_users import mint_local_session
 
-    settings = prepare(_settings())
+    with _startup_errors():
+        settings = prepare(_settings())
     try:
         token = mint_local_session(settings, email=email, name=name)
     except ValueError as exc:

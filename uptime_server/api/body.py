@@ -18,6 +18,22 @@ def json_body(*, optional: bool = False) -> Any:
             return {}
         raise ApiError("INVALID_JSON", "Request body must be JSON")
     try:
-        return json.loads(raw)
+        data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError("INVALID_JSON", f"Request body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ApiError("INVALID_JSON", "Request body is nested too deeply") from None
+    _require_encodable(data)
+    return data
+
+
+def _require_encodable(data: Any) -> None:
+    """Refuse lone surrogates (``"\\ud800"``): valid JSON, but no database can store them."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except RecursionError:
+        raise ApiError("INVALID_JSON", "Request body is nested too deeply") from None
+    except UnicodeEncodeError:
+        raise ApiError(
+            "INVALID_JSON", "Request body contains invalid Unicode (a lone surrogate)"
+        ) from None

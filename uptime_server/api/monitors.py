@@ -12,11 +12,13 @@ from peewee import SQL, NodeList, fn
 from uptime_server import monitors as svc
 from uptime_server.api.body import json_body
 from uptime_server.context import now, settings
+from uptime_server.db import write_tx
 from uptime_server.engine.clock import isoformat
 from uptime_server.errors import validation_error
 from uptime_server.models import AlertSettings, Monitor
 from uptime_server.stats import uptime_by_monitor
 from uptime_server.validation import (
+    AlertSettingsIn,
     choice_param,
     int_param,
     parse_alert_settings,
@@ -28,6 +30,9 @@ bp = Blueprint("monitors", __name__, url_prefix="/monitors")
 
 LIST_STATUSES = ("online", "offline", "warning", "pending")
 LIST_TYPES = ("http", "https")
+
+
+SUMMARY_COLUMNS = ("id", "name", "url", "type", "status", "paused", "response_time", "last_check")
 
 
 def summary_json(m: Monitor, uptime: dict[str, float | None]) -> dict[str, Any]:
@@ -111,7 +116,11 @@ def list_monitors() -> Any:
     status = choice_param(args, "status", LIST_STATUSES)
     kind = choice_param(args, "type", LIST_TYPES)
     search = args.get("search", "").strip()
-    query = Monitor.select().where(Monitor.user == current_user.id)
+    if "\x00" in search or len(search) > 2048:
+        raise validation_error({"search": ["must be at most 2048 characters, without NUL"]})
+    # Only the summary's columns: building full rows costs more than the query.
+    columns = [getattr(Monitor, name) for name in SUMMARY_COLUMNS]
+    query = Monitor.select(*columns).where(Monitor.user == current_user.id)
     if status:
         query = query.where(Monitor.status == status)
     if kind:
@@ -119,7 +128,11 @@ def list_monitors() -> Any:
     if search:
         query = query.where(_like(Monitor.name, search) | _like(Monitor.url, search))
     total = query.count()
-    rows = list(query.order_by(Monitor.id).paginate(page, limit))
+    # A page past the end is answered without asking the database for an
+    # offset that may not even fit its integer type.
+    rows = []
+    if (page - 1) * limit < total:
+        rows = list(query.order_by(Monitor.id).paginate(page, limit))
     uptime = uptime_by_monitor([m.id for m in rows], now(), windows=("24h",))
     return {
         "data": [summary_json(m, uptime[m.id]) for m in rows],
@@ -137,9 +150,12 @@ def create() -> Any:
     cfg = parse_monitor(json_body(), settings())
     m = svc.create_monitor(current_user, cfg, now=now(), settings=settings())
     data = {
-        k: v
-        for k, v in monitor_json(m).items()
-        if k in ("id", "name", "url", "type", "status", "created_at")
+        "id": m.id,
+        "name": m.name,
+        "url": m.url,
+        "type": m.type,
+        "status": m.status,
+        "created_at": isoformat(m.created_at),
     }
     return {"data": data}, 201
 
@@ -170,9 +186,18 @@ def _reason() -> str | None:
     if unknown:
         raise validation_error({k: ["unknown field"] for k in unknown})
     reason = body.get("reason")
-    if reason is not None and (not isinstance(reason, str) or len(reason) > 500):
-        raise validation_error({"reason": ["must be a string of at most 500 characters"]})
+    if not _valid_reason(reason):
+        raise validation_error({"reason": [REASON_RULE]})
     return reason or None
+
+
+REASON_RULE = "must be a string of at most 500 characters, without NUL"
+
+
+def _valid_reason(reason: Any) -> bool:
+    if reason is None:
+        return True
+    return isinstance(reason, str) and len(reason) <= 500 and "\x00" not in reason
 
 
 @bp.post("/<int:monitor_id>/pause")
@@ -188,30 +213,32 @@ def resume(monitor_id: int) -> Any:
     return {"message": "Monitor resumed", "data": monitor_json(m)}
 
 
+ALERT_FIELDS = tuple(AlertSettingsIn.model_fields)
+
+
+def _alert_settings(m: Monitor) -> AlertSettings:
+    # Every monitor gets its row on create; one missing (inserted by hand or
+    # an import) reads as the defaults rather than failing.
+    return AlertSettings.get_or_none(AlertSettings.monitor == m.id) or AlertSettings(monitor=m.id)
+
+
 @bp.get("/<int:monitor_id>/alerts")
 def get_alerts(monitor_id: int) -> Any:
     m = svc.get_owned(current_user, monitor_id)
-    return {"data": alerts_json(AlertSettings.get_by_id(m.id), current_user.email)}
+    return {"data": alerts_json(_alert_settings(m), current_user.email)}
 
 
 @bp.put("/<int:monitor_id>/alerts")
 def put_alerts(monitor_id: int) -> Any:
     m = svc.get_owned(current_user, monitor_id)
-    current = AlertSettings.get_by_id(m.id)
-    stored = {
-        k: getattr(current, k)
-        for k in (
-            "email_enabled",
-            "email_recipients",
-            "slack_enabled",
-            "slack_webhook_url",
-            "alert_on_recovery",
-            "alert_threshold",
-        )
-    }
+    stored = {k: getattr(_alert_settings(m), k) for k in ALERT_FIELDS}
     new = parse_alert_settings(stored, json_body())
-    AlertSettings.update(**new.model_dump()).where(AlertSettings.monitor == m.id).execute()
-    return {"data": alerts_json(AlertSettings.get_by_id(m.id), current_user.email)}
+    preserve = [getattr(AlertSettings, k) for k in ALERT_FIELDS]
+    with write_tx():
+        AlertSettings.insert(monitor=m.id, **new.model_dump()).on_conflict(
+            conflict_target=[AlertSettings.monitor], preserve=preserve
+        ).execute()
+    return {"data": alerts_json(_alert_settings(m), current_user.email)}
 
 
 BULK_ACTIONS = ("pause", "resume", "delete", "update")
@@ -241,12 +268,14 @@ def _bulk_request(body: dict[str, Any]) -> tuple[str, list[int], str | None, dic
     if (
         not isinstance(ids, list)
         or not 1 <= len(ids) <= 100
-        or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids)
+        or not all(
+            isinstance(i, int) and not isinstance(i, bool) and 0 < i <= svc.MAX_ID for i in ids
+        )
     ):
-        details["monitor_ids"] = ["must be a list of 1 to 100 integer ids"]
+        details["monitor_ids"] = ["must be a list of 1 to 100 positive integer ids"]
     reason = body.get("reason")
-    if reason is not None and (not isinstance(reason, str) or len(reason) > 500):
-        details["reason"] = ["must be a string of at most 500 characters"]
+    if not _valid_reason(reason):
+        details["reason"] = [REASON_RULE]
     patch = body.get("settings")
     if action == "update" and not isinstance(patch, dict):
         details["settings"] = ["is required for update and must be an object"]

@@ -120,11 +120,11 @@ def check_csrf(base_url: str) -> None:
         return
     origin = request.headers.get("Origin")
     if origin is None:
-        referer = request.headers.get("Referer")
-        if referer is None:
+        origin = request.headers.get("Referer")
+        if origin is None:
             return
-        origin = _origin_of(referer)
-    if origin != _origin_of(base_url):
+    # Both sides normalised: case of the host, default ports.
+    if _origin_of(origin) != _origin_of(base_url):
         raise ApiError(
             "INSUFFICIENT_PERMISSIONS",
             "Cross-origin request refused: the Origin does not match this server",
@@ -132,11 +132,14 @@ def check_csrf(base_url: str) -> None:
 
 
 def _origin_of(url: str) -> str:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:  # "http://[", "http://host:99999": no origin at all
+        return "null"
     if not parts.scheme or not parts.hostname:
         return "null"
     default = {"http": 80, "https": 443}.get(parts.scheme)
-    port = parts.port
     host = parts.hostname
     if ":" in host:
         host = f"[{host}]"

@@ -1,0 +1,46 @@
+"""GET /healthz: no auth, database state and scheduler lag."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.api.shapes import create, sqlite_only
+
+
+def test_it_reports_healthy(anon: Any) -> None:
+    response = anon.get("/healthz")
+    assert response.status_code == 200
+    assert response.get_json() == {"status": "ok", "database": "ok", "scheduler_lag_seconds": 0.0}
+
+
+def test_it_reports_how_late_the_oldest_due_check_is(anon: Any, alice: Any, clock: Any) -> None:
+    create(alice)
+    paused = create(alice)
+    alice.post(f"/api/v1/monitors/{paused}/pause")
+    clock.advance(seconds=90)
+    assert anon.get("/healthz").get_json()["scheduler_lag_seconds"] == 90.0
+
+
+def test_it_asks_the_scheduler_when_one_runs(settings: Any, clock: Any, db: Any) -> None:
+    from uptime_server.app import create_app
+
+    app = create_app(
+        settings, clock=clock, services={"scheduler_lag": lambda: 1.5}, bind_database=False
+    )
+    assert app.test_client().get("/healthz").get_json()["scheduler_lag_seconds"] == 1.5
+
+
+@sqlite_only
+def test_it_reports_an_unreachable_database(settings: Any, clock: Any) -> None:
+    from uptime_server.app import create_app
+
+    # Nothing listens on port 1 of the loopback: the connection is refused at once.
+    down = settings.with_overrides(database_url="postgresql://nobody@127.0.0.1:1/none")
+    app = create_app(down, clock=clock)
+    response = app.test_client().get("/healthz")
+    assert response.status_code == 503
+    assert response.get_json() == {
+        "status": "error",
+        "database": "unavailable",
+        "scheduler_lag_seconds": None,
+    }

@@ -1,0 +1,127 @@
+"""GET/PUT /api/v1/monitors/{id}/alerts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.api.shapes import assert_error, create, sqlite_only
+from uptime_server.models import AlertSettings
+
+URL = "/api/v1/monitors"
+DEFAULTS = {
+    "email_enabled": True,
+    "email_recipients": ["alice@example.com"],
+    "slack_enabled": False,
+    "slack_webhook_url": None,
+    "alert_on_recovery": True,
+    "alert_threshold": 1,
+}
+
+
+def _alerts(user: Any, mid: int) -> dict[str, Any]:
+    response = user.get(f"{URL}/{mid}/alerts")
+    assert response.status_code == 200
+    return response.get_json()["data"]
+
+
+def test_it_starts_with_the_defaults(alice: Any) -> None:
+    assert _alerts(alice, create(alice)) == DEFAULTS
+
+
+def test_it_changes_a_subset(alice: Any) -> None:
+    mid = create(alice)
+    response = alice.put(f"{URL}/{mid}/alerts", json={"alert_threshold": 3})
+    assert response.status_code == 200
+    assert response.get_json()["data"] == {**DEFAULTS, "alert_threshold": 3}
+    alice.put(f"{URL}/{mid}/alerts", json={"alert_on_recovery": False, "email_enabled": False})
+    assert _alerts(alice, mid) == {
+        **DEFAULTS,
+        "alert_threshold": 3,
+        "alert_on_recovery": False,
+        "email_enabled": False,
+    }
+
+
+def test_it_keeps_recipients_and_falls_back_to_the_owner(alice: Any) -> None:
+    mid = create(alice)
+    recipients = ["ops@example.com", "oncall@example.org"]
+    alice.put(f"{URL}/{mid}/alerts", json={"email_recipients": recipients})
+    assert _alerts(alice, mid)["email_recipients"] == recipients
+    # Stored empty: the owner's address is shown and used.
+    alice.put(f"{URL}/{mid}/alerts", json={"email_recipients": []})
+    assert _alerts(alice, mid)["email_recipients"] == ["alice@example.com"]
+    assert AlertSettings.get_by_id(mid).email_recipients == []
+
+
+def test_it_falls_back_to_each_owner(alice: Any, bob: Any) -> None:
+    assert _alerts(bob, create(bob))["email_recipients"] == ["bob@example.com"]
+
+
+def test_it_enables_slack_with_an_https_webhook(alice: Any) -> None:
+    mid = create(alice)
+    hook = "https://hooks.slack.com/services/T000/B000/XXXX"
+    response = alice.put(
+        f"{URL}/{mid}/alerts", json={"slack_enabled": True, "slack_webhook_url": hook}
+    )
+    assert response.status_code == 200
+    assert response.get_json()["data"]["slack_webhook_url"] == hook
+    # Turning it off again keeps the URL for later.
+    alice.put(f"{URL}/{mid}/alerts", json={"slack_enabled": False})
+    assert _alerts(alice, mid)["slack_webhook_url"] == hook
+
+
+INVALID = [
+    ({"alert_threshold": 0}, "alert_threshold"),
+    ({"alert_threshold": 101}, "alert_threshold"),
+    ({"alert_threshold": "3"}, "alert_threshold"),
+    ({"email_enabled": "yes"}, "email_enabled"),
+    ({"email_recipients": ["not-an-address"]}, "email_recipients"),
+    ({"email_recipients": "ops@example.com"}, "email_recipients"),
+    ({"email_recipients": [f"u{i}@example.com" for i in range(21)]}, "email_recipients"),
+    ({"slack_enabled": True}, "slack_webhook_url"),
+    ({"slack_enabled": True, "slack_webhook_url": "http://hooks.example/x"}, "slack_webhook_url"),
+    ({"slack_webhook_url": "hooks.example/x"}, "slack_webhook_url"),
+    ({"pagerduty": True}, "pagerduty"),
+]
+
+
+@pytest.mark.parametrize(("change", "field"), INVALID)
+@sqlite_only
+def test_it_refuses_invalid_settings(alice: Any, change: dict[str, Any], field: str) -> None:
+    mid = create(alice)
+    response = alice.put(f"{URL}/{mid}/alerts", json=change)
+    assert_error(response, 400, "VALIDATION_ERROR", field)
+    assert _alerts(alice, mid) == DEFAULTS
+
+
+def test_it_accepts_the_bounds(alice: Any) -> None:
+    mid = create(alice)
+    for threshold in (1, 100):
+        response = alice.put(f"{URL}/{mid}/alerts", json={"alert_threshold": threshold})
+        assert response.get_json()["data"]["alert_threshold"] == threshold
+    twenty = [f"u{i}@example.com" for i in range(20)]
+    response = alice.put(f"{URL}/{mid}/alerts", json={"email_recipients": twenty})
+    assert response.get_json()["data"]["email_recipients"] == twenty
+
+
+def test_it_reads_defaults_when_the_row_is_missing(alice: Any) -> None:
+    mid = create(alice)
+    AlertSettings.delete().where(AlertSettings.monitor == mid).execute()
+    assert _alerts(alice, mid) == DEFAULTS
+    response = alice.put(f"{URL}/{mid}/alerts", json={"alert_threshold": 2})
+    assert response.get_json()["data"] == {**DEFAULTS, "alert_threshold": 2}
+    assert AlertSettings.get_by_id(mid).alert_threshold == 2
+
+
+@sqlite_only
+def test_it_wants_a_json_object(alice: Any) -> None:
+    mid = create(alice)
+    assert_error(alice.put(f"{URL}/{mid}/alerts", json=[1]), 400, "VALIDATION_ERROR", "body")
+    assert_error(alice.put(f"{URL}/{mid}/alerts"), 400, "INVALID_JSON")
+
+
+def test_it_answers_404_for_an_unknown_monitor(alice: Any) -> None:
+    assert_error(alice.get(f"{URL}/77/alerts"), 404, "MONITOR_NOT_FOUND")
+    assert_error(alice.put(f"{URL}/77/alerts", json={}), 404, "MONITOR_NOT_FOUND")

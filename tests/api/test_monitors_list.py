@@ -1,0 +1,169 @@
+"""GET /api/v1/monitors: pagination, filters, summary items."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.api.shapes import assert_error, create, sqlite_only
+from uptime_server.models import Monitor
+
+URL = "/api/v1/monitors"
+
+
+def _list(user: Any, query: str = "") -> dict[str, Any]:
+    response = user.get(f"{URL}{query}")
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+def _ids(body: dict[str, Any]) -> list[int]:
+    return [item["id"] for item in body["data"]]
+
+
+def test_it_lists_nothing_with_zero_pages(alice: Any) -> None:
+    assert _list(alice) == {
+        "data": [],
+        "pagination": {"page": 1, "limit": 25, "total": 0, "pages": 0},
+    }
+
+
+def test_it_lists_summaries_in_id_order(alice: Any) -> None:
+    first, second = create(alice, name="b"), create(alice, name="a")
+    Monitor.update(status="online", response_time=87).where(Monitor.id == second).execute()
+    body = _list(alice)
+    assert _ids(body) == [first, second]
+    assert body["data"][1] == {
+        "id": second,
+        "name": "a",
+        "url": "http://127.0.0.1:9/health",
+        "type": "http",
+        "status": "online",
+        "paused": False,
+        "uptime_24h": None,
+        "response_time": 87,
+        "last_check": None,
+    }
+
+
+def test_it_paginates(alice: Any) -> None:
+    ids = [create(alice, name=f"m{i}") for i in range(5)]
+    pages = [_list(alice, f"?limit=2&page={page}") for page in (1, 2, 3)]
+    assert [_ids(p) for p in pages] == [ids[0:2], ids[2:4], ids[4:5]]
+    assert pages[2]["pagination"] == {"page": 3, "limit": 2, "total": 5, "pages": 3}
+
+
+def test_it_answers_past_the_last_page_with_correct_totals(alice: Any) -> None:
+    for i in range(3):
+        create(alice, name=f"m{i}")
+    body = _list(alice, "?page=4&limit=1")
+    assert body == {"data": [], "pagination": {"page": 4, "limit": 1, "total": 3, "pages": 3}}
+    huge = _list(alice, f"?page={10**17}&limit=100")
+    assert (huge["data"], huge["pagination"]["total"]) == ([], 3)
+
+
+def test_it_takes_up_to_100_per_page(alice: Any) -> None:
+    for i in range(3):
+        create(alice, name=f"m{i}")
+    assert _list(alice, "?limit=100")["pagination"] == {
+        "page": 1,
+        "limit": 100,
+        "total": 3,
+        "pages": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    ("query", "param"),
+    [
+        ("?page=0", "page"),
+        ("?page=-1", "page"),
+        ("?page=x", "page"),
+        ("?page=1.5", "page"),
+        ("?limit=0", "limit"),
+        ("?limit=101", "limit"),
+        ("?limit=ten", "limit"),
+        ("?status=down", "status"),
+        ("?status=ONLINE", "status"),
+        ("?type=tcp", "type"),
+        ("?type=udp", "type"),
+        ("?search=%00", "search"),
+        ("?search=" + "s" * 2049, "search"),
+        ("?page=%D9%A3", "page"),  # ARABIC-INDIC DIGIT THREE
+        ("?page=1_0", "page"),
+        ("?page=" + "9" * 19, "page"),
+    ],
+)
+@sqlite_only
+def test_it_validates_query_parameters(alice: Any, query: str, param: str) -> None:
+    assert_error(alice.get(f"{URL}{query}"), 400, "VALIDATION_ERROR", param)
+
+
+def test_it_ignores_unknown_parameters(alice: Any) -> None:
+    create(alice)
+    assert _list(alice, "?colour=red&sort=desc")["pagination"]["total"] == 1
+
+
+def test_it_filters_by_status(alice: Any) -> None:
+    ids = {status: create(alice, name=status) for status in ("online", "offline", "warning")}
+    pending = create(alice, name="pending")
+    for status, mid in ids.items():
+        Monitor.update(status=status).where(Monitor.id == mid).execute()
+    for status, mid in ids.items():
+        body = _list(alice, f"?status={status}")
+        assert (_ids(body), body["pagination"]["total"]) == ([mid], 1)
+    assert _ids(_list(alice, "?status=pending")) == [pending]
+
+
+def test_it_filters_by_type(alice: Any) -> None:
+    plain = create(alice, name="plain")
+    secure = create(alice, name="secure", type="https", url="https://example.com/")
+    alice.post(URL, json={"name": "tcp", "type": "tcp"})
+    assert _ids(_list(alice, "?type=http")) == [plain]
+    assert _ids(_list(alice, "?type=https")) == [secure]
+    assert _list(alice)["pagination"]["total"] == 3
+
+
+def test_it_searches_name_and_url_case_insensitively(alice: Any) -> None:
+    api = create(alice, name="Billing API", url="http://billing.internal/health")
+    shop = create(alice, name="shop", url="https://SHOP.example.com/", type="https")
+    create(alice, name="other", url="http://10.0.0.1/")
+    assert _ids(_list(alice, "?search=billing")) == [api]
+    assert _ids(_list(alice, "?search=API")) == [api]
+    assert _ids(_list(alice, "?search=shop.EXAMPLE")) == [shop]
+    assert _ids(_list(alice, "?search=health")) == [api]
+    assert _list(alice, "?search=nothing-like-it")["pagination"] == {
+        "page": 1,
+        "limit": 25,
+        "total": 0,
+        "pages": 0,
+    }
+
+
+def test_it_takes_wildcards_in_search_literally(alice: Any) -> None:
+    percent = create(alice, name="100% up")
+    underscore = create(alice, name="a_b")
+    create(alice, name="axb 100 up")
+    backslash = create(alice, name="back\\slash")
+    assert _ids(_list(alice, "?search=%25")) == [percent]
+    assert _ids(_list(alice, "?search=_")) == [underscore]
+    assert _ids(_list(alice, "?search=a_b")) == [underscore]
+    assert _ids(_list(alice, "?search=%5C")) == [backslash]
+
+
+def test_it_combines_filters_and_pagination(alice: Any) -> None:
+    wanted = [create(alice, name=f"web-{i}") for i in range(3)]
+    create(alice, name="db-0")
+    Monitor.update(status="online").where(Monitor.id.in_(wanted[:2])).execute()
+    body = _list(alice, "?search=web&status=online&limit=1&page=2")
+    assert _ids(body) == [wanted[1]]
+    assert body["pagination"] == {"page": 2, "limit": 1, "total": 2, "pages": 2}
+
+
+def test_it_shows_paused_monitors_with_their_status(alice: Any) -> None:
+    mid = create(alice)
+    Monitor.update(status="offline").where(Monitor.id == mid).execute()
+    alice.post(f"{URL}/{mid}/pause")
+    item = _list(alice, "?status=offline")["data"][0]
+    assert (item["status"], item["paused"]) == ("offline", True)

@@ -1,0 +1,156 @@
+"""PUT /api/v1/monitors/{id}: a subset is accepted, the result validated as a whole."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.api.shapes import assert_error, create, sqlite_only
+from uptime_server.models import Monitor, MonitorLocation
+
+URL = "/api/v1/monitors"
+
+
+@pytest.fixture
+def settings_env(settings_env: dict[str, str]) -> dict[str, str]:
+    return {**settings_env, "UPTIME_LOCATIONS": "local,eu"}
+
+
+def _get(user: Any, mid: int) -> dict[str, Any]:
+    return user.get(f"{URL}/{mid}").get_json()["data"]
+
+
+def test_it_changes_only_the_fields_given(alice: Any, clock: Any) -> None:
+    mid = create(alice, retry_count=2, headers={"X-A": "1"})
+    before = _get(alice, mid)
+    clock.advance(minutes=5)
+    response = alice.put(f"{URL}/{mid}", json={"name": "renamed", "method": "head"})
+    assert response.status_code == 200
+    after = response.get_json()["data"]
+    assert after == _get(alice, mid)
+    changed = {k for k in after if after[k] != before[k]}
+    assert changed == {"name", "method", "updated_at"}
+    assert after["method"] == "HEAD"
+    assert after["updated_at"] == "2026-11-22T12:05:00Z"
+    assert after["created_at"] == before["created_at"]
+
+
+def test_it_accepts_an_empty_change(alice: Any, clock: Any) -> None:
+    mid = create(alice)
+    before = _get(alice, mid)
+    clock.advance(60)
+    response = alice.put(f"{URL}/{mid}", json={})
+    assert response.status_code == 200
+    assert response.get_json()["data"] == before
+
+
+# Changes valid on their own that make the monitor as a whole invalid.
+WHOLE_INVALID = [
+    ({"timeout": 90}, "timeout"),  # the stored interval is 60
+    ({"check_interval": 20}, "timeout"),  # the stored timeout is 30
+    ({"type": "https"}, "url"),  # the stored url is http://
+    ({"url": None}, "url"),
+    ({"expected_json_value": "up"}, "expected_json_value"),
+]
+
+
+@pytest.mark.parametrize(("change", "field"), WHOLE_INVALID)
+def test_it_validates_the_result_as_a_whole(
+    alice: Any, clock: Any, change: dict[str, Any], field: str
+) -> None:
+    mid = create(alice)
+    before = _get(alice, mid)
+    clock.advance(60)
+    assert_error(alice.put(f"{URL}/{mid}", json=change), 400, "VALIDATION_ERROR", field)
+    assert _get(alice, mid) == before
+
+
+def test_it_changes_nothing_when_one_field_is_invalid(alice: Any, clock: Any) -> None:
+    mid = create(alice)
+    before = _get(alice, mid)
+    clock.advance(60)
+    response = alice.put(f"{URL}/{mid}", json={"name": "new", "retry_count": 99})
+    assert_error(response, 400, "VALIDATION_ERROR", "retry_count")
+    assert _get(alice, mid) == before
+
+
+def test_it_refuses_clearing_json_path_under_an_expected_value(alice: Any) -> None:
+    mid = create(alice, json_path="$.status", expected_json_value="up")
+    response = alice.put(f"{URL}/{mid}", json={"json_path": None})
+    assert_error(response, 400, "VALIDATION_ERROR", "expected_json_value")
+    ok = alice.put(f"{URL}/{mid}", json={"json_path": None, "expected_json_value": None})
+    assert ok.status_code == 200
+
+
+@sqlite_only
+def test_it_names_unknown_and_read_only_fields(alice: Any) -> None:
+    mid = create(alice)
+    response = alice.put(f"{URL}/{mid}", json={"colour": "red", "id": 7, "status": "online"})
+    assert_error(response, 400, "VALIDATION_ERROR", "colour", "id", "status")
+
+
+@sqlite_only
+def test_it_refuses_unknown_types(alice: Any) -> None:
+    mid = create(alice)
+    assert_error(alice.put(f"{URL}/{mid}", json={"type": "udp"}), 400, "INVALID_MONITOR_TYPE")
+    assert _get(alice, mid)["type"] == "http"
+
+
+@sqlite_only
+def test_it_refuses_wrong_types(alice: Any) -> None:
+    mid = create(alice)
+    assert_error(alice.put(f"{URL}/{mid}", json={"timeout": "30"}), 400, "VALIDATION_ERROR")
+
+
+@sqlite_only
+def test_it_wants_a_json_object(alice: Any) -> None:
+    mid = create(alice)
+    response = alice.put(f"{URL}/{mid}", json=["name"])
+    assert_error(response, 400, "VALIDATION_ERROR", "body")
+    assert_error(alice.put(f"{URL}/{mid}"), 400, "INVALID_JSON")
+
+
+def test_it_moves_between_checked_and_unchecked_types(alice: Any) -> None:
+    mid = create(alice)
+    Monitor.update(status="online").where(Monitor.id == mid).execute()
+    tcp = alice.put(f"{URL}/{mid}", json={"type": "tcp"}).get_json()["data"]
+    assert (tcp["status"], tcp["checks_supported"], tcp["next_check_at"]) == (
+        "pending",
+        False,
+        None,
+    )
+    assert not MonitorLocation.select().where(MonitorLocation.monitor == mid).exists()
+    http = alice.put(f"{URL}/{mid}", json={"type": "http"}).get_json()["data"]
+    assert (http["status"], http["checks_supported"]) == ("pending", True)
+    assert http["next_check_at"] == "2026-11-22T12:00:00Z"
+
+
+def test_it_keeps_one_schedule_row_per_location(alice: Any) -> None:
+    mid = create(alice)
+
+    def scheduled() -> list[str]:
+        rows = MonitorLocation.select().where(MonitorLocation.monitor == mid)
+        return sorted(row.location for row in rows)
+
+    assert scheduled() == ["local"]
+    alice.put(f"{URL}/{mid}", json={"locations": ["local", "eu"]})
+    assert scheduled() == ["eu", "local"]
+    alice.put(f"{URL}/{mid}", json={"locations": ["eu"]})
+    assert scheduled() == ["eu"]
+    assert_error(alice.put(f"{URL}/{mid}", json={"locations": ["mars"]}), 400, "VALIDATION_ERROR")
+    assert scheduled() == ["eu"]
+
+
+def test_it_brings_the_next_check_forward_when_the_interval_shrinks(alice: Any, clock: Any) -> None:
+    mid = create(alice, check_interval=3600)
+    MonitorLocation.update(next_check_at=clock.now().replace(hour=13)).where(
+        MonitorLocation.monitor == mid
+    ).execute()
+    response = alice.put(f"{URL}/{mid}", json={"check_interval": 60})
+    assert response.get_json()["data"]["next_check_at"] == "2026-11-22T12:01:00Z"
+
+
+def test_it_answers_404_for_an_unknown_monitor(alice: Any) -> None:
+    response = alice.put(f"{URL}/999", json={"name": "x"})
+    assert_error(response, 404, "MONITOR_NOT_FOUND")

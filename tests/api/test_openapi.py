@@ -1,0 +1,165 @@
+"""GET /api/v1/openapi.json: a valid OpenAPI 3.1 document of the whole API."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jsonschema_rs
+import pytest
+from schemathesis.specs.openapi.definitions import OPENAPI_31_VALIDATOR
+
+from tests.api.shapes import sqlite_only
+from uptime_server.api.openapi import build_document
+from uptime_server.errors import STATUS_BY_CODE
+from uptime_server.validation import AlertSettingsIn, MonitorConfig
+
+pytestmark = sqlite_only
+
+# Every endpoint of api.md and decisions.md, built on this branch or another.
+SPEC_OPERATIONS = {
+    ("get", "/api/v1/auth/{provider}/login"),
+    ("get", "/api/v1/auth/{provider}/callback"),
+    ("post", "/api/v1/auth/cli/exchange"),
+    ("get", "/api/v1/auth/user"),
+    ("post", "/api/v1/auth/refresh"),
+    ("post", "/api/v1/auth/logout"),
+    ("get", "/api/v1/monitors"),
+    ("post", "/api/v1/monitors"),
+    ("post", "/api/v1/monitors/bulk"),
+    ("get", "/api/v1/monitors/{monitor_id}"),
+    ("put", "/api/v1/monitors/{monitor_id}"),
+    ("delete", "/api/v1/monitors/{monitor_id}"),
+    ("post", "/api/v1/monitors/{monitor_id}/pause"),
+    ("post", "/api/v1/monitors/{monitor_id}/resume"),
+    ("post", "/api/v1/monitors/{monitor_id}/test"),
+    ("get", "/api/v1/monitors/{monitor_id}/stats"),
+    ("get", "/api/v1/monitors/{monitor_id}/history"),
+    ("get", "/api/v1/monitors/{monitor_id}/alerts"),
+    ("put", "/api/v1/monitors/{monitor_id}/alerts"),
+    ("get", "/api/v1/notifications"),
+    ("get", "/api/v1/notifications/active"),
+    ("get", "/api/v1/notifications/recent"),
+    ("get", "/api/v1/notifications/{notification_id}"),
+    ("post", "/api/v1/notifications/{notification_id}/acknowledge"),
+    ("post", "/api/v1/notifications/{notification_id}/resolve"),
+    ("get", "/api/v1/openapi.json"),
+    ("get", "/healthz"),
+    ("get", "/metrics"),
+}
+PUBLIC = {
+    "/api/v1/auth/{provider}/login",
+    "/api/v1/auth/{provider}/callback",
+    "/api/v1/auth/cli/exchange",
+    "/api/v1/openapi.json",
+    "/healthz",
+    "/metrics",
+}
+
+
+@pytest.fixture
+def document(anon: Any) -> dict[str, Any]:
+    response = anon.get("/api/v1/openapi.json")
+    assert response.status_code == 200
+    assert response.mimetype == "application/json"
+    return response.get_json()
+
+
+def operations(document: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {
+        (method, path): op
+        for path, item in document["paths"].items()
+        for method, op in item.items()
+    }
+
+
+def test_it_is_a_valid_openapi_31_document(document: dict[str, Any]) -> None:
+    assert document["openapi"].startswith("3.1.")
+    errors = [
+        f"{list(e.instance_path)}: {e.message}" for e in OPENAPI_31_VALIDATOR.iter_errors(document)
+    ]
+    assert errors == []
+    for name, schema in document["components"]["schemas"].items():
+        assert jsonschema_rs.meta.is_valid(schema), name
+
+
+def test_it_is_the_document_of_this_server(document: dict[str, Any], settings: Any) -> None:
+    assert document == build_document(settings)
+    create = document["components"]["schemas"]["MonitorCreate"]["properties"]
+    assert create["check_interval"]["minimum"] == settings.min_check_interval
+    assert create["locations"]["anyOf"][0]["items"]["enum"] == list(settings.locations)
+
+
+def test_it_describes_every_endpoint_of_the_spec(document: dict[str, Any]) -> None:
+    assert set(operations(document)) == SPEC_OPERATIONS
+
+
+def test_it_describes_every_route_the_app_serves(app: Any, document: dict[str, Any]) -> None:
+    documented = set(operations(document))
+    for rule in app.url_map.iter_rules():
+        if not (rule.rule.startswith("/api/") or rule.rule in ("/healthz", "/metrics")):
+            continue  # pages for browsers, static files
+        path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule)
+        for method in rule.methods - {"HEAD", "OPTIONS"}:
+            assert (method.lower(), path) in documented, (method, path)
+
+
+def test_it_marks_public_and_session_operations(document: dict[str, Any]) -> None:
+    assert document["components"]["securitySchemes"]["session"] == {
+        "type": "apiKey",
+        "in": "cookie",
+        "name": "session_cookie",
+    }
+    for (_, path), op in operations(document).items():
+        if path in PUBLIC:
+            assert {} in op["security"] or op["security"] == [], path
+            assert "401" not in op["responses"] or path == "/metrics", path
+        else:
+            assert "security" not in op, path  # the document-wide session requirement
+            assert op["responses"]["401"] == {"$ref": "#/components/responses/E401"}, path
+
+
+def test_it_documents_error_responses(document: dict[str, Any]) -> None:
+    responses = document["components"]["responses"]
+    for (method, path), op in operations(document).items():
+        assert "500" in op["responses"], path
+        if method in ("post", "put", "delete") and path not in PUBLIC:
+            assert "403" in op["responses"], (method, path)
+        if "requestBody" in op:
+            assert {"400", "413"} <= set(op["responses"]), (method, path)
+        if "{monitor_id}" in path:
+            assert "404" in op["responses"], path
+    documented_codes = {
+        code
+        for response in responses.values()
+        for code in response["content"]["application/json"]["schema"]["properties"]["error"][
+            "properties"
+        ]["code"]["enum"]
+    }
+    assert documented_codes == set(STATUS_BY_CODE)
+    assert set(responses["E429"]["headers"]) == {
+        "Retry-After",
+        "X-RateLimit-Limit",
+        "X-RateLimit-Remaining",
+        "X-RateLimit-Reset",
+    }
+
+
+def test_it_takes_request_schemas_from_the_validation_models(document: dict[str, Any]) -> None:
+    schemas = document["components"]["schemas"]
+    assert set(schemas["MonitorCreate"]["properties"]) == set(MonitorConfig.model_fields)
+    assert set(schemas["MonitorUpdate"]["properties"]) == set(MonitorConfig.model_fields)
+    assert set(schemas["AlertSettingsUpdate"]["properties"]) == set(AlertSettingsIn.model_fields)
+    assert schemas["MonitorCreate"]["required"] == ["name", "type"]
+    assert schemas["MonitorCreate"]["additionalProperties"] is False
+    assert "required" not in schemas["MonitorUpdate"]
+    assert schemas["MonitorCreate"]["properties"]["timeout"]["maximum"] == 300
+
+
+def test_it_validates_the_examples(document: dict[str, Any]) -> None:
+    schemas = document["components"]["schemas"]
+    for name in ("MonitorCreate", "MonitorUpdate", "AlertSettingsUpdate"):
+        resolver = {**schemas[name], "components": document["components"]}
+        validator = jsonschema_rs.Draft202012Validator(resolver)
+        for example in schemas[name]["examples"]:
+            assert validator.is_valid(example), (name, example)

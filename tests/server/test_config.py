@@ -1,0 +1,123 @@
+"""Settings from UPTIME_* variables: defaults, parsing, one-line errors naming the variable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from uptime_server.config import ConfigError, load_settings
+
+BASE = {"UPTIME_DATA_DIR": "/srv/uptime"}
+
+# Every variable with a value it refuses.
+BAD_VALUES = [
+    ("UPTIME_PORT", "http"),
+    ("UPTIME_PORT", "70000"),
+    ("UPTIME_PORT", "-1"),
+    ("UPTIME_DATABASE_URL", "mysql://db/uptime"),
+    ("UPTIME_DATABASE_URL", "sqlite://relative.db"),
+    ("UPTIME_DATABASE_URL", "sqlite:///"),
+    ("UPTIME_BASE_URL", "ftp://uptime.example.com"),
+    ("UPTIME_BASE_URL", "uptime.example.com"),
+    ("UPTIME_SESSION_TTL", "forever"),
+    ("UPTIME_SESSION_TTL", "30"),
+    ("UPTIME_MIN_CHECK_INTERVAL", "0"),
+    ("UPTIME_MIN_CHECK_INTERVAL", "1.5"),
+    ("UPTIME_LOCATIONS", " , "),
+    ("UPTIME_MAX_MONITORS_PER_USER", "-1"),
+    ("UPTIME_RAW_RETENTION_DAYS", "0"),
+    ("UPTIME_MAX_BODY_BYTES", "1MB"),
+    ("UPTIME_BLOCK_PRIVATE_TARGETS", "maybe"),
+    ("UPTIME_CA_BUNDLE", "/nonexistent/ca.pem"),
+    ("UPTIME_SMTP_PORT", "0"),
+    ("UPTIME_SMTP_TLS", "tls"),
+    ("UPTIME_MAIL_FROM", "nobody"),
+    ("UPTIME_MAIL_FROM", "a@example.com, b@example.com"),
+    ("UPTIME_RATE_LIMIT", "lots"),
+    ("UPTIME_LOGIN_RATE_LIMIT", "30 per fortnight"),
+    ("UPTIME_RATELIMIT_STORAGE_URL", "carrier-pigeon://coop"),
+    ("UPTIME_ALLOWED_EMAILS", "alice@example.com,bob"),
+    ("UPTIME_LOG_LEVEL", "LOUD"),
+    ("UPTIME_HTTP_THREADS", "0"),
+    ("UPTIME_CHECK_CONCURRENCY", "many"),
+    ("UPTIME_LEASE_SECONDS", "1"),
+    ("UPTIME_SHUTDOWN_GRACE", "-5"),
+    ("UPTIME_SECRET_KEY_FILE", "/nonexistent/secret"),
+    ("UPTIME_SMTP_PASSWORD_FILE", "/nonexistent/password"),
+    ("UPTIME_METRICS_TOKEN_FILE", "/nonexistent/token"),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), BAD_VALUES)
+def test_it_names_the_variable_in_one_line(name: str, value: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_settings({**BASE, name: value})
+    message = str(raised.value)
+    assert message.startswith(f"{name}: ")
+    assert "\n" not in message
+
+
+def test_it_names_a_bad_provider_url() -> None:
+    env = {**BASE, "UPTIME_OAUTH_GITHUB_CLIENT_ID": "id", "UPTIME_OAUTH_GITHUB_TOKEN_URL": "nope"}
+    with pytest.raises(ConfigError, match="^UPTIME_OAUTH_GITHUB_TOKEN_URL: "):
+        load_settings(env)
+
+
+def test_it_has_the_documented_defaults() -> None:
+    settings = load_settings(BASE)
+    assert settings.database_url == "sqlite:////srv/uptime/uptime.db"
+    assert (settings.host, settings.port) == ("127.0.0.1", 8080)
+    assert settings.base_url == "http://127.0.0.1:8080"
+    assert settings.session_ttl == 14 * 86400
+    assert settings.min_check_interval == 30
+    assert settings.locations == ("local",)
+    assert settings.max_monitors_per_user == 1000
+    assert settings.raw_retention_days == 30
+    assert settings.max_body_bytes == 1024 * 1024
+    assert settings.block_private_targets is False
+    assert (settings.smtp_host, settings.smtp_port, settings.smtp_tls) == (None, 587, "starttls")
+    assert settings.rate_limit == "600/minute"
+    assert settings.login_rate_limit == "30/minute"
+    assert settings.ratelimit_storage_url == "memory://"
+    assert settings.allowed_emails == ()
+    assert settings.oauth_providers == {}
+
+
+def test_it_parses_values(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("s3cret\n")
+    settings = load_settings(
+        {
+            **BASE,
+            "UPTIME_SESSION_TTL": "12h",
+            "UPTIME_LOCATIONS": "eu, us ,eu",
+            "UPTIME_BLOCK_PRIVATE_TARGETS": "yes",
+            "UPTIME_RATE_LIMIT": "off",
+            "UPTIME_SMTP_TLS": "SSL",
+            "UPTIME_LOG_LEVEL": "debug",
+            "UPTIME_BASE_URL": "https://uptime.example.com/",
+            "UPTIME_SECRET_KEY_FILE": str(secret),
+            "UPTIME_ALLOWED_EMAILS": "Alice@Example.com,@corp.example",
+            "UPTIME_DATABASE_URL": "postgresql://u:p@db:5433/uptime",
+        }
+    )
+    assert settings.session_ttl == 12 * 3600
+    assert settings.locations == ("eu", "us")
+    assert settings.block_private_targets is True
+    assert settings.rate_limit is None
+    assert (settings.smtp_tls, settings.log_level) == ("ssl", "DEBUG")
+    assert settings.base_url == "https://uptime.example.com"
+    assert settings.secret_key == "s3cret"
+    assert settings.allowed_emails == ("alice@example.com", "@corp.example")
+    assert settings.database_url == "postgresql://u:p@db:5433/uptime"
+
+
+def test_it_never_shows_secrets_when_redacted() -> None:
+    env = {"UPTIME_SECRET_KEY": "k", "UPTIME_SMTP_USERNAME": "u", "UPTIME_SMTP_PASSWORD": "pw"}
+    settings = load_settings({**BASE, **env})
+    redacted: dict[str, Any] = settings.redacted()
+    assert redacted["secret_key"] == "<set>"
+    assert redacted["smtp_password"] == "<set>"
+    assert "pw" not in repr(redacted.values())

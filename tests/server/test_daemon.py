@@ -1,0 +1,202 @@
+"""``uptime server run`` as a real process: waitress on loopback, sessions, SIGTERM.
+
+Each test starts the daemon on port 0 (it logs the port it got), signs in
+with ``uptime server session`` and talks to it over HTTP with ``requests``.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+pytestmark = pytest.mark.slow
+LISTENING = re.compile(r"API listening on http://127\.0\.0\.1:(\d+)")
+
+
+def uptime_command() -> list[str]:
+    script = Path(sys.executable).with_name("uptime")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "uptime_cli.main"]
+
+
+class Daemon:
+    """A running ``uptime server run`` and the lines it wrote to stderr."""
+
+    def __init__(self, env: dict[str, str], *args: str) -> None:
+        self.env = env
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.log: list[str] = []
+        self.proc = subprocess.Popen(
+            [*uptime_command(), "server", "run", "--host", "127.0.0.1", "--port", "0", *args],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        threading.Thread(target=self._read, daemon=True).start()
+        self.port = self._wait_for(LISTENING, timeout=8.0)
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.put(line)
+
+    def _wait_for(self, pattern: re.Pattern[str], timeout: float) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.1)
+            except queue.Empty:
+                if self.proc.poll() is not None:
+                    break
+                continue
+            self.log.append(line)
+            if match := pattern.search(line):
+                return int(match.group(1))
+        raise AssertionError("daemon did not start:\n" + "".join(self.log))
+
+    def session(self, email: str) -> str:
+        result = subprocess.run(
+            [*uptime_command(), "server", "session", "--email", email],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        )
+        return result.stdout.strip()
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        code = self.proc.wait(timeout=10)
+        time.sleep(0.05)  # let the reader thread drain the pipe
+        while not self.lines.empty():
+            self.log.append(self.lines.get())
+        return code
+
+
+def start_daemon(tmp_path: Path, database_url: str) -> Iterator[Daemon]:
+    env = {
+        **os.environ,
+        "UPTIME_DATA_DIR": str(tmp_path / "data"),
+        "UPTIME_DATABASE_URL": database_url,
+        "UPTIME_LOG_LEVEL": "INFO",
+        "UPTIME_SHUTDOWN_GRACE": "2",
+    }
+    daemon = Daemon(env)
+    try:
+        yield daemon
+    finally:
+        if daemon.proc.poll() is None:
+            daemon.proc.kill()
+            daemon.proc.wait(timeout=5)
+
+
+@pytest.fixture
+def sqlite_daemon(tmp_path: Path) -> Iterator[Daemon]:
+    yield from start_daemon(tmp_path, f"sqlite:///{tmp_path / 'uptime.db'}")
+
+
+@pytest.fixture
+def pg_daemon(tmp_path: Path, pg_url: str) -> Iterator[Daemon]:
+    yield from start_daemon(tmp_path, pg_url)
+
+
+def exercise(daemon: Daemon) -> None:
+    token = daemon.session("daemon@example.com")
+    cookie = {"Cookie": f"session_cookie={token}"}
+    listed = requests.get(f"{daemon.base}/api/v1/monitors", headers=cookie, timeout=5)
+    assert listed.status_code == 200
+    assert listed.json()["pagination"]["total"] == 0
+    body = {"name": "self", "url": f"{daemon.base}/healthz", "type": "http"}
+    created = requests.post(f"{daemon.base}/api/v1/monitors", json=body, headers=cookie, timeout=5)
+    assert created.status_code == 201, created.text
+    mid = created.json()["data"]["id"]
+    shown = requests.get(f"{daemon.base}/api/v1/monitors/{mid}", headers=cookie, timeout=5)
+    assert shown.json()["data"]["name"] == "self"
+    anonymous = requests.get(f"{daemon.base}/api/v1/monitors", timeout=5)
+    assert (anonymous.status_code, anonymous.json()["error"]["code"]) == (401, "UNAUTHORIZED")
+    health = requests.get(f"{daemon.base}/healthz", timeout=5)
+    assert (health.status_code, health.json()["database"]) == (200, "ok")
+
+
+def assert_clean_exit(daemon: Daemon) -> None:
+    assert daemon.stop() == 0
+    log = "".join(daemon.log)
+    assert "shutting down" in log
+    assert "Traceback" not in log
+
+
+def test_it_serves_the_api_on_sqlite_and_exits_cleanly(sqlite_daemon: Daemon) -> None:
+    exercise(sqlite_daemon)
+    assert_clean_exit(sqlite_daemon)
+
+
+@pytest.mark.postgres
+def test_it_serves_the_api_on_postgresql_and_exits_cleanly(pg_daemon: Daemon) -> None:
+    exercise(pg_daemon)
+    assert_clean_exit(pg_daemon)
+
+
+def test_it_refuses_oversized_chunked_bodies(sqlite_daemon: Daemon) -> None:
+    token = sqlite_daemon.session("daemon@example.com")
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"name": "'
+        for _ in range(20):
+            yield b"x" * 65536
+        yield b'"}'
+
+    response = requests.post(
+        f"{sqlite_daemon.base}/api/v1/monitors",
+        data=chunks(),
+        headers={"Cookie": f"session_cookie={token}", "Content-Type": "application/json"},
+        timeout=10,
+    )
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "PAYLOAD_TOO_LARGE"
+    assert_clean_exit(sqlite_daemon)
+
+
+def test_it_says_when_the_port_is_taken(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**os.environ, "UPTIME_DATA_DIR": str(tmp_path / "data")}
+        result = subprocess.run(
+            [*uptime_command(), "server", "run", "--no-scheduler", "--port", str(port)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last == f"uptime: cannot listen on 127.0.0.1:{port}: Address already in use"
+    assert "Traceback" not in result.stderr
+
+
+def test_it_stops_on_a_bad_setting(tmp_path: Path) -> None:
+    env = {**os.environ, "UPTIME_DATA_DIR": str(tmp_path / "data"), "UPTIME_PORT": "http"}
+    result = subprocess.run(
+        [*uptime_command(), "server", "run"], env=env, capture_output=True, text=True, timeout=20
+    )
+    assert result.returncode == 1
+    assert (
+        result.stderr
+        == "uptime: configuration error: UPTIME_PORT: expected an integer, got 'http'\n"
+    )
