@@ -16,27 +16,11 @@ from uptime_cli import output
 from uptime_cli.client import ApiClient
 from uptime_cli.commands import monitor_data
 from uptime_cli.commands.options import (
-    BodyOpt,
-    DegradedOpt,
-    ExcludeContentOpt,
-    ExpectContentOpt,
-    ExpectStatusOpt,
-    FollowOpt,
-    HeaderOpt,
-    IntervalOpt,
     JsonFlag,
-    JsonPathOpt,
-    JsonValueOpt,
-    LocationOpt,
-    MethodOpt,
     MonitorId,
     PageOpt,
-    RetriesOpt,
-    TimeoutOpt,
-    TypeOpt,
-    VerifyOpt,
-    monitor_fields,
     parse_assignment,
+    with_monitor_options,
 )
 from uptime_cli.context import ERROR, CliError, state
 
@@ -119,31 +103,18 @@ def _all_pages(client: ApiClient, limit: int, filters: dict[str, Any]) -> dict[s
 
 
 @app.command()
+@with_monitor_options
 def add(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="A name for the monitor.", show_default=False)],
     url: Annotated[str, typer.Argument(help="The URL to check.", show_default=False)],
-    type_: TypeOpt = None,
-    method: MethodOpt = None,
-    expect_status: ExpectStatusOpt = None,
-    timeout: TimeoutOpt = None,
-    interval: IntervalOpt = None,
-    retries: RetriesOpt = None,
-    header: HeaderOpt = None,
-    body: BodyOpt = None,
-    expect_content: ExpectContentOpt = None,
-    exclude_content: ExcludeContentOpt = None,
-    json_path: JsonPathOpt = None,
-    json_value: JsonValueOpt = None,
-    follow_redirects: FollowOpt = None,
-    verify_ssl: VerifyOpt = None,
-    location: LocationOpt = None,
-    degraded_ms: DegradedOpt = None,
     json_: JsonFlag = False,
+    *,
+    fields: dict[str, Any],
 ) -> None:
     """Create a monitor; prints its id. Unset options take the server's defaults."""
     st = state(ctx)
-    fields = {"name": name, "url": url, **monitor_fields(locals())}
+    fields = {"name": name, "url": url, **fields}
     scheme = urlsplit(url).scheme.lower()
     fields.setdefault("type", scheme if scheme in ("http", "https") else "http")
     data = st.client().create_monitor(fields).get("data") or {}
@@ -177,32 +148,18 @@ def show(ctx: typer.Context, monitor_id: MonitorId, json_: JsonFlag = False) -> 
 
 
 @app.command()
+@with_monitor_options
 def edit(
     ctx: typer.Context,
     monitor_id: MonitorId,
     name: Annotated[str | None, typer.Option(help="New name.")] = None,
     url: Annotated[str | None, typer.Option(help="New URL.")] = None,
-    type_: TypeOpt = None,
-    method: MethodOpt = None,
-    expect_status: ExpectStatusOpt = None,
-    timeout: TimeoutOpt = None,
-    interval: IntervalOpt = None,
-    retries: RetriesOpt = None,
-    header: HeaderOpt = None,
-    body: BodyOpt = None,
-    expect_content: ExpectContentOpt = None,
-    exclude_content: ExcludeContentOpt = None,
-    json_path: JsonPathOpt = None,
-    json_value: JsonValueOpt = None,
-    follow_redirects: FollowOpt = None,
-    verify_ssl: VerifyOpt = None,
-    location: LocationOpt = None,
-    degraded_ms: DegradedOpt = None,
     json_: JsonFlag = False,
+    *,
+    fields: dict[str, Any],
 ) -> None:
     """Change a monitor; only the options given are sent."""
     st = state(ctx)
-    fields = monitor_fields(locals())
     if name is not None:
         fields["name"] = name
     if url is not None:

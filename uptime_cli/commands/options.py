@@ -1,15 +1,17 @@
 """Options shared by several commands, and the parsers behind them.
 
-The monitor configuration options are declared once here and used by both
-``monitors add`` and ``monitors edit``; ``monitor_fields`` turns the given
-ones (and only those) into API fields.
+The monitor configuration options are declared once here and given to both
+``monitors add`` and ``monitors edit`` by ``with_monitor_options``;
+``monitor_fields`` turns the given ones (and only those) into API fields.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
@@ -76,31 +78,59 @@ DegradedOpt = Annotated[
     typer.Option("--degraded-ms", help="A passing check slower than this (ms) counts as warning."),
 ]
 
-# parameter name in add/edit → API field
-MONITOR_OPTIONS = {
-    "type_": "type",
-    "method": "method",
-    "expect_status": "expected_status",
-    "timeout": "timeout",
-    "interval": "check_interval",
-    "retries": "retry_count",
-    "header": "headers",
-    "body": "body",
-    "expect_content": "expected_content",
-    "exclude_content": "excluded_content",
-    "json_path": "json_path",
-    "json_value": "expected_json_value",
-    "follow_redirects": "follow_redirects",
-    "verify_ssl": "verify_ssl",
-    "location": "locations",
-    "degraded_ms": "degraded_response_time",
+# parameter of add/edit → (its option, the API field it sets)
+MONITOR_OPTIONS: dict[str, tuple[Any, str]] = {
+    "type_": (TypeOpt, "type"),
+    "method": (MethodOpt, "method"),
+    "expect_status": (ExpectStatusOpt, "expected_status"),
+    "timeout": (TimeoutOpt, "timeout"),
+    "interval": (IntervalOpt, "check_interval"),
+    "retries": (RetriesOpt, "retry_count"),
+    "header": (HeaderOpt, "headers"),
+    "body": (BodyOpt, "body"),
+    "expect_content": (ExpectContentOpt, "expected_content"),
+    "exclude_content": (ExcludeContentOpt, "excluded_content"),
+    "json_path": (JsonPathOpt, "json_path"),
+    "json_value": (JsonValueOpt, "expected_json_value"),
+    "follow_redirects": (FollowOpt, "follow_redirects"),
+    "verify_ssl": (VerifyOpt, "verify_ssl"),
+    "location": (LocationOpt, "locations"),
+    "degraded_ms": (DegradedOpt, "degraded_response_time"),
 }
+
+
+def with_monitor_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Give *command* every monitor configuration option, just before its ``--json``.
+
+    The command declares a keyword-only ``fields`` parameter instead and
+    receives there the API fields of the options given (``monitor_fields``).
+    Typer reads a command's parameters from its signature, so the wrapper
+    shows Typer the command's own parameters with the options spliced in.
+    """
+    own = list(inspect.signature(command, eval_str=True).parameters.values())
+    options = [
+        inspect.Parameter(
+            name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=opt
+        )
+        for name, (opt, _) in MONITOR_OPTIONS.items()
+    ]
+    at = next((i for i, p in enumerate(own) if p.name == "json_"), len(own))
+    params = [*own[:at], *options, *(p for p in own[at:] if p.name != "fields")]
+
+    @functools.wraps(command)
+    def run(**kwargs: Any) -> None:
+        given = {name: kwargs.pop(name) for name in MONITOR_OPTIONS}
+        command(**kwargs, fields=monitor_fields(given))
+
+    run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in params}
+    return run
 
 
 def monitor_fields(params: Mapping[str, Any]) -> dict[str, Any]:
     """The API fields of the monitor options that were given (None/empty = not given)."""
     fields: dict[str, Any] = {}
-    for param, field in MONITOR_OPTIONS.items():
+    for param, (_, field) in MONITOR_OPTIONS.items():
         value = params.get(param)
         if value is None or (isinstance(value, list | tuple) and not value):
             continue
