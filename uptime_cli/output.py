@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -38,6 +38,23 @@ def err() -> Console:
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
     sys.stdout.flush()
+
+
+def show(
+    as_json: bool,
+    data: Any,
+    view: Callable[[Any], RenderableType] | None = None,
+    *,
+    done: str | None = None,
+) -> None:
+    """A command's result: *data* as JSON for scripts, else its *view* and the *done* line."""
+    if as_json:
+        print_json(data)
+        return
+    if view is not None:
+        out().print(view(data))
+    if done is not None:
+        success(done)
 
 
 def success(message: str) -> None:

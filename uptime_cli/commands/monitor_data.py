@@ -46,10 +46,7 @@ def stats(
         .get("data")
         or {}
     )
-    if st.wants_json(json_):
-        output.print_json(data)
-        return
-    output.out().print(charts.stats_view(data))
+    output.show(st.wants_json(json_), data, charts.stats_view)
 
 
 def history(
@@ -120,12 +117,8 @@ def alerts(
         data = client.update_alerts(monitor_id, change).get("data") or {}
     else:
         data = client.get_alerts(monitor_id).get("data") or {}
-    if st.wants_json(json_):
-        output.print_json(data)
-        return
-    output.out().print(output.alerts_view(data))
-    if change:
-        output.success(f"Updated alert settings of monitor {monitor_id}")
+    done = f"Updated alert settings of monitor {monitor_id}" if change else None
+    output.show(st.wants_json(json_), data, output.alerts_view, done=done)
 
 
 def _alert_changes(

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
+from rich.text import Text
 
 from uptime_cli import output
 from uptime_cli.client import ApiClient
@@ -118,12 +119,11 @@ def add(
     scheme = urlsplit(url).scheme.lower()
     fields.setdefault("type", scheme if scheme in ("http", "https") else "http")
     data = st.client().create_monitor(fields).get("data") or {}
-    if st.wants_json(json_):
-        output.print_json(data)
-        return
-    output.out().print(str(data.get("id")), markup=False)
-    output.success(
-        f"Created monitor {data.get('id')} ({data.get('name')}), status {data.get('status')}"
+    output.show(
+        st.wants_json(json_),
+        data,
+        lambda d: Text(str(d.get("id"))),
+        done=f"Created monitor {data.get('id')} ({data.get('name')}), status {data.get('status')}",
     )
 
 
@@ -167,11 +167,12 @@ def edit(
     if not fields:
         raise typer.BadParameter("give at least one option to change", param_hint="'OPTIONS'")
     data = st.client().update_monitor(monitor_id, fields).get("data") or {}
-    if st.wants_json(json_):
-        output.print_json(data)
-        return
-    output.out().print(output.monitor_view(data))
-    output.success(f"Updated monitor {monitor_id}: {', '.join(sorted(fields))}")
+    output.show(
+        st.wants_json(json_),
+        data,
+        output.monitor_view,
+        done=f"Updated monitor {monitor_id}: {', '.join(sorted(fields))}",
+    )
 
 
 @app.command()
@@ -207,10 +208,8 @@ def pause(
     """Stop checking a monitor until it is resumed."""
     st = state(ctx)
     data = st.client().pause_monitor(monitor_id, reason).get("data") or {}
-    if st.wants_json(json_):
-        output.print_json(data)
-        return
-    output.success(f"Paused monitor {monitor_id} ({data.get('name')})")
+    done = f"Paused monitor {monitor_id} ({data.get('name')})"
+    output.show(st.wants_json(json_), data, done=done)
 
 
 @app.command()
@@ -218,12 +217,8 @@ def resume(ctx: typer.Context, monitor_id: MonitorId, json_: JsonFlag = False) -
     """Resume checking a paused monitor (checked again at once)."""
     st = state(ctx)
     data = st.client().resume_monitor(monitor_id).get("data") or {}
-    if st.wants_json(json_):
-        output.print_json(data)
-        return
-    output.success(
-        f"Resumed monitor {monitor_id} ({data.get('name')}), status {data.get('status')}"
-    )
+    done = f"Resumed monitor {monitor_id} ({data.get('name')}), status {data.get('status')}"
+    output.show(st.wants_json(json_), data, done=done)
 
 
 @app.command()
@@ -232,10 +227,7 @@ def test(ctx: typer.Context, monitor_id: MonitorId, json_: JsonFlag = False) -> 
     st = state(ctx)
     with output.err().status(f"Checking monitor {monitor_id}…"):
         data = st.client().test_monitor(monitor_id).get("data") or {}
-    if st.wants_json(json_):
-        output.print_json(data)
-    else:
-        output.out().print(output.test_result_view(data))
+    output.show(st.wants_json(json_), data, output.test_result_view)
     if data.get("status") not in PASSING:
         raise typer.Exit(ERROR)
 
@@ -285,10 +277,7 @@ def bulk(
         .get("data")
         or {}
     )
-    if st.wants_json(json_):
-        output.print_json(data)
-    else:
-        output.out().print(output.bulk_view(data))
+    output.show(st.wants_json(json_), data, output.bulk_view)
     failed = data.get("failed") or []
     if failed:
         raise CliError(f"{len(failed)} of {len(monitor_ids)} monitor(s) failed")

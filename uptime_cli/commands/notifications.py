@@ -92,10 +92,7 @@ def show(ctx: typer.Context, notification_id: NotificationId, json_: JsonFlag = 
     """One notification in full: monitor, timings, error, email delivery."""
     st = state(ctx)
     data = st.client().get_notification(notification_id).get("data") or {}
-    if st.wants_json(json_):
-        output.print_json(data)
-        return
-    output.out().print(output.notification_view(data))
+    output.show(st.wants_json(json_), data, output.notification_view)
 
 
 @app.command()
@@ -103,12 +100,10 @@ def ack(ctx: typer.Context, notification_id: NotificationId, json_: JsonFlag = F
     """Acknowledge an active notification (it stays active until resolved)."""
     st = state(ctx)
     data = st.client().acknowledge_notification(notification_id).get("data") or {}
-    if st.wants_json(json_):
-        output.print_json(data)
-        return
-    output.success(
+    done = (
         f"Acknowledged notification {notification_id} at {output.when(data.get('acknowledged_at'))}"
     )
+    output.show(st.wants_json(json_), data, done=done)
 
 
 @app.command()
@@ -116,9 +111,5 @@ def resolve(ctx: typer.Context, notification_id: NotificationId, json_: JsonFlag
     """Resolve an active notification by hand."""
     st = state(ctx)
     data = st.client().resolve_notification(notification_id).get("data") or {}
-    if st.wants_json(json_):
-        output.print_json(data)
-        return
-    output.success(
-        f"Resolved notification {notification_id} at {output.when(data.get('resolved_at'))}"
-    )
+    done = f"Resolved notification {notification_id} at {output.when(data.get('resolved_at'))}"
+    output.show(st.wants_json(json_), data, done=done)
