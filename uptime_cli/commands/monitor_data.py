@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -11,18 +10,8 @@ from uptime_cli import charts, output
 from uptime_cli.commands.options import JsonFlag, MonitorId, parse_when
 from uptime_cli.context import state
 
-
-class Period(StrEnum):
-    h24 = "24h"
-    d7 = "7d"
-    d30 = "30d"
-    d90 = "90d"
-
-
-class Granularity(StrEnum):
-    m5 = "5m"
-    h1 = "1h"
-    d1 = "1d"
+Period = Literal["24h", "7d", "30d", "90d"]
+Granularity = Literal["5m", "1h", "1d"]
 
 
 def register(app: typer.Typer) -> None:
@@ -34,16 +23,14 @@ def register(app: typer.Typer) -> None:
 def stats(
     ctx: typer.Context,
     monitor_id: MonitorId,
-    period: Annotated[Period, typer.Option(help="Window to cover.")] = Period.h24,
-    granularity: Annotated[Granularity, typer.Option(help="Width of one bucket.")] = Granularity.h1,
+    period: Annotated[Period, typer.Option(help="Window to cover.")] = "24h",
+    granularity: Annotated[Granularity, typer.Option(help="Width of one bucket.")] = "1h",
     json_: JsonFlag = False,
 ) -> None:
     """Uptime, response times and incidents, with the series drawn as bars."""
     st = state(ctx)
     data = (
-        st.client()
-        .monitor_stats(monitor_id, period=period.value, granularity=granularity.value)
-        .get("data")
+        st.client().monitor_stats(monitor_id, period=period, granularity=granularity).get("data")
         or {}
     )
     output.show(st.wants_json(json_), data, charts.stats_view)

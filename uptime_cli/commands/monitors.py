@@ -6,8 +6,7 @@ Read-only views of a monitor's data (stats, history, alerts) live in
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import typer
@@ -31,16 +30,8 @@ PASSING = ("online", "warning")
 ALL_PAGE_SIZE = 100
 
 
-class ListStatus(StrEnum):
-    online = "online"
-    offline = "offline"
-    warning = "warning"
-    pending = "pending"
-
-
-class ListType(StrEnum):
-    http = "http"
-    https = "https"
+ListStatus = Literal["online", "offline", "warning", "pending"]
+ListType = Literal["http", "https"]
 
 
 @app.command("list")
@@ -57,9 +48,9 @@ def list_(
     """List your monitors with their status, uptime and response time."""
     st = state(ctx)
     filters = {
-        "status": status.value if status else None,
+        "status": status,
         "search": search,
-        "type": type_.value if type_ else None,
+        "type": type_,
     }
     if all_:
         body = _all_pages(st.client(), limit or ALL_PAGE_SIZE, filters)
@@ -232,11 +223,7 @@ def test(ctx: typer.Context, monitor_id: MonitorId, json_: JsonFlag = False) -> 
         raise typer.Exit(ERROR)
 
 
-class BulkAction(StrEnum):
-    pause = "pause"
-    resume = "resume"
-    delete = "delete"
-    update = "update"
+BulkAction = Literal["pause", "resume", "delete", "update"]
 
 
 @app.command()
@@ -261,19 +248,19 @@ def bulk(
     """Pause, resume, delete or update several monitors at once; exit 1 if any failed."""
     st = state(ctx)
     settings = dict(parse_assignment(item) for item in set_ or [])
-    if action is BulkAction.update and not settings:
+    if action == "update" and not settings:
         raise typer.BadParameter(
             "update needs at least one --set field=value", param_hint="'--set'"
         )
-    if action is not BulkAction.update and settings:
+    if action != "update" and settings:
         raise typer.BadParameter("--set goes with update only", param_hint="'--set'")
-    if action is BulkAction.delete and not yes:
+    if action == "delete" and not yes:
         typer.confirm(
             f"Delete {len(monitor_ids)} monitor(s) and all their history?", abort=True, err=True
         )
     data = (
         st.client()
-        .bulk(action.value, list(monitor_ids), reason=reason, settings=settings or None)
+        .bulk(action, list(monitor_ids), reason=reason, settings=settings or None)
         .get("data")
         or {}
     )

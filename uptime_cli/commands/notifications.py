@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -19,14 +18,8 @@ NotificationId = Annotated[
 LimitOpt = Annotated[int | None, typer.Option(help="Per page (1-100).", min=1, max=100)]
 
 
-class Kind(StrEnum):
-    downtime = "downtime"
-    recovery = "recovery"
-
-
-class State(StrEnum):
-    active = "active"
-    resolved = "resolved"
+Kind = Literal["downtime", "recovery"]
+State = Literal["active", "resolved"]
 
 
 @app.command("list")
@@ -48,8 +41,8 @@ def list_(
         page=page,
         limit=limit,
         monitor_id=monitor,
-        type=type_.value if type_ else None,
-        status=status.value if status else None,
+        type=type_,
+        status=status,
         since=parse_when(since, "--since"),
     )
     _render_list(st.wants_json(json_), body, "pagination")
