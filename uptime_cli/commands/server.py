@@ -11,6 +11,8 @@ import typer
 
 app = typer.Typer(help="Run and administer the local daemon.", no_args_is_help=True)
 
+LocationOpt = Annotated[str | None, typer.Option(help="Run only the checks of this location.")]
+
 
 @contextmanager
 def _startup_errors() -> Iterator[None]:
@@ -47,16 +49,12 @@ def run(
     no_scheduler: Annotated[
         bool, typer.Option("--no-scheduler", help="Do not run checks or deliveries.")
     ] = False,
-    location: Annotated[
-        str | None, typer.Option(help="Run only the checks of this location.")
-    ] = None,
+    location: LocationOpt = None,
 ) -> None:
     """Start the daemon: API, check scheduler and notification delivery."""
-    from uptime_server.daemon import Daemon, DaemonOptions, configure_logging
+    from uptime_server.daemon import Daemon, DaemonOptions
 
-    settings = _settings()
-    configure_logging(settings.log_level)
-    _check_location(settings, location)
+    settings = _daemon_settings(location)
     options = DaemonOptions(
         api=not no_api, scheduler=not no_scheduler, location=location, host=host, port=port
     )
@@ -65,7 +63,12 @@ def run(
     raise typer.Exit(code)
 
 
-def _check_location(settings, location: str | None) -> None:  # noqa: ANN001
+def _daemon_settings(location: str | None):  # noqa: ANN202 - lazy imports, as _settings
+    """Settings for running checks (of *location*, when given), with logging set up."""
+    from uptime_server.daemon import configure_logging
+
+    settings = _settings()
+    configure_logging(settings.log_level)
     if location is not None and location not in settings.locations:
         typer.echo(
             f"uptime: unknown location {location!r}; UPTIME_LOCATIONS has "
@@ -73,6 +76,7 @@ def _check_location(settings, location: str | None) -> None:  # noqa: ANN001
             err=True,
         )
         raise typer.Exit(2)
+    return settings
 
 
 @app.command()
@@ -80,19 +84,15 @@ def check(
     once: Annotated[
         bool, typer.Option("--once", help="Run every due check once, then exit (for cron).")
     ] = False,
-    location: Annotated[
-        str | None, typer.Option(help="Run only the checks of this location.")
-    ] = None,
+    location: LocationOpt = None,
 ) -> None:
     """Cron mode: run every due check once, deliver what is pending, and exit."""
-    from uptime_server.daemon import DaemonOptions, configure_logging, run_once
+    from uptime_server.daemon import DaemonOptions, run_once
 
     if not once:
         typer.echo("uptime: use --once (the daemon is `uptime server run`)", err=True)
         raise typer.Exit(2)
-    settings = _settings()
-    configure_logging(settings.log_level)
-    _check_location(settings, location)
+    settings = _daemon_settings(location)
     with _startup_errors():
         code = run_once(settings, DaemonOptions(api=False, location=location))
     raise typer.Exit(code)
