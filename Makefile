@@ -41,7 +41,7 @@ format: $(VENV)/.installed-dev
 # Latency of the monitor list and detail with 10,000 monitors (SQLite, and
 # PostgreSQL on 127.0.0.1:5432 when reachable).
 bench-api: $(VENV)/.installed-run
-	$(BIN)/python bench/bench_api.py
+	$(BIN)/python -m bench.bench_api
 
 # Stats latency vs. history length, list page at 10,000 monitors, DB size
 # (generates its databases in a temporary directory; a few minutes).

@@ -10,29 +10,26 @@ times, over keep-alive HTTP with ``requests``:
 - ``GET /api/v1/monitors/{id}`` for monitors with 30 days of history.
 
 Rate limiting is off. Run: ``make bench-api`` or
-``python bench/bench_api.py [--monitors N] [--requests N] [--backend sqlite|postgres|both]``.
+``python -m bench.bench_api [--monitors N] [--requests N] [--backend sqlite|postgres|both]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
-import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import requests
 
+from tests.live_server import serving
+from tests.pg import Unreachable, scratch_database
 from uptime_server import db as dbmod
 from uptime_server import migrations
 from uptime_server.app import create_app
@@ -40,7 +37,6 @@ from uptime_server.config import load_settings
 from uptime_server.local_users import mint_local_session
 from uptime_server.models import AlertSettings, Monitor, MonitorLocation, Rollup, User
 
-PG_ADMIN_URL = os.environ.get("UPTIME_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 EMAIL = "bench@example.com"
 BATCH = 500
 
@@ -114,20 +110,6 @@ def _add_history(spans: dict[int, timedelta], end: datetime) -> None:
     _insert(Rollup, rows)
 
 
-@contextmanager
-def serve(app: Any) -> Iterator[str]:
-    from waitress.server import create_server
-
-    server = create_server(app, host="127.0.0.1", port=0, threads=4, ident="bench")
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.effective_port}"
-    finally:
-        server.task_dispatcher.shutdown()
-        server.close()
-
-
 def timed(call: Callable[[], requests.Response], count: int) -> list[float]:
     for _ in range(10):  # warm-up: connections, caches, the pool
         call().raise_for_status()
@@ -176,7 +158,7 @@ def run(backend: str, database_url: str, data_dir: Path, n_monitors: int, count:
     print(f"{backend}: {n_monitors} monitors built in {time.perf_counter() - started:.1f} s")
     app = create_app(settings, bind_database=False)
     middle = n_monitors // 200  # a page in the middle of the list
-    with serve(app) as base, requests.Session() as http:
+    with serving(app, ident="bench") as base, requests.Session() as http:
         http.headers["Cookie"] = f"session_cookie={token}"
         first = http.get(f"{base}/api/v1/monitors?limit=100").json()
         assert first["pagination"]["total"] == n_monitors, first["pagination"]
@@ -203,37 +185,6 @@ def run(backend: str, database_url: str, data_dir: Path, n_monitors: int, count:
         close_all()
 
 
-@contextmanager
-def postgres_database() -> Iterator[str | None]:
-    """A scratch database on the test server, dropped afterwards; None if unreachable."""
-    import psycopg2
-
-    parts = urlsplit(PG_ADMIN_URL)
-    try:
-        admin = psycopg2.connect(
-            dbname=parts.path.lstrip("/"),
-            user=parts.username,
-            password=parts.password,
-            host=parts.hostname,
-            port=parts.port or 5432,
-            connect_timeout=3,
-        )
-    except psycopg2.OperationalError as exc:
-        print(f"postgresql: skipped, unreachable ({str(exc).strip().splitlines()[0]})")
-        yield None
-        return
-    admin.autocommit = True
-    name = f"uptime_bench_{os.getpid()}_{uuid.uuid4().hex[:6]}"
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"{PG_ADMIN_URL.rsplit('/', 1)[0]}/{name}"
-    finally:
-        with admin.cursor() as cur:
-            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--monitors", type=int, default=10_000)
@@ -245,9 +196,11 @@ def main(argv: list[str] | None = None) -> int:
             url = f"sqlite:///{Path(tmp) / 'bench.db'}"
             run("sqlite", url, Path(tmp) / "data", args.monitors, args.requests)
         if args.backend in ("postgres", "both"):
-            with postgres_database() as url:
-                if url is not None:
+            try:
+                with scratch_database("uptime_bench", timeout=3) as url:
                     run("postgresql", url, Path(tmp) / "data", args.monitors, args.requests)
+            except Unreachable as exc:
+                print(f"postgresql: skipped, unreachable ({exc})")
     return 0
 
 

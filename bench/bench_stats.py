@@ -342,11 +342,17 @@ def size_report(path: Path, monitor_days: int, raw_days: int = 30) -> list[str]:
     ]
 
 
-def history_part(workdir: Path, args: argparse.Namespace) -> list[str]:
-    settings = open_db(workdir / "history.db")
+def signed_in(path: Path) -> tuple[Settings, Any, User]:
+    """A new database at *path*, a test client signed in to it, and its user."""
+    settings = open_db(path)
     client = client_for(settings)
     with dbmod.database.connection_context():
         user = User.get(User.email == "bench@example.com")
+    return settings, client, user
+
+
+def history_part(workdir: Path, args: argparse.Namespace) -> list[str]:
+    settings, client, user = signed_in(workdir / "history.db")
     t0 = time.perf_counter()
     m10 = build_history(settings, user, 10, args.real_days)
     m90 = build_history(settings, user, 90, args.real_days)
@@ -370,10 +376,7 @@ def history_part(workdir: Path, args: argparse.Namespace) -> list[str]:
 
 
 def fleet_part(workdir: Path, args: argparse.Namespace) -> list[str]:
-    settings = open_db(workdir / "fleet.db")
-    client = client_for(settings)
-    with dbmod.database.connection_context():
-        user = User.get(User.email == "bench@example.com")
+    _, client, user = signed_in(workdir / "fleet.db")
     t0 = time.perf_counter()
     ids = build_fleet(user, args.monitors, args.fleet_days)
     out = [f"fleet: {len(ids)} monitors generated in {time.perf_counter() - t0:.0f} s"]

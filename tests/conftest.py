@@ -3,15 +3,15 @@
 Every test that takes ``app`` or ``db`` runs once on SQLite and once on
 PostgreSQL (``backend`` parameter). PostgreSQL is the server on
 127.0.0.1:5432 (``UPTIME_TEST_PG_URL``); each test session works in a
-database of its own, created here and dropped at the end. Under CI
+database of its own (``tests.pg``), created here and dropped at the end. Under CI
 (``CI`` set) an unreachable PostgreSQL fails the run instead of skipping.
 """
 
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 import peewee
 import pytest
 
+from tests import pg
 from uptime_server import db as dbmod
 from uptime_server import migrations
 from uptime_server.config import Settings, load_settings
@@ -26,47 +27,31 @@ from uptime_server.engine.clock import ManualClock
 from uptime_server.local_users import mint_local_session
 from uptime_server.models import MODELS, User
 
-PG_ADMIN_URL = os.environ.get("UPTIME_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 START = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
 
 
-def _pg_admin() -> Any:
-    from urllib.parse import urlsplit
-
-    import psycopg2
-
-    parts = urlsplit(PG_ADMIN_URL)
-    conn = psycopg2.connect(
-        dbname=parts.path.lstrip("/"),
-        user=parts.username,
-        host=parts.hostname,
-        port=parts.port or 5432,
-        password=parts.password,
-        connect_timeout=5,
-    )
-    conn.autocommit = True
-    return conn
+def _scratch_pg(prefix: str) -> Iterator[str]:
+    """A scratch database's URL; skips the test (fails it under CI) when PostgreSQL is down."""
+    with ExitStack() as stack:
+        try:
+            url = stack.enter_context(pg.scratch_database(prefix))
+        except pg.Unreachable as exc:
+            if os.environ.get("CI") or os.environ.get("UPTIME_REQUIRE_PG"):
+                pytest.fail(f"PostgreSQL is required here but unreachable: {exc}")
+            pytest.skip(f"PostgreSQL unreachable: {exc}")
+        yield url
 
 
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
     """A fresh PostgreSQL database for this test session (or worker)."""
-    try:
-        admin = _pg_admin()
-    except Exception as exc:  # noqa: BLE001
-        if os.environ.get("CI") or os.environ.get("UPTIME_REQUIRE_PG"):
-            pytest.fail(f"PostgreSQL is required here but unreachable: {exc}")
-        pytest.skip(f"PostgreSQL unreachable: {exc}")
-    name = f"uptime_t_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{name}"')
-    base = PG_ADMIN_URL.rsplit("/", 1)[0]
-    try:
-        yield f"{base}/{name}"
-    finally:
-        with admin.cursor() as cur:
-            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
+    yield from _scratch_pg("uptime_t")
+
+
+@pytest.fixture
+def fresh_pg_url() -> Iterator[str]:
+    """A PostgreSQL database of one test's own: daemons must not see other tests' rows."""
+    yield from _scratch_pg("uptime_e2e")
 
 
 _pg_migrated: set[str] = set()

@@ -20,9 +20,8 @@ from typing import Any
 import pytest
 from flask import Flask
 from typer.testing import CliRunner, Result
-from waitress import wasyncore
-from waitress.server import create_server
 
+from tests.live_server import serving
 from uptime_cli.main import app as cli_app
 from uptime_server import db as dbmod
 
@@ -54,30 +53,10 @@ def _shape(rule: str) -> str:
     return re.sub(r"<[^>]*>", "<>", rule)
 
 
-def serve_wsgi(app: Any) -> tuple[Any, threading.Thread]:
-    server = create_server(app, host="127.0.0.1", port=0, threads=4, ident="uptime-test")
-    thread = threading.Thread(target=server.run, name="live-api", daemon=True)
-    thread.start()
-    return server, thread
-
-
-def stop_wsgi(server: Any, thread: threading.Thread) -> None:
-    # Let the worker threads finish first: they poke the loop through its
-    # trigger pipe when a response is done, and must not do so once it is closed.
-    server.task_dispatcher.shutdown()
-    # Close the sockets from inside waitress's loop thread (closing them from
-    # here races its select()); an empty socket map ends the loop.
-    server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
-    thread.join(5)
-
-
 @pytest.fixture
 def live(app: Flask) -> Iterator[LiveServer]:
-    server, thread = serve_wsgi(app)
-    try:
-        yield LiveServer(app, f"http://127.0.0.1:{server.effective_port}")
-    finally:
-        stop_wsgi(server, thread)
+    with serving(app) as url:
+        yield LiveServer(app, url)
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import socket
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,28 +157,6 @@ def target() -> Iterator[Target]:
     t = Target(status=503).start()
     yield t
     t.stop()
-
-
-@pytest.fixture
-def fresh_pg_url() -> Iterator[str]:
-    """A PostgreSQL database of its own: daemons must not see other tests' rows."""
-    from tests.conftest import PG_ADMIN_URL, _pg_admin
-
-    try:
-        admin = _pg_admin()
-    except Exception as exc:  # noqa: BLE001
-        if os.environ.get("CI") or os.environ.get("UPTIME_REQUIRE_PG"):
-            pytest.fail(f"PostgreSQL is required here but unreachable: {exc}")
-        pytest.skip(f"PostgreSQL unreachable: {exc}")
-    name = f"uptime_e2e_{uuid.uuid4().hex[:10]}"
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"{PG_ADMIN_URL.rsplit('/', 1)[0]}/{name}"
-    finally:
-        with admin.cursor() as cur:
-            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
 
 
 def cluster_env(tmp: Path, database_url: str, smtp_port: int) -> dict[str, str]:
