@@ -1,4 +1,4 @@
-"""Shared fixtures: settings, database (SQLite and PostgreSQL), app, users.
+"""Shared fixtures: settings, database (SQLite and PostgreSQL), app, users, monitors.
 
 Every test that takes ``app`` or ``db`` runs once on SQLite and once on
 PostgreSQL (``backend`` parameter). PostgreSQL is the server on
@@ -21,11 +21,12 @@ import pytest
 
 from tests import pg
 from uptime_server import db as dbmod
-from uptime_server import migrations
+from uptime_server import migrations, monitors
 from uptime_server.config import Settings, load_settings
 from uptime_server.engine.clock import ManualClock
 from uptime_server.local_users import mint_local_session
-from uptime_server.models import MODELS, User
+from uptime_server.models import MODELS, Monitor, User
+from uptime_server.validation import MonitorConfig
 
 START = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
 
@@ -176,3 +177,16 @@ def bob(make_user: Any) -> ApiUser:
 @pytest.fixture
 def anon(app: Any) -> Any:
     return app.test_client()
+
+
+@pytest.fixture
+def make_monitor(alice: ApiUser, settings: Settings, clock: ManualClock) -> Any:
+    """Create a monitor through the service (no HTTP): alice's unless *owner* is given."""
+
+    def make(name: str = "m", *, owner: ApiUser | None = None, **fields: Any) -> Monitor:
+        body = {"name": name, "url": "http://127.0.0.1:9/", "type": "http", **fields}
+        cfg = MonitorConfig.model_validate(body, context={"settings": settings})
+        user = (owner or alice).user
+        return monitors.create_monitor(user, cfg, now=clock.now(), settings=settings)
+
+    return make

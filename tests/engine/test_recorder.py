@@ -17,16 +17,11 @@ from uptime_server.models import (
     Outbox,
     Rollup,
 )
-from uptime_server.validation import MonitorConfig
 
 
 @pytest.fixture
-def monitor(db, alice, settings, clock):
-    cfg = MonitorConfig.model_validate(
-        {"name": "api-prod", "url": "http://127.0.0.1:9/", "type": "http"},
-        context={"settings": settings},
-    )
-    return svc.create_monitor(alice.user, cfg, now=clock.now(), settings=settings)
+def monitor(make_monitor):
+    return make_monitor("api-prod")
 
 
 def outcome(monitor, clock, passed, **kw):
@@ -129,7 +124,9 @@ def test_a_stale_lease_does_not_move_the_schedule(db, monitor, settings, clock):
     assert MonitorLocation.get().lease_owner == "w2"
 
 
-def test_one_broken_monitor_does_not_stop_the_batch(db, monitor, settings, clock, monkeypatch):
+def test_one_broken_monitor_does_not_stop_the_batch(
+    db, monitor, make_monitor, settings, clock, monkeypatch
+):
     rec = Recorder(settings)
     original = rec._apply_state
 
@@ -138,15 +135,7 @@ def test_one_broken_monitor_does_not_stop_the_batch(db, monitor, settings, clock
             raise RuntimeError("boom")
         return original(m, *a, **kw)
 
-    other = svc.create_monitor(
-        monitor.user,
-        MonitorConfig.model_validate(
-            {"name": "b", "url": "http://127.0.0.1:9/", "type": "http"},
-            context={"settings": settings},
-        ),
-        now=clock.now(),
-        settings=settings,
-    )
+    other = make_monitor("b")
     monkeypatch.setattr(rec, "_apply_state", explode)
     results = rec.record(
         [outcome(monitor, clock, True), outcome(other, clock, True)], now=clock.now()

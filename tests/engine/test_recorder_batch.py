@@ -10,22 +10,11 @@ from uptime_server import monitors as svc
 from uptime_server.engine import recorder_batch
 from uptime_server.engine.recorder import CheckOutcome, Recorder, StaleState
 from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification, Outbox
-from uptime_server.validation import MonitorConfig
 
 
 @pytest.fixture
 def settings_env(settings_env):
     return {**settings_env, "UPTIME_LOCATIONS": "local,eu"}
-
-
-@pytest.fixture
-def make_monitor(db, alice, settings, clock):
-    def make(name="m", **fields):
-        body = {"name": name, "url": "http://127.0.0.1:9/", "type": "http", **fields}
-        cfg = MonitorConfig.model_validate(body, context={"settings": settings})
-        return svc.create_monitor(alice.user, cfg, now=clock.now(), settings=settings)
-
-    return make
 
 
 def run(monitor, at, passed, location="local", **kw):
