@@ -104,20 +104,24 @@ def _sync_locations(monitor: Monitor, now: datetime, *, interval_changed: bool =
         ).execute()
 
 
+def _set_paused(monitor: Monitor, paused: bool, *, now: datetime, **values: Any) -> bool:
+    """Flip the paused flag (and set *values*) if it is not so already; whether it flipped.
+
+    A new ``state_version`` tells the engine that results computed before the
+    flip are stale.
+    """
+    return bool(
+        Monitor.update(
+            paused=paused, updated_at=now, state_version=Monitor.state_version + 1, **values
+        )
+        .where((Monitor.id == monitor.id) & (Monitor.paused == (not paused)))
+        .execute()
+    )
+
+
 def pause_monitor(monitor: Monitor, reason: str | None, *, now: datetime) -> Monitor:
     with write_tx():
-        updated = (
-            Monitor.update(
-                paused=True,
-                paused_at=now,
-                pause_reason=reason,
-                updated_at=now,
-                state_version=Monitor.state_version + 1,
-            )
-            .where((Monitor.id == monitor.id) & (Monitor.paused == False))  # noqa: E712
-            .execute()
-        )
-        if not updated:
+        if not _set_paused(monitor, True, now=now, paused_at=now, pause_reason=reason):
             raise ApiError("MONITOR_ALREADY_PAUSED", "Monitor is already paused")
         resolve_active_incident(monitor.id, now=now)
         MonitorLocation.update(lease_owner=None, lease_expires_at=None).where(
@@ -128,21 +132,9 @@ def pause_monitor(monitor: Monitor, reason: str | None, *, now: datetime) -> Mon
 
 def resume_monitor(monitor: Monitor, *, now: datetime) -> Monitor:
     with write_tx():
-        updated = (
-            Monitor.update(
-                paused=False,
-                paused_at=None,
-                pause_reason=None,
-                status="pending",
-                consecutive_failures=0,
-                alerts_suppressed=False,
-                updated_at=now,
-                state_version=Monitor.state_version + 1,
-            )
-            .where((Monitor.id == monitor.id) & (Monitor.paused == True))  # noqa: E712
-            .execute()
-        )
-        if not updated:
+        # A resumed monitor starts over: pending until its first check.
+        fresh = {"status": "pending", "consecutive_failures": 0, "alerts_suppressed": False}
+        if not _set_paused(monitor, False, now=now, paused_at=None, pause_reason=None, **fresh):
             raise ApiError("MONITOR_NOT_PAUSED", "Monitor is not paused")
         MonitorLocation.update(next_check_at=now, last_status=None).where(
             MonitorLocation.monitor == monitor.id
