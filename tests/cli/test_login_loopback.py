@@ -160,7 +160,14 @@ def start_uptime(args: list[str], config_dir: Path) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        # A shell that starts jobs in the background makes them ignore SIGINT,
+        # and the ignore is inherited: give the CLI the default a terminal has.
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def read_login_url(proc: subprocess.Popen[str]) -> tuple[str, list[str]]:
