@@ -8,7 +8,6 @@ run through Typer's CliRunner against it, with a config dir of their own.
 from __future__ import annotations
 
 import json
-import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -38,24 +37,11 @@ class LiveServer:
     app: Flask
     url: str
 
-    def has(self, method: str, rule: str) -> bool:
-        return any(
-            _shape(r.rule) == _shape(rule) and method in (r.methods or ())
-            for r in self.app.url_map.iter_rules()
-        )
 
-    def require(self, method: str, rule: str) -> None:
-        """Skip the test until the endpoint's branch is merged."""
-        if not self.has(method, rule):
-            pytest.skip(f"endpoint not merged yet: {method} {rule}")
-
-
-def _shape(rule: str) -> str:
-    return re.sub(r"<[^>]*>", "<>", rule)
-
-
-def serve_wsgi(app: Any) -> tuple[Any, threading.Thread]:
-    server = create_server(app, host="127.0.0.1", port=0, threads=4, ident="uptime-test")
+def serve_wsgi(app: Any, sock: socket.socket | None = None) -> tuple[Any, threading.Thread]:
+    """Serve *app* on 127.0.0.1: on a port the OS picks, or on *sock*, bound beforehand."""
+    where: dict[str, Any] = {"sockets": [sock]} if sock else {"host": "127.0.0.1", "port": 0}
+    server = create_server(app, threads=4, ident="uptime-test", **where)
     thread = threading.Thread(target=server.run, name="live-api", daemon=True)
     thread.start()
     return server, thread
