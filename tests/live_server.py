@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,9 +13,14 @@ from waitress.server import create_server
 
 
 @contextmanager
-def serving(app: Any, *, ident: str = "uptime-test", threads: int = 4) -> Iterator[str]:
-    """Serve *app* on a port the OS picks; yields the base URL, stops the server after."""
-    server = create_server(app, host="127.0.0.1", port=0, threads=threads, ident=ident)
+def serving(
+    app: Any, *, ident: str = "uptime-test", threads: int = 4, sock: socket.socket | None = None
+) -> Iterator[str]:
+    """Serve *app* on a port the OS picks, or on *sock* (bound beforehand, so a
+    test can put the port in the app's settings); yields the base URL and
+    stops the server after."""
+    where: dict[str, Any] = {"sockets": [sock]} if sock else {"host": "127.0.0.1", "port": 0}
+    server = create_server(app, threads=threads, ident=ident, **where)
     thread = threading.Thread(target=server.run, name="live-api", daemon=True)
     thread.start()
     try:

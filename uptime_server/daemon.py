@@ -131,6 +131,8 @@ class Daemon:
     stop_event: threading.Event = field(default_factory=threading.Event)
     components: list[Any] = field(default_factory=list)
     server: Any = None
+    api_thread: threading.Thread | None = None
+    api_sockets: dict[int, Any] = field(default_factory=dict)  # waitress's socket map
 
     def run(self) -> int:
         self.settings = prepare(self.settings)
@@ -180,13 +182,34 @@ class Daemon:
         port = self.options.port if self.options.port is not None else self.settings.port
         try:
             self.server = create_server(
-                app, host=host, port=port, threads=self.settings.http_threads, ident="uptime"
+                app,
+                map=self.api_sockets,
+                host=host,
+                port=port,
+                threads=self.settings.http_threads,
+                ident="uptime",
             )
         except OSError as exc:
             raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
-        thread = threading.Thread(target=self.server.run, name="api", daemon=True)
-        thread.start()
+        self.api_thread = threading.Thread(target=self.server.run, name="api", daemon=True)
+        self.api_thread.start()
         log.info("API listening on http://%s:%s", host, self.server.effective_port)
+
+    def _stop_api(self) -> None:
+        from waitress import wasyncore
+        from waitress.trigger import trigger
+
+        # Let requests under way finish (their threads exit after the current
+        # task), then close the listener and the connections.
+        self.server.task_dispatcher.shutdown(timeout=min(self.settings.shutdown_grace, 10))
+        waker = next((d for d in self.api_sockets.values() if isinstance(d, trigger)), None)
+        if waker is not None and self.api_thread is not None and self.api_thread.is_alive():
+            # From waitress's own loop thread: closing sockets from here races
+            # its select() (EBADF in the api thread). An empty map ends the loop.
+            waker.pull_trigger(lambda: wasyncore.close_all(self.api_sockets))
+            self.api_thread.join(5)
+        if self.api_sockets:
+            wasyncore.close_all(self.api_sockets)
 
     def _services(self) -> dict[str, Any]:
         services: dict[str, Any] = {}
@@ -196,10 +219,7 @@ class Daemon:
 
     def _shutdown(self) -> None:
         if self.server is not None:
-            # Let requests under way finish (their threads exit after the
-            # current task), then close the listener and the connections.
-            self.server.task_dispatcher.shutdown(timeout=min(self.settings.shutdown_grace, 10))
-            self.server.close()
+            self._stop_api()
         for component in reversed(self.components):
             try:
                 component.stop(self.settings.shutdown_grace)

@@ -22,7 +22,12 @@ from uptime_server.models import (
     Notification,
     User,
 )
-from uptime_server.validation import MonitorConfig, check_patch_fields, parse_monitor_update
+from uptime_server.validation import (
+    INT64_MAX,
+    MonitorConfig,
+    check_patch_fields,
+    parse_monitor_update,
+)
 
 CONFIG_FIELDS = tuple(MonitorConfig.model_fields)
 
@@ -32,7 +37,7 @@ def config_of(monitor: Monitor) -> dict[str, Any]:
     return {name: getattr(monitor, name) for name in CONFIG_FIELDS}
 
 
-MAX_ID = 2**63 - 1  # ids are 64-bit; a larger one cannot exist (nor be bound in SQLite)
+MAX_ID = INT64_MAX  # ids are 64-bit; a larger one cannot exist (nor be bound in SQLite)
 
 
 def get_owned(user: User, monitor_id: int) -> Monitor:

@@ -17,6 +17,7 @@ from peewee import ModelSelect
 from uptime_server.db import write_tx
 from uptime_server.errors import ApiError
 from uptime_server.models import Monitor, Notification, User
+from uptime_server.validation import INT64_MAX
 
 RECENT_WINDOW = timedelta(hours=24)
 
@@ -57,6 +58,8 @@ def _owned(user: User) -> ModelSelect:
 
 
 def get_owned(user: User, notification_id: int) -> Notification:
+    if not 0 < notification_id <= INT64_MAX:
+        raise not_found()  # cannot exist, and would not bind as a database integer
     note = _owned(user).where(Notification.id == notification_id).first()
     if note is None:
         raise not_found()
@@ -87,6 +90,10 @@ def list_filtered(user: User, filters: Filters, *, page: int, limit: int) -> Pag
 
 def _page(query: ModelSelect, page: int, limit: int) -> Page:
     total = query.order_by().count()
+    # A page past the last row is answered without asking the database for an
+    # offset that may not even fit its integer type.
+    if (page - 1) * limit >= total:
+        return Page([], total)
     return Page(list(query.paginate(page, limit)), total)
 
 

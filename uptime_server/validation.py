@@ -31,7 +31,9 @@ from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import DEFAULT_EXPECTED_STATUS, MONITOR_TYPES
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
-_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")  # ASCII digits, and no larger than int64
+_INTEGER = re.compile(r"[+-]?[0-9]{1,30}")  # ASCII digits; longer is no number anyone meant
+# Ids, pages and limits are bound as 64-bit integers by both databases.
+INT64_MAX = 2**63 - 1
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 MAX_URL = 2048
 MAX_BODY = 64 * 1024
@@ -411,15 +413,16 @@ def pydantic_details(exc: ValidationError, *, cross_field: bool = True) -> dict[
 
 
 def int_param(args: Mapping[str, str], name: str, default: int, lo: int, hi: int | None) -> int:
+    """*name* as an integer in [lo, hi]; never above INT64_MAX, which the databases bind."""
     raw = args.get(name)
     if raw is None or raw == "":
         return default
     if not _INTEGER.fullmatch(raw):
         raise validation_error({name: ["must be an integer"]})
     value = int(raw)
-    if value < lo or (hi is not None and value > hi):
-        bound = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
-        raise validation_error({name: [f"must be {bound}"]})
+    hi = INT64_MAX if hi is None else min(hi, INT64_MAX)
+    if not lo <= value <= hi:
+        raise validation_error({name: [f"must be between {lo} and {hi}"]})
     return value
 
 
@@ -450,7 +453,12 @@ def parse_time(raw: str, name: str) -> datetime:
         ) from None
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # e.g. 9999-12-31T23:59:59-01:00 is in the year 10000 in UTC
+        raise validation_error(
+            {name: ["must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z"]}
+        ) from None
 
 
 def bool_param(args: Mapping[str, str], name: str, default: bool) -> bool:

@@ -194,6 +194,8 @@ def test_history_of_another_monitor_is_not_mixed_in(alice, clock):
         ({"from": "2026-11-22T12:00:00Z", "to": "2026-11-22T11:00:00Z"}, "from"),
         ({"from": "yesterday"}, "from"),
         ({"to": "2026-13-45T00:00:00Z"}, "to"),
+        ({"to": "9999-12-31T23:59:59-01:00"}, "to"),  # in the year 10000 in UTC
+        ({"from": "0001-01-01T00:00:00+01:00"}, "from"),  # in the year 0 in UTC
         ({"limit": "0"}, "limit"),
         ({"limit": "1001"}, "limit"),
         ({"limit": "ten"}, "limit"),
@@ -212,3 +214,16 @@ def test_history_limit_bounds_are_accepted(alice, clock):
     add_runs(mid, clock, 2)
     assert alice.get(f"/api/v1/monitors/{mid}/history?limit=1").json["meta"]["has_more"] is True
     assert alice.get(f"/api/v1/monitors/{mid}/history?limit=1000").json["meta"]["count"] == 2
+
+
+def test_history_takes_the_extreme_times_of_the_calendar(alice, clock):
+    mid = create(alice)
+    add_runs(mid, clock, 1)
+    r = alice.get(f"/api/v1/monitors/{mid}/history?to=0001-01-01T06:00:00Z")
+    assert r.status_code == 200, r.json
+    # No day before the first day of year 1: the window starts at its beginning.
+    assert (r.json["data"], r.json["meta"]["from"]) == ([], "0001-01-01T00:00:00Z")
+    r = alice.get(
+        f"/api/v1/monitors/{mid}/history?from=0001-01-01T00:00:00Z&to=9999-12-31T23:59:59Z"
+    )
+    assert r.status_code == 200 and len(r.json["data"]) == 1

@@ -286,3 +286,56 @@ def test_a_deleted_monitor_takes_its_notifications_along(alice, api_prod, checks
     assert alice.get("/api/v1/notifications").json["pagination"]["total"] == 0
     assert alice.get("/api/v1/notifications/active").json["data"] == []
     assert Notification.select().count() == 0
+
+
+INT64_MAX = 2**63 - 1
+
+
+@pytest.mark.parametrize("notification_id", [INT64_MAX, 2**63, 10**30])
+def test_ids_beyond_64_bits_are_not_found(alice, notification_id):
+    for method, suffix in (("GET", ""), ("POST", "/acknowledge"), ("POST", "/resolve")):
+        r = alice.request(method, f"/api/v1/notifications/{notification_id}{suffix}")
+        assert r.status_code == 404, r.json
+        assert r.json["error"]["code"] == "NOTIFICATION_NOT_FOUND"
+
+
+@pytest.mark.parametrize("path", ["/api/v1/notifications", "/api/v1/notifications/recent"])
+@pytest.mark.parametrize("page", [10**17, INT64_MAX])
+def test_a_page_past_every_row_is_empty(alice, history, path, page):
+    # The offset (page - 1) * limit would not fit the database's integers.
+    r = alice.get(f"{path}?page={page}&limit=100")
+    assert r.status_code == 200, r.json
+    assert r.json["data"] == []
+    assert r.json["pagination"]["page"] == page
+    assert r.json["pagination"]["total"] == 7
+    assert r.json["pagination"]["has_next"] is False
+
+
+@pytest.mark.parametrize("path", ["/api/v1/notifications", "/api/v1/notifications/recent"])
+def test_a_page_beyond_64_bits_is_a_validation_error(alice, path):
+    r = alice.get(f"{path}?page={2**63}")
+    assert r.status_code == 400
+    assert r.json["error"]["details"] == {"page": [f"must be between 1 and {INT64_MAX}"]}
+
+
+def test_the_monitor_filter_takes_any_64_bit_id(alice, history):
+    r = alice.get(f"/api/v1/notifications?monitor_id={INT64_MAX}")
+    assert r.status_code == 200 and r.json["data"] == []
+    r = alice.get(f"/api/v1/notifications?monitor_id={2**63}")
+    assert r.status_code == 400 and set(r.json["error"]["details"]) == {"monitor_id"}
+
+
+@pytest.mark.parametrize("since", ["9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00"])
+def test_a_since_outside_the_calendar_in_utc_is_a_validation_error(alice, since):
+    r = alice.get("/api/v1/notifications", query_string={"since": since})
+    assert r.status_code == 400
+    assert r.json["error"]["details"] == {
+        "since": ["must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z"]
+    }
+
+
+def test_a_since_at_either_end_of_the_calendar_is_accepted(alice, history):
+    r = alice.get("/api/v1/notifications", query_string={"since": "0001-01-01T00:00:00Z"})
+    assert r.json["pagination"]["total"] == 7
+    r = alice.get("/api/v1/notifications", query_string={"since": "9999-12-31T23:59:59Z"})
+    assert r.json["pagination"]["total"] == 0

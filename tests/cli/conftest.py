@@ -8,7 +8,6 @@ run through Typer's CliRunner against it, with a config dir of their own.
 from __future__ import annotations
 
 import json
-import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -36,21 +35,6 @@ def backend(request: pytest.FixtureRequest) -> str:
 class LiveServer:
     app: Flask
     url: str
-
-    def has(self, method: str, rule: str) -> bool:
-        return any(
-            _shape(r.rule) == _shape(rule) and method in (r.methods or ())
-            for r in self.app.url_map.iter_rules()
-        )
-
-    def require(self, method: str, rule: str) -> None:
-        """Skip the test until the endpoint's branch is merged."""
-        if not self.has(method, rule):
-            pytest.skip(f"endpoint not merged yet: {method} {rule}")
-
-
-def _shape(rule: str) -> str:
-    return re.sub(r"<[^>]*>", "<>", rule)
 
 
 @pytest.fixture

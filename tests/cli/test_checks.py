@@ -1,24 +1,15 @@
-"""``uptime monitors test|history|stats`` against a live daemon checking a local target.
-
-These endpoints come with the check engine and statistics; until those are
-merged the tests skip ("endpoint not merged yet").
-"""
+"""``uptime monitors test|history|stats`` against a live daemon checking a local target."""
 
 from __future__ import annotations
 
-from tests.cli.conftest import Cli, LiveServer, Target, describe
-
-TEST = ("POST", "/api/v1/monitors/<int:monitor_id>/test")
-HISTORY = ("GET", "/api/v1/monitors/<int:monitor_id>/history")
-STATS = ("GET", "/api/v1/monitors/<int:monitor_id>/stats")
+from tests.cli.conftest import Cli, Target, describe
 
 
 def add(cli: Cli, url: str) -> str:
     return str(cli.json("monitors", "add", "target", url, "--timeout", "5")["id"])
 
 
-def test_test_exits_0_when_the_check_passes(cli: Cli, live: LiveServer, target: Target) -> None:
-    live.require(*TEST)
+def test_test_exits_0_when_the_check_passes(cli: Cli, target: Target) -> None:
     monitor_id = add(cli, target.route("/ok", 200, "all good"))
     result = cli("monitors", "test", monitor_id)
     assert result.exit_code == 0, describe(result)
@@ -30,8 +21,7 @@ def test_test_exits_0_when_the_check_passes(cli: Cli, live: LiveServer, target: 
     assert data["error"] is None
 
 
-def test_test_exits_1_when_the_check_fails(cli: Cli, live: LiveServer, target: Target) -> None:
-    live.require(*TEST)
+def test_test_exits_1_when_the_check_fails(cli: Cli, target: Target) -> None:
     monitor_id = add(cli, target.route("/down", 503, "maintenance"))
     result = cli("monitors", "test", monitor_id)
     assert result.exit_code == 1, describe(result)
@@ -42,8 +32,7 @@ def test_test_exits_1_when_the_check_fails(cli: Cli, live: LiveServer, target: T
     assert '"status": "offline"' in result.stdout
 
 
-def test_test_on_a_type_not_checked_yet_is_refused(cli: Cli, live: LiveServer) -> None:
-    live.require(*TEST)
+def test_test_on_a_type_not_checked_yet_is_refused(cli: Cli) -> None:
     added = cli.json("monitors", "add", "db", "http://127.0.0.1:9/", "--type", "dns")
     monitor_id = str(added["id"])
     result = cli("monitors", "test", monitor_id)
@@ -51,9 +40,7 @@ def test_test_on_a_type_not_checked_yet_is_refused(cli: Cli, live: LiveServer) -
     assert "MONITOR_TYPE_NOT_SUPPORTED" in result.stderr
 
 
-def test_history_lists_the_recorded_runs(cli: Cli, live: LiveServer, target: Target) -> None:
-    live.require(*TEST)
-    live.require(*HISTORY)
+def test_history_lists_the_recorded_runs(cli: Cli, target: Target) -> None:
     monitor_id = add(cli, target.route("/ok", 200, "ok"))
     cli.ok("monitors", "test", monitor_id)
     target.route("/ok", 500, "broken")
@@ -72,9 +59,7 @@ def test_history_lists_the_recorded_runs(cli: Cli, live: LiveServer, target: Tar
     assert early["data"] == []
 
 
-def test_stats_draws_the_series(cli: Cli, live: LiveServer, target: Target) -> None:
-    live.require(*TEST)
-    live.require(*STATS)
+def test_stats_draws_the_series(cli: Cli, target: Target) -> None:
     monitor_id = add(cli, target.route("/ok", 200, "ok"))
     cli.ok("monitors", "test", monitor_id)
     data = cli.json("monitors", "stats", monitor_id, "--period", "24h", "--granularity", "1h")

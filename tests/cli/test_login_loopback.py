@@ -13,13 +13,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
 import secrets
 import signal
 import stat
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,9 +29,9 @@ import pytest
 import requests
 
 from tests.cli.conftest import Cli, base_env, describe
+from tests.cli.login_process import URL_LINE, read_login_url, start_uptime
 from uptime_cli import credentials
 
-URL_LINE = re.compile(r"^(http://127\.0\.0\.1:\d+/api/v1/auth/\w+/login\?\S+)$", re.M)
 USER = {"id": 7, "email": "octo@example.com", "name": "Octo", "provider": "github"}
 
 
@@ -149,36 +146,6 @@ def stand_in() -> Iterator[StandIn]:
 @pytest.fixture
 def login_cli(stand_in: StandIn, config_dir: Path) -> Cli:
     return Cli({**base_env(config_dir), "UPTIME_SERVER": stand_in.url})
-
-
-def start_uptime(args: list[str], config_dir: Path) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("UPTIME_", "DISPLAY"))}
-    env.update({"UPTIME_CONFIG_DIR": str(config_dir), "PYTHONUNBUFFERED": "1"})
-    return subprocess.Popen(
-        [sys.executable, "-m", "uptime_cli", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        # A shell that starts jobs in the background makes them ignore SIGINT,
-        # and the ignore is inherited: give the CLI the default a terminal has.
-        preexec_fn=_default_sigint,
-    )
-
-
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def read_login_url(proc: subprocess.Popen[str]) -> tuple[str, list[str]]:
-    seen = []
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        seen.append(line)
-        match = URL_LINE.match(line.strip())
-        if match:
-            return match.group(1), seen
-    raise AssertionError(f"no sign-in URL printed: {''.join(seen)}")
 
 
 def test_no_browser_prints_the_url_and_a_visit_completes_the_sign_in(

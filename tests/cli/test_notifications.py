@@ -1,8 +1,7 @@
 """``uptime notifications ...`` against a live daemon.
 
 Notifications are written straight into the database (what the engine does
-when a monitor goes down); the endpoints come with the notifications branch
-and these tests skip until it is merged ("endpoint not merged yet").
+when a monitor goes down).
 """
 
 from __future__ import annotations
@@ -12,17 +11,14 @@ from typing import Any
 
 import pytest
 
-from tests.cli.conftest import Cli, LiveServer, describe
+from tests.cli.conftest import Cli, describe
 from uptime_server import db as dbmod
 from uptime_server.models import Notification
 
-LIST = ("GET", "/api/v1/notifications")
-
 
 @pytest.fixture
-def incidents(cli: Cli, live: LiveServer, alice: Any, clock: Any) -> dict[str, int]:
+def incidents(cli: Cli, alice: Any, clock: Any) -> dict[str, int]:
     """An active downtime (1 h old), and an older resolved one with its recovery."""
-    live.require(*LIST)
     api = cli.json("monitors", "add", "api", "http://127.0.0.1:9/api")["id"]
     web = cli.json("monitors", "add", "web", "http://127.0.0.1:9/web")["id"]
     now = clock.now()

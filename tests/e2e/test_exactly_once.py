@@ -13,10 +13,6 @@ import pytest
 
 from tests.e2e.conftest import wait_for
 
-pytest.importorskip(
-    "uptime_server.engine.scheduler",
-    reason="needs the check scheduler (branch engine); these run once it is merged",
-)
 pytestmark = pytest.mark.slow
 
 DOWN = "[Uptime] DOWN: {}"

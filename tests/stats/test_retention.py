@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
 from tests.stats.conftest import Run, every
 from uptime_server import retention
+from uptime_server.engine.housekeeping import Housekeeping
 from uptime_server.models import CheckRun, Rollup
 from uptime_server.rollups import DAY, FIVE_MIN, HOUR
 from uptime_server.stats import monitor_stats
@@ -111,10 +110,9 @@ def test_after_retention_every_period_reads_the_same(alice, new_monitor, feeder,
 
 
 def test_it_runs_as_a_housekeeping_job(alice, new_monitor, feeder, settings, clock):
-    housekeeping = pytest.importorskip("uptime_server.engine.housekeeping")
     m = new_monitor(alice)
     feeder.feed(m, [Run(clock.now() - timedelta(days=40)), Run(clock.now())])
-    keeper = housekeeping.Housekeeping(clock)
+    keeper = Housekeeping(clock)
     job = retention.register(keeper, settings)
     assert job.interval == 3600 and "retention" in job.tags
     keeper.scheduler.run_all()

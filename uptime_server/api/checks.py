@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from flask import Blueprint, request
@@ -21,6 +21,7 @@ from uptime_server.validation import int_param, time_param
 bp = Blueprint("checks", __name__, url_prefix="/monitors")
 
 HISTORY_WINDOW = timedelta(hours=24)
+EARLIEST = datetime.min.replace(tzinfo=UTC)
 
 
 def record_json(run: CheckRun) -> dict[str, Any]:
@@ -89,10 +90,17 @@ def test(monitor_id: int) -> Any:
 
 def _window(args: Any) -> tuple[datetime, datetime]:
     until = time_param(args, "to") or now()
-    since = time_param(args, "from") or until - HISTORY_WINDOW
+    since = time_param(args, "from") or _day_before(until)
     if since > until:
         raise validation_error({"from": ["must not be after to"]})
     return since, until
+
+
+def _day_before(until: datetime) -> datetime:
+    # A `to` in the first day of year 1 has no day before it in datetime's range.
+    if until - EARLIEST < HISTORY_WINDOW:
+        return EARLIEST
+    return until - HISTORY_WINDOW
 
 
 @bp.get("/<int:monitor_id>/history")

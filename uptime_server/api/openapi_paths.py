@@ -8,6 +8,7 @@ session endpoints, 400/413 with a body, 429, 500).
 from __future__ import annotations
 
 from uptime_server.api.openapi_schemas import JSON, ref
+from uptime_server.validation import INT64_MAX
 
 
 def _json(schema: JSON, description: str = "OK") -> JSON:
@@ -66,13 +67,11 @@ def query(name: str, schema: JSON, description: str = "") -> JSON:
     return param
 
 
+ID_SCHEMA = {"type": "integer", "minimum": 1, "maximum": INT64_MAX}
+
+
 def path_id(name: str) -> JSON:
-    return {
-        "name": name,
-        "in": "path",
-        "required": True,
-        "schema": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1},
-    }
+    return {"name": name, "in": "path", "required": True, "schema": ID_SCHEMA}
 
 
 MONITOR_ID = path_id("monitor_id")
@@ -83,8 +82,9 @@ PROVIDER = {
     "required": True,
     "schema": {"type": "string", "pattern": "^[a-z0-9]+$"},
     "description": "github, google, or another configured provider name",
+    "examples": {"github": {"value": "github"}, "google": {"value": "google"}},
 }
-PAGE = query("page", {"type": "integer", "minimum": 1, "maximum": 10**18 - 1, "default": 1})
+PAGE = query("page", {"type": "integer", "minimum": 1, "maximum": INT64_MAX, "default": 1})
 TIME_QUERY = {"type": "string", "format": "date-time"}
 
 
@@ -358,7 +358,7 @@ def notification_paths() -> JSON:
     list_params = (
         PAGE,
         _limit(50, 100),
-        query("monitor_id", {"type": "integer", "minimum": 1}),
+        query("monitor_id", ID_SCHEMA),
         query("type", {"type": "string", "enum": ["downtime", "recovery"]}),
         query("status", {"type": "string", "enum": ["active", "resolved"]}),
         query("since", TIME_QUERY, "Only notifications started at or after this time"),
