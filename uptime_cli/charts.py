@@ -8,7 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from uptime_cli.output import DASH, duration, key_values, ms, pct, when
+from uptime_cli.output import DASH, duration, key_values, ms, pct, short_when, when
 
 TICKS = "▁▂▃▄▅▆▇█"
 BAR_WIDTH = 24
@@ -65,13 +65,13 @@ def uptime_style(value: float | None) -> str:
     return "green" if value >= 100 else "yellow" if value >= 99 else "red"
 
 
-def stats_view(stats: dict[str, Any]) -> RenderableType:
+def stats_view(stats: dict[str, Any], width: int = 80) -> RenderableType:
     series = stats.get("series") or []
     parts: list[RenderableType] = [summary(stats)]
     if series:
         parts += [Text(""), sparklines(series)]
     if 0 < len(series) <= MAX_BAR_ROWS:
-        parts += [Text(""), bars(series)]
+        parts += [Text(""), bars(series, width)]
     return Group(*parts)
 
 
@@ -131,10 +131,13 @@ def uptime_sparkline(values: list[float | None]) -> tuple[Text, str]:
     return line, f"{pct(lo)}–100%"
 
 
-def bars(series: list[dict[str, Any]]) -> Table:
+def bars(series: list[dict[str, Any]], width: int = 80) -> Table:
     top_latency = max((b.get("avg_response_time") or 0 for b in series), default=0)
+    # What is left of the terminal after the text columns, shared by the two bars.
+    bar_width = max(8, min(BAR_WIDTH, (width - 50) // 2))
+    daily = all((b.get("start") or "").endswith("T00:00:00Z") for b in series)
     table = Table(box=None, header_style="bold", pad_edge=False)
-    table.add_column("START")
+    table.add_column("START", no_wrap=True)
     table.add_column("CHECKS", justify="right")
     table.add_column("UPTIME", no_wrap=True)
     table.add_column("", justify="right")
@@ -143,12 +146,13 @@ def bars(series: list[dict[str, Any]]) -> Table:
     for b in series:
         up = b.get("uptime")
         latency = b.get("avg_response_time")
+        start = b.get("start") or ""
         table.add_row(
-            when(b.get("start")),
+            start[:10] if daily else short_when(start),
             str(b.get("checks", 0)),
-            Text(bar(up, 100), style=uptime_style(up)),
+            Text(bar(up, 100, bar_width), style=uptime_style(up)),
             pct(up),
-            Text(bar(latency, top_latency), style="cyan"),
+            Text(bar(latency, top_latency, bar_width), style="cyan"),
             ms(latency),
         )
     return table

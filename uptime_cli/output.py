@@ -98,6 +98,11 @@ def when(value: str | None) -> str:
     return DASH if not value else value.replace("T", " ")
 
 
+def short_when(value: str | None) -> str:
+    """ISO 8601 UTC → ``11-22 12:00`` for dense tables (the year and seconds dropped)."""
+    return DASH if not value else value[5:16].replace("T", " ")
+
+
 def duration(seconds: int | float | None) -> str:
     if seconds is None:
         return DASH
@@ -249,7 +254,12 @@ def history_table(records: list[dict[str, Any]]) -> Table:
     table = Table(box=None, header_style="bold", pad_edge=False)
     for name in ("CHECKED AT", "STATUS", "CODE", "RESPONSE", "TRIES", "LOCATION", "ERROR"):
         right = name in ("CODE", "RESPONSE", "TRIES")
-        table.add_column(name, justify="right" if right else "left", overflow="fold")
+        table.add_column(
+            name,
+            justify="right" if right else "left",
+            overflow="fold",
+            no_wrap=name != "ERROR",
+        )
     for r in records:
         table.add_row(
             when(r.get("checked_at")),
@@ -300,7 +310,12 @@ def bulk_view(result: dict[str, Any]) -> Table:
 def notifications_table(items: list[dict[str, Any]]) -> Table:
     table = Table(box=None, header_style="bold", pad_edge=False)
     for name in ("ID", "MONITOR", "TYPE", "STATUS", "ACK", "STARTED", "DURATION", "MESSAGE"):
-        table.add_column(name, justify="right" if name == "ID" else "left", overflow="fold")
+        table.add_column(
+            name,
+            justify="right" if name == "ID" else "left",
+            overflow="fold",
+            no_wrap=name in ("ID", "TYPE", "STATUS", "STARTED", "DURATION"),
+        )
     for n in items:
         table.add_row(
             str(n.get("id")),
@@ -308,7 +323,7 @@ def notifications_table(items: list[dict[str, Any]]) -> Table:
             n.get("type") or "",
             status_text(n.get("status")),
             "✓" if n.get("acknowledged") else "",
-            when(n.get("started_at")),
+            short_when(n.get("started_at")),
             duration(n.get("duration")),
             n.get("message") or "",
         )

@@ -24,7 +24,10 @@ def stats(
     ctx: typer.Context,
     monitor_id: MonitorId,
     period: Annotated[Period, typer.Option(help="Window to cover.")] = "24h",
-    granularity: Annotated[Granularity, typer.Option(help="Width of one bucket.")] = "1h",
+    granularity: Annotated[
+        Granularity | None,
+        typer.Option(help="Width of one bucket (default: 1h, or 1d for 90d)."),
+    ] = None,
     json_: JsonFlag = False,
 ) -> None:
     """Uptime, response times and incidents, with the series drawn as bars."""
@@ -33,7 +36,8 @@ def stats(
         st.client().monitor_stats(monitor_id, period=period, granularity=granularity).get("data")
         or {}
     )
-    output.show(st.wants_json(json_), data, charts.stats_view)
+    width = output.out().width
+    output.show(st.wants_json(json_), data, lambda d: charts.stats_view(d, width))
 
 
 def history(
