@@ -14,6 +14,7 @@ import json
 import os
 import statistics
 import sys
+import threading
 import time
 
 from uptime_server.config import load_settings
@@ -31,6 +32,24 @@ def _rss_mb(pid: int) -> dict[str, float]:
             if name in ("VmRSS", "VmHWM"):
                 fields[name] = round(int(value.split()[0]) / 1024, 1)
     return fields
+
+
+def _cpu_s(stat_path: str) -> float:
+    """utime + stime of a process or thread, from its /proc stat file."""
+    with open(stat_path) as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _threads_cpu() -> dict[str, float]:
+    """CPU seconds per live thread of this process, by thread name."""
+    out: dict[str, float] = {}
+    for thread in threading.enumerate():
+        try:
+            out[thread.name] = round(_cpu_s(f"/proc/self/task/{thread.native_id}/stat"), 2)
+        except (OSError, TypeError):
+            continue
+    return out
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -63,9 +82,12 @@ def main() -> None:
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     lags = list(scheduler.dispatch_lags)
     rss = _rss_mb(os.getpid())
+    threads_cpu = _threads_cpu()
     child = scheduler.recorder_process
+    recorder_cpu = None
     if child is not None and child._process is not None:
         rss["recorder_VmRSS"] = _rss_mb(child._process.pid).get("VmRSS", 0.0)
+        recorder_cpu = _cpu_s(f"/proc/{child._process.pid}/stat")
     runner.stop(settings.shutdown_grace)
     print(
         json.dumps(
@@ -81,6 +103,8 @@ def main() -> None:
                 "lag_max": max(lags) if lags else None,
                 "lag_mean": statistics.fmean(lags) if lags else None,
                 "rss_mb": rss,
+                "threads_cpu_s": threads_cpu,
+                "recorder_cpu_s": recorder_cpu,
             }
         )
     )
