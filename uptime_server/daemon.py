@@ -184,9 +184,18 @@ class Daemon:
             )
         except OSError as exc:
             raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
-        thread = threading.Thread(target=self.server.run, name="api", daemon=True)
+        thread = threading.Thread(target=self._serve_api, name="api", daemon=True)
         thread.start()
         log.info("API listening on http://%s:%s", host, self.server.effective_port)
+
+    def _serve_api(self) -> None:
+        try:
+            self.server.run()
+        except OSError:
+            # `_shutdown` closes the sockets the loop may be in select() on
+            # (EBADF): that is how the loop ends; any other time it is a bug.
+            if not self.stop_event.is_set():
+                raise
 
     def _services(self) -> dict[str, Any]:
         services: dict[str, Any] = {}
@@ -195,6 +204,7 @@ class Daemon:
         return services
 
     def _shutdown(self) -> None:
+        self.stop_event.set()
         if self.server is not None:
             # Let requests under way finish (their threads exit after the
             # current task), then close the listener and the connections.

@@ -197,11 +197,12 @@ def aggregate(samples: Iterable[RunSample]) -> dict[Key, Aggregate]:
     return cells
 
 
-_INSERT_EMPTY = (
-    "INSERT INTO rollups (monitor_id, resolution, bucket, checks, failed, rt_count, rt_sum, hist) "
-    "VALUES (?, ?, ?, 0, 0, 0, 0, '[]') ON CONFLICT DO NOTHING"
-)
 _UPDATED_COLUMNS = ("checks", "failed", "rt_count", "rt_sum", "rt_min", "rt_max", "p95", "hist")
+# Both take the rows of `_row`: the column values, then the key.
+_INSERT_ROW = (
+    f"INSERT INTO rollups ({', '.join((*_UPDATED_COLUMNS, 'monitor_id', 'resolution', 'bucket'))}) "
+    f"VALUES ({', '.join(['?'] * (len(_UPDATED_COLUMNS) + 3))})"
+)
 _UPDATE_ROLLUP = (
     "UPDATE rollups SET "
     + ", ".join(f"{c} = ?" for c in _UPDATED_COLUMNS)
@@ -231,9 +232,9 @@ _PG_WRITE_BACK = (
 def add_runs(samples: Sequence[RunSample]) -> None:
     """Fold check runs into their roll-up rows. Call inside the writer's transaction.
 
-    SQLite: rows are created empty if missing (insert-or-ignore), merged in
-    Python under the write lock BEGIN IMMEDIATE holds, and written back with
-    one ``executemany``. PostgreSQL: the cells are inserted as new rows where
+    SQLite: under the write lock BEGIN IMMEDIATE holds, the existing rows are
+    read, merged in Python and written back, and the missing ones inserted
+    whole, each with one ``executemany``. PostgreSQL: the cells are inserted as new rows where
     none exists (insert-or-ignore, safe under races; most cells of a burst),
     the others are locked (FOR UPDATE), merged in Python and written back,
     each phase one statement per page of rows.
@@ -246,8 +247,13 @@ def add_runs(samples: Sequence[RunSample]) -> None:
     # share rows on PostgreSQL queue instead of deadlocking.
     keys = sorted(cells, key=lambda k: (k[1], k[0], k[2]))
     if is_sqlite():
-        execute_many(_INSERT_EMPTY, keys)
-        execute_many(_UPDATE_ROLLUP, _merged_rows(keys, cells, _load_for_update(keys)))
+        # BEGIN IMMEDIATE holds the write lock: no other writer can add a row
+        # between this read and the writes, so new cells go in whole.
+        existing = _load_for_update(keys)
+        new = [_row(key, cells[key]) for key in keys if key not in existing]
+        execute_many(_INSERT_ROW, new)
+        old = [key for key in keys if key in existing]
+        execute_many(_UPDATE_ROLLUP, _merged_rows(old, cells, existing))
         return
     # Multi-row, in the sorted order: rows are inserted (and locked) in it.
     fresh = [_row(key, cells[key]) for key in keys]

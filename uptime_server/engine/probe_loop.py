@@ -137,25 +137,33 @@ class ProbeLoop:
             # Registered now, so a cancel() before the task's first step sees
             # it; dropped when it ends, even if it never got to run.
             self._running[task] = None
-            task.add_done_callback(self._running.pop)
+            task.add_done_callback(self._forget)
 
     async def _work(self) -> None:
         """One worker: run queued jobs one after the other until the queue is empty."""
         task = asyncio.current_task()
         assert task is not None
-        while self._queue:
-            job, on_done = self._queue.popleft()
-            self._running[task] = job
-            try:
-                job.started_at = self.clock.now()
-                job.result = await self.prober.run(job.spec, sleep=self._sleep)
-            except asyncio.CancelledError:
-                job.cancelled = True
+        try:
+            while self._queue:
+                job, on_done = self._queue.popleft()
+                self._running[task] = job
+                try:
+                    job.started_at = self.clock.now()
+                    job.result = await self.prober.run(job.spec, sleep=self._sleep)
+                except asyncio.CancelledError:
+                    job.cancelled = True
+                    self._end(job, on_done)
+                    raise
+                except Exception as exc:  # noqa: BLE001 - a bug in one check is that check's problem
+                    job.error = exc
                 self._end(job, on_done)
-                raise
-            except Exception as exc:  # noqa: BLE001 - a bug in one check is that check's problem
-                job.error = exc
-            self._end(job, on_done)
+        finally:
+            # At once, not in the done callback a turn later: jobs queued in
+            # between must see this slot free.
+            self._forget(task)
+
+    def _forget(self, task: asyncio.Task[None]) -> None:
+        self._running.pop(task, None)
 
     def _end(self, job: ProbeJob, on_done: OnDone) -> None:
         ended = self._ended.get(on_done)
