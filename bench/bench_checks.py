@@ -104,7 +104,21 @@ def _measure_scheme(args, workdir, target, scheme: str, url: str) -> float:  # n
         f"{label:5}     b/a = {recorded / raw:.2f}   "
         f"(CPU per check, a/b: {raw_cpu / engine_cpu:.2f})"
     )
+    print(f"{label:5}     CPU per check (µs): {_cpu_split(best)}")
     return recorded
+
+
+def _cpu_split(run: dict) -> str:
+    """The best run's CPU per recorded check, by engine thread and recorder process."""
+    count = max(run["recorded"], 1)
+    parts = [
+        f"{name} {seconds / count * 1e6:.0f}"
+        for name, seconds in sorted(run.get("threads_cpu_s", {}).items())
+        if seconds > 0
+    ]
+    if run.get("recorder_cpu_s") is not None:
+        parts.append(f"recorder process {run['recorder_cpu_s'] / count * 1e6:.0f}")
+    return ", ".join(parts)
 
 
 def main() -> None:

@@ -14,7 +14,9 @@ import json
 import os
 import statistics
 import sys
+import threading
 import time
+from datetime import UTC, datetime
 
 from uptime_server.config import load_settings
 from uptime_server.daemon import prepare
@@ -33,11 +35,38 @@ def _rss_mb(pid: int) -> dict[str, float]:
     return fields
 
 
+def _cpu_s(stat_path: str) -> float:
+    """utime + stime of a process or thread, from its /proc stat file."""
+    with open(stat_path) as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _threads_cpu() -> dict[str, float]:
+    """CPU seconds per live thread of this process, by thread name."""
+    out: dict[str, float] = {}
+    for thread in threading.enumerate():
+        try:
+            out[thread.name] = _cpu_s(f"/proc/self/task/{thread.native_id}/stat")
+        except (OSError, TypeError):
+            continue
+    return out
+
+
 def _percentile(values: list[float], q: float) -> float | None:
     if not values:
         return None
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _start_recorder(scheduler: CheckScheduler) -> float:
+    """Start the recorder process and wait until it answers; its CPU so far (imports)."""
+    child = scheduler.recorder_process
+    if child is None:
+        return 0.0
+    child.record([], now=datetime.now(UTC))  # an empty batch: answered once it is up
+    return _cpu_s(f"/proc/{child._process.pid}/stat")
 
 
 def main() -> None:
@@ -46,6 +75,8 @@ def main() -> None:
     in_process = os.environ.get("BENCH_RECORDER") == "thread"
     scheduler = CheckScheduler(settings, recorder_process=not in_process)
     runner = LoopRunner(scheduler, Clock())
+    recorder_cpu_before = _start_recorder(scheduler)
+    threads_before = _threads_cpu()
     started, cpu = time.perf_counter(), time.process_time()
     runner.start()
     completed_at = recorded_at = None
@@ -63,9 +94,15 @@ def main() -> None:
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     lags = list(scheduler.dispatch_lags)
     rss = _rss_mb(os.getpid())
+    threads_cpu = {
+        name: round(value - threads_before.get(name, 0.0), 2)
+        for name, value in _threads_cpu().items()
+    }
     child = scheduler.recorder_process
+    recorder_cpu = None
     if child is not None and child._process is not None:
         rss["recorder_VmRSS"] = _rss_mb(child._process.pid).get("VmRSS", 0.0)
+        recorder_cpu = _cpu_s(f"/proc/{child._process.pid}/stat") - recorder_cpu_before
     runner.stop(settings.shutdown_grace)
     print(
         json.dumps(
@@ -81,6 +118,8 @@ def main() -> None:
                 "lag_max": max(lags) if lags else None,
                 "lag_mean": statistics.fmean(lags) if lags else None,
                 "rss_mb": rss,
+                "threads_cpu_s": threads_cpu,
+                "recorder_cpu_s": recorder_cpu,
             }
         )
     )

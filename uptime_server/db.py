@@ -33,6 +33,7 @@ SQLITE_PRAGMAS = {
 }
 
 PG_OPTIONS = "-c max_parallel_workers_per_gather=0"
+VALUES_PAGE = 1000  # rows per statement of ``execute_values``
 
 T = TypeVar("T")
 
@@ -104,6 +105,32 @@ def execute_many(sql: str, rows: list[tuple[object, ...]], *, count: bool = Fals
 
     execute_batch(cursor, sql, rows, page_size=200)
     return None
+
+
+def execute_values(
+    sql: str, rows: list[tuple[object, ...]], template: str, *, fetch: bool = False
+) -> tuple[int, list[tuple[object, ...]]]:
+    """PostgreSQL: one statement per page of rows (psycopg2's ``execute_values``).
+
+    *sql* holds one ``%s`` where the ``VALUES`` list goes (an INSERT's, or the
+    ``FROM (VALUES %s) AS v(...)`` of an UPDATE), *template* one row of it;
+    give casts there, since a column that is NULL in every row is typed text.
+    One round trip and one statement for the server to plan per page, where
+    ``execute_many`` sends one statement per row. Returns the rows changed
+    (summed over the pages) and, when *fetch*, what a RETURNING gave.
+    """
+    from psycopg2.extras import execute_values as psycopg2_execute_values
+
+    changed, returned = 0, []
+    cursor = database.cursor()
+    for page in peewee.chunked(rows, VALUES_PAGE):
+        got = psycopg2_execute_values(
+            cursor, sql, page, template=template, page_size=len(page), fetch=fetch
+        )
+        changed += cursor.rowcount
+        if fetch:
+            returned.extend(got)
+    return changed, returned
 
 
 def retry_locked(fn: Callable[..., T], attempts: int = 8) -> Callable[..., T]:

@@ -23,7 +23,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from uptime_server.db import execute_many, is_sqlite
+from uptime_server.db import execute_many, execute_values, is_sqlite
 from uptime_server.models import Rollup
 
 FIVE_MIN, HOUR, DAY = 300, 3600, 86400
@@ -197,25 +197,47 @@ def aggregate(samples: Iterable[RunSample]) -> dict[Key, Aggregate]:
     return cells
 
 
-_INSERT_EMPTY = (
-    "INSERT INTO rollups (monitor_id, resolution, bucket, checks, failed, rt_count, rt_sum, hist) "
-    "VALUES (?, ?, ?, 0, 0, 0, 0, '[]') ON CONFLICT DO NOTHING"
-)
 _UPDATED_COLUMNS = ("checks", "failed", "rt_count", "rt_sum", "rt_min", "rt_max", "p95", "hist")
+# Both take the rows of `_row`: the column values, then the key.
+_INSERT_ROW = (
+    f"INSERT INTO rollups ({', '.join((*_UPDATED_COLUMNS, 'monitor_id', 'resolution', 'bucket'))}) "
+    f"VALUES ({', '.join(['?'] * (len(_UPDATED_COLUMNS) + 3))})"
+)
 _UPDATE_ROLLUP = (
     "UPDATE rollups SET "
     + ", ".join(f"{c} = ?" for c in _UPDATED_COLUMNS)
     + " WHERE monitor_id = ? AND resolution = ? AND bucket = ?"
 )
 
+# PostgreSQL: many rows per statement (one statement per row costs a plan
+# each). The new rows go in whole; rows that exist are written back through
+# the conflict path, which finds each by its primary key (an UPDATE … FROM
+# VALUES would hash-join a scan of the whole, ever-growing table).
+_PG_COLUMNS = (*_UPDATED_COLUMNS, "monitor_id", "resolution", "bucket")
+_PG_TEMPLATE = (
+    "(%s::integer, %s::integer, %s::integer, %s::bigint, %s::integer, %s::integer, "
+    "%s::integer, %s, %s::integer, %s::integer, %s::bigint)"
+)
+_PG_INSERT_NEW = (
+    f"INSERT INTO rollups ({', '.join(_PG_COLUMNS)}) VALUES %s "
+    "ON CONFLICT DO NOTHING RETURNING monitor_id, resolution, bucket"
+)
+_PG_WRITE_BACK = (
+    f"INSERT INTO rollups ({', '.join(_PG_COLUMNS)}) VALUES %s "
+    "ON CONFLICT (monitor_id, resolution, bucket) DO UPDATE SET "
+    + ", ".join(f"{c} = EXCLUDED.{c}" for c in _UPDATED_COLUMNS)
+)
+
 
 def add_runs(samples: Sequence[RunSample]) -> None:
     """Fold check runs into their roll-up rows. Call inside the writer's transaction.
 
-    Rows are created empty if missing (insert-or-ignore, safe under races),
-    then locked (FOR UPDATE on PostgreSQL; SQLite's write lock is already
-    held by BEGIN IMMEDIATE), merged in Python and written back with one
-    ``executemany``.
+    SQLite: under the write lock BEGIN IMMEDIATE holds, the existing rows are
+    read, merged in Python and written back, and the missing ones inserted
+    whole, each with one ``executemany``. PostgreSQL: the cells are inserted as new rows where
+    none exists (insert-or-ignore, safe under races; most cells of a burst),
+    the others are locked (FOR UPDATE), merged in Python and written back,
+    each phase one statement per page of rows.
     """
     cells = aggregate(samples)
     if not cells:
@@ -224,14 +246,34 @@ def add_runs(samples: Sequence[RunSample]) -> None:
     # bucket), the order _load_for_update locks in, so two writers that
     # share rows on PostgreSQL queue instead of deadlocking.
     keys = sorted(cells, key=lambda k: (k[1], k[0], k[2]))
-    execute_many(_INSERT_EMPTY, keys)
-    existing = _load_for_update(keys)
-    rows = []
-    for key in keys:
-        merged = existing[key].merge(cells[key])
-        values = merged.as_values()
-        rows.append((*(values[c] for c in _UPDATED_COLUMNS), *key))
-    execute_many(_UPDATE_ROLLUP, rows)
+    if is_sqlite():
+        # BEGIN IMMEDIATE holds the write lock: no other writer can add a row
+        # between this read and the writes, so new cells go in whole.
+        existing = _load_for_update(keys)
+        new = [_row(key, cells[key]) for key in keys if key not in existing]
+        execute_many(_INSERT_ROW, new)
+        old = [key for key in keys if key in existing]
+        execute_many(_UPDATE_ROLLUP, _merged_rows(old, cells, existing))
+        return
+    # Multi-row, in the sorted order: rows are inserted (and locked) in it.
+    fresh = [_row(key, cells[key]) for key in keys]
+    _, inserted = execute_values(_PG_INSERT_NEW, fresh, _PG_TEMPLATE, fetch=True)
+    done = set(inserted)
+    rest = [key for key in keys if key not in done]
+    if rest:
+        merged = _merged_rows(rest, cells, _load_for_update(rest))
+        execute_values(_PG_WRITE_BACK, merged, _PG_TEMPLATE)
+
+
+def _row(key: Key, cell: Aggregate) -> tuple[object, ...]:
+    values = cell.as_values()
+    return (*(values[c] for c in _UPDATED_COLUMNS), *key)
+
+
+def _merged_rows(
+    keys: list[Key], cells: Mapping[Key, Aggregate], existing: Mapping[Key, Aggregate]
+) -> list[tuple[object, ...]]:
+    return [_row(key, existing[key].merge(cells[key])) for key in keys]
 
 
 _LOAD_COLUMNS = (

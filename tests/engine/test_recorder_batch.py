@@ -116,3 +116,49 @@ def test_a_state_that_moved_under_the_batch_rolls_everything_back(
         )
     assert CheckRun.select().count() == 0
     assert Monitor.get_by_id(a.id).status == "pending"
+
+
+def test_pages_of_rows_give_the_same_answers(make_monitor, settings, clock, monkeypatch):
+    """PostgreSQL sends many rows per statement; page edges change nothing (SQLite: no-op)."""
+    monkeypatch.setattr("uptime_server.db.VALUES_PAGE", 3)
+    monitors = [make_monitor(f"m{i}") for i in range(7)]
+    MonitorLocation.update(lease_owner="w/1").execute()
+    t0, later = clock.now(), clock.now() + timedelta(seconds=60)
+    outcomes = [run(m, t0, True, next_check_at=later, lease_owner="w/1") for m in monitors]
+    # The first monitor again, twice: its writes fold into one guarded row.
+    outcomes += [run(monitors[0], t0 + timedelta(seconds=s), s == 20) for s in (10, 20)]
+    done = Recorder(settings).record(outcomes, now=clock.now())
+    assert [CheckRun.get_by_id(d.run_id).monitor_id for d in done] == [
+        o.monitor_id for o in outcomes
+    ]
+    first = Monitor.get_by_id(monitors[0].id)
+    assert (first.state_version, first.status) == (3, "online")
+    assert (first.last_success, first.last_failure) == (
+        t0 + timedelta(seconds=20),
+        t0 + timedelta(seconds=10),
+    )
+    assert {m.state_version for m in Monitor.select().where(Monitor.id != first.id)} == {1}
+    slots = list(MonitorLocation.select())
+    assert {(s.next_check_at, s.lease_owner) for s in slots} == {(later, None)}
+
+
+def test_a_stale_monitor_with_several_runs_in_the_batch_rolls_back(
+    make_monitor, settings, clock, monkeypatch
+):
+    a, b = make_monitor("a"), make_monitor("b")
+    real_load = recorder_batch.Batch.load
+
+    def stale_load(ids):  # type: ignore[no-untyped-def]
+        batch = real_load(ids)
+        batch.monitors[b.id].state_version += 1  # as if read before someone else's write
+        return batch
+
+    monkeypatch.setattr(recorder_batch.Batch, "load", staticmethod(stale_load))
+    later = clock.now() + timedelta(seconds=30)
+    with pytest.raises(StaleState):
+        Recorder(settings).record(
+            [run(a, clock.now(), True), run(b, clock.now(), False), run(b, later, True)],
+            now=clock.now(),
+        )
+    assert CheckRun.select().count() == 0
+    assert [m.state_version for m in Monitor.select().order_by(Monitor.id)] == [0, 0]

@@ -64,17 +64,7 @@ def probe(recorder: Recorder, monitor: Monitor, clock: ManualClock) -> CheckOutc
     m = Monitor.get_by_id(monitor.id)
     spec = CheckSpec(url=m.url, timeout=5, expected_status=tuple(m.expected_status))
     result = run_check_sync(spec, ProbeConfig())
-    run = CheckOutcome(
-        monitor_id=m.id,
-        location="local",
-        checked_at=clock.now(),
-        passed=result.passed,
-        response_time=result.response_time,
-        status_code=result.status_code,
-        error=result.error,
-        attempts=result.attempts,
-        retried=result.retried,
-    )
+    run = CheckOutcome.from_run(result, monitor_id=m.id, location="local", checked_at=clock.now())
     recorder.record([run], now=clock.now())
     return run
 

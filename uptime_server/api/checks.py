@@ -58,17 +58,11 @@ def run_test(monitor: Monitor) -> dict[str, Any]:
     if job.result is None:
         raise RuntimeError(f"test check of monitor {monitor.id} failed: {job.error!r}")
     result = job.result
-    outcome = CheckOutcome(
+    outcome = CheckOutcome.from_run(
+        result,
         monitor_id=monitor.id,
         location=monitor.locations[0] if monitor.locations else settings().locations[0],
         checked_at=started,
-        passed=result.passed,
-        response_time=result.response_time,
-        status_code=result.status_code,
-        error=result.error,
-        attempts=result.attempts,
-        retried=result.retried,
-        cert_expires_at=result.cert_expires_at,
     )
     [done] = Recorder(settings()).record([outcome], now=now())
     if done.run_status is None:

@@ -8,6 +8,8 @@ process that counts them: with several daemons, scrape each one.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.process_collector import ProcessCollector
 
@@ -35,7 +37,14 @@ ProcessCollector(registry=REGISTRY)
 
 def record_check(status: str) -> None:
     """Count one finished check run (status: online, warning or offline)."""
-    CHECKS_RUN.labels(status=status).inc()
+    record_checks({status: 1})
+
+
+def record_checks(counts: Mapping[str, int]) -> None:
+    """Count finished check runs by status, many at once."""
+    for status, count in counts.items():
+        if count:
+            CHECKS_RUN.labels(status=status).inc(count)
 
 
 def record_check_error() -> None:
@@ -45,4 +54,11 @@ def record_check_error() -> None:
 
 def record_dispatch_delay(seconds: float) -> None:
     """Observe how late (>= 0 s) a check started after its due time."""
-    DISPATCH_DELAY.observe(max(0.0, seconds))
+    record_dispatch_delays((seconds,))
+
+
+def record_dispatch_delays(seconds: Iterable[float]) -> None:
+    """``record_dispatch_delay`` for each of many checks."""
+    observe = DISPATCH_DELAY.observe
+    for value in seconds:
+        observe(value if value > 0.0 else 0.0)

@@ -14,13 +14,12 @@ import os
 import ssl
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import aiohttp
 from cryptography import x509
-from multidict import CIMultiDict
 from yarl import URL
 
 from uptime_server.engine.guard import (
@@ -59,6 +58,8 @@ _HAS_SOCKET_FACTORY = "socket_factory" in inspect.signature(aiohttp.TCPConnector
 # answered close_notify; aiohttp then aborts them for us (and warns if asked
 # on a fixed Python).
 _NEEDS_TLS_CLEANUP = sys.version_info < (3, 12, 8) or (3, 13, 0) <= sys.version_info < (3, 13, 1)
+
+_NO_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=None, sock_read=None, sock_connect=None)
 
 Sleep = Callable[[float], Awaitable[object]]
 
@@ -145,10 +146,17 @@ class _CertCapturingResponse(aiohttp.ClientResponse):
     def cert_expires_at(self) -> datetime | None:
         if not self.peer_cert_der:
             return None
-        try:
-            return x509.load_der_x509_certificate(self.peer_cert_der).not_valid_after_utc
-        except ValueError:
-            return None
+        return _cert_expiry(self.peer_cert_der)
+
+
+@functools.lru_cache(maxsize=256)
+def _cert_expiry(der: bytes) -> datetime | None:
+    # Keyed by the certificate's bytes: monitors of one site see the same
+    # certificate check after check, and parsing it costs more than the lookup.
+    try:
+        return x509.load_der_x509_certificate(der).not_valid_after_utc
+    except ValueError:
+        return None
 
 
 @functools.lru_cache(maxsize=8)
@@ -240,54 +248,65 @@ class Prober:
             )
             self._session = aiohttp.ClientSession(
                 connector=connector,
+                headers={"User-Agent": self.config.user_agent},  # a monitor's own one wins
                 # Shared by all monitors of all users: no cookies may carry over.
                 cookie_jar=aiohttp.DummyCookieJar(),
                 response_class=_CertCapturingResponse,
                 trust_env=False,  # a proxy would make the resolver check the wrong host
+                # No timers of aiohttp's own: `attempt` puts one deadline around
+                # the whole attempt (every hop, connect and body), which is the
+                # check's total timeout; a second timer per request only costs.
+                timeout=_NO_TIMEOUT,
             )
         return self._session
 
     async def _fetch(self, spec: CheckSpec, hops: _Hops) -> tuple[int, bytes, str | None]:
         """Follows redirects by hand so every hop passes the pre-flight check."""
         session = self._get_session()
-        try:
-            url = URL(spec.url)
-        except (ValueError, TypeError) as exc:
-            raise ProbeFailure("invalid URL") from exc
-        url = check_url(url, block_private=self.config.block_private)
+        block_private = self.config.block_private
+        url = _checked_url(spec.url, block_private)
         method = spec.method.upper()
         data = spec.body.encode() if spec.body is not None else None
-        headers = self._headers(spec)
-        timeout = aiohttp.ClientTimeout(total=spec.timeout)
+        headers: Mapping[str, str] | None = spec.headers or None
+        ssl_context = self._verifying if spec.verify_ssl else self._lenient
         for _hop in range(self.config.max_redirects + 1):
             async with session.request(
-                method,
-                url,
-                headers=headers,
-                data=data,
-                allow_redirects=False,
-                ssl=self._verifying if spec.verify_ssl else self._lenient,
-                timeout=timeout,
+                method, url, headers=headers, data=data, allow_redirects=False, ssl=ssl_context
             ) as resp:
                 hops.status = resp.status
-                if isinstance(resp, _CertCapturingResponse):
+                if resp.peer_cert_der is not None:
                     hops.saw_cert(resp.cert_expires_at())
                 location = resp.headers.get("Location")
                 if not (spec.follow_redirects and resp.status in _REDIRECT_STATUSES and location):
                     body = await _read_capped(resp, self.config.max_body_bytes)
                     return resp.status, body, resp.charset
-            next_url = _redirect_target(url, location, block_private=self.config.block_private)
+            next_url = _redirect_target(url, location, block_private=block_private)
             method, data = _redirect_method(resp.status, method, data)
-            if next_url.origin() != url.origin():
-                for name in _ORIGIN_BOUND_HEADERS:
-                    headers.popall(name, None)
+            if headers and next_url.origin() != url.origin():
+                headers = _without_origin_bound(headers)
             url = next_url
         raise ProbeFailure("too many redirects")
 
-    def _headers(self, spec: CheckSpec) -> CIMultiDict[str]:
-        headers = CIMultiDict(spec.headers)
-        headers.setdefault("User-Agent", self.config.user_agent)
-        return headers
+
+# Sized above the monitors one process checks: an LRU cycled by more keys
+# than it holds never hits.
+@functools.lru_cache(maxsize=16384)
+def _checked_url(url: str, block_private: bool) -> URL:
+    """The monitor's URL parsed and through the pre-flight check (a pure function of it).
+
+    Cached: parsing and checking the same few thousand URLs on every run is
+    pure waste. A refused URL raises and is not cached. The resolver and the
+    socket factory still check every connection's real address.
+    """
+    try:
+        parsed = URL(url)
+    except (ValueError, TypeError) as exc:
+        raise ProbeFailure("invalid URL") from exc
+    return check_url(parsed, block_private=block_private)
+
+
+def _without_origin_bound(headers: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in headers.items() if k.lower() not in _ORIGIN_BOUND_HEADERS}
 
 
 def _redirect_target(current: URL, location: str, *, block_private: bool) -> URL:
@@ -309,13 +328,16 @@ async def _read_capped(resp: aiohttp.ClientResponse, limit: int) -> bytes:
     """At most `limit` bytes of the body; the rest is never read (not a failure)."""
     chunks: list[bytes] = []
     size = 0
+    content = resp.content
     while size < limit:
-        chunk = await resp.content.read(limit - size)
+        chunk = await content.read(limit - size)
         if not chunk:
             break
         chunks.append(chunk)
         size += len(chunk)
-    return b"".join(chunks)
+        if content.at_eof():  # the whole body is in: no read just to learn that
+            break
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _summarise(results: list[AttemptResult]) -> RunResult:

@@ -1,10 +1,14 @@
 """An asyncio loop in its own thread, running checks through one shared Prober.
 
-Other threads submit checks; each waits for a slot of an ``asyncio.Semaphore``
-(the process's ``check_concurrency``), then runs with the one Prober of this
-loop, whose TLS contexts and HTTP session are built once. A job's callback
-runs on the loop thread when the job ends, whether it passed, failed, raised
-(a bug in our code: ``job.error``) or was cancelled before it started.
+Other threads submit checks; at most ``concurrency`` (the process's
+``check_concurrency``) run at once, with the one Prober of this loop, whose
+TLS contexts and HTTP session are built once. Submitted jobs wait in a queue;
+up to ``concurrency`` worker tasks take them one after the other, so a check
+costs no task and no semaphore wait of its own. Ended jobs are handed to
+their callback in lists, once per turn of the loop, on the loop thread,
+whether they passed, failed, raised (a bug in our code: ``job.error``) or were
+cancelled before they started: the receiver handles many results per call,
+not one thread hand-off per check.
 """
 
 from __future__ import annotations
@@ -13,9 +17,10 @@ import asyncio
 import functools
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -34,11 +39,13 @@ class ProbeJob:
     result: RunResult | None = None
     error: BaseException | None = None
     cancelled: bool = False
-    _task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+
+OnDone = Callable[[list[ProbeJob]], None]
 
 
 class ProbeLoop:
-    """Owns the thread, the event loop, the semaphore and the Prober."""
+    """Owns the thread, the event loop, the job queue, the workers and the Prober."""
 
     def __init__(
         self,
@@ -53,12 +60,14 @@ class ProbeLoop:
         self.clock = clock or Clock()
         self.prober = prober or Prober(config)
         self._sleep = sleep
-        self._concurrency = concurrency
+        self._concurrency = max(1, concurrency)
         self._name = name
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._semaphore: asyncio.Semaphore | None = None
-        self._jobs: set[ProbeJob] = set()  # touched on the loop thread only
+        # Touched on the loop thread only:
+        self._queue: deque[tuple[ProbeJob, OnDone]] = deque()  # submitted, not started
+        self._running: dict[asyncio.Task[None], ProbeJob | None] = {}  # worker → its current job
+        self._ended: dict[OnDone, list[ProbeJob]] = {}  # to hand over this turn
         self._pending = 0
         self._cond = threading.Condition()
         self._start_lock = threading.Lock()
@@ -70,7 +79,6 @@ class ProbeLoop:
             if self._loop is not None:
                 return
             loop = asyncio.new_event_loop()
-            self._semaphore = asyncio.Semaphore(self._concurrency)
             self._thread = threading.Thread(target=loop.run_forever, name=self._name, daemon=True)
             self._loop = loop
             self._thread.start()
@@ -100,7 +108,8 @@ class ProbeLoop:
         """Jobs submitted and not ended yet (waiting for a slot or running)."""
         return self._pending
 
-    def submit(self, jobs: Iterable[ProbeJob], on_done: Callable[[ProbeJob], None]) -> None:
+    def submit(self, jobs: Iterable[ProbeJob], on_done: OnDone) -> None:
+        """Run *jobs*; *on_done* gets them back in lists as they end."""
         batch = list(jobs)
         if not batch:
             return
@@ -108,46 +117,75 @@ class ProbeLoop:
         assert self._loop is not None
         with self._cond:
             self._pending += len(batch)
-        self._loop.call_soon_threadsafe(self._spawn, batch, on_done)
+        self._loop.call_soon_threadsafe(self._enqueue, batch, on_done)
 
     def run_sync(self, spec: CheckSpec, timeout: float | None = None) -> ProbeJob:
         """Run one check now and wait for it (the API's "test" endpoint)."""
-        self.start()
-        assert self._loop is not None
         done = threading.Event()
         job = ProbeJob(spec)
-        with self._cond:
-            self._pending += 1
-        self._loop.call_soon_threadsafe(self._spawn, [job], lambda _job: done.set())
+        self.submit([job], lambda _jobs: done.set())
         limit = timeout if timeout is not None else run_budget(spec) + 30
         if not done.wait(limit):
             raise TimeoutError(f"check did not finish within {limit:.0f}s")
         return job
 
-    def _spawn(self, batch: list[ProbeJob], on_done: Callable[[ProbeJob], None]) -> None:
-        for job in batch:
-            self._jobs.add(job)
-            job._task = asyncio.ensure_future(self._run(job, on_done))
+    def _enqueue(self, batch: list[ProbeJob], on_done: OnDone) -> None:
+        assert self._loop is not None
+        self._queue.extend((job, on_done) for job in batch)
+        for _ in range(min(len(self._queue), self._concurrency - len(self._running))):
+            task = self._loop.create_task(self._work())
+            # Registered now, so a cancel() before the task's first step sees
+            # it; dropped when it ends, even if it never got to run.
+            self._running[task] = None
+            task.add_done_callback(self._forget)
 
-    async def _run(self, job: ProbeJob, on_done: Callable[[ProbeJob], None]) -> None:
-        assert self._semaphore is not None
+    async def _work(self) -> None:
+        """One worker: run queued jobs one after the other until the queue is empty."""
+        task = asyncio.current_task()
+        assert task is not None
         try:
-            async with self._semaphore:
-                job.started_at = self.clock.now()
-                job.result = await self.prober.run(job.spec, sleep=self._sleep)
-        except asyncio.CancelledError:
-            job.cancelled = True
-        except Exception as exc:  # noqa: BLE001 - a bug in one check is that check's problem
-            job.error = exc
+            while self._queue:
+                job, on_done = self._queue.popleft()
+                self._running[task] = job
+                try:
+                    job.started_at = self.clock.now()
+                    job.result = await self.prober.run(job.spec, sleep=self._sleep)
+                except asyncio.CancelledError:
+                    job.cancelled = True
+                    self._end(job, on_done)
+                    raise
+                except Exception as exc:  # noqa: BLE001 - a bug in one check is that check's problem
+                    job.error = exc
+                self._end(job, on_done)
         finally:
-            self._jobs.discard(job)
+            # At once, not in the done callback a turn later: jobs queued in
+            # between must see this slot free.
+            self._forget(task)
+
+    def _forget(self, task: asyncio.Task[None]) -> None:
+        self._running.pop(task, None)
+
+    def _end(self, job: ProbeJob, on_done: OnDone) -> None:
+        ended = self._ended.get(on_done)
+        if ended is None:
+            if not self._ended:
+                assert self._loop is not None
+                self._loop.call_soon(self._hand_over)
+            ended = self._ended[on_done] = []
+        ended.append(job)
+
+    def _hand_over(self) -> None:
+        ended, self._ended = self._ended, {}
+        count = 0
+        for on_done, jobs in ended.items():
+            count += len(jobs)
             try:
-                on_done(job)
+                on_done(jobs)
             except Exception:  # noqa: BLE001
                 log.exception("%s: completion callback failed", self._name)
-            with self._cond:
-                self._pending -= 1
-                self._cond.notify_all()
+        with self._cond:
+            self._pending -= count
+            self._cond.notify_all()
 
     # -- waiting and cancelling --------------------------------------------
 
@@ -172,9 +210,13 @@ class ProbeLoop:
             log.warning("%s: could not cancel jobs", self._name)
 
     async def _cancel(self, started_too: bool) -> None:
-        for job in list(self._jobs):
-            if job._task is not None and (started_too or job.started_at is None):
-                job._task.cancel()
+        waiting, self._queue = self._queue, deque()
+        for job, on_done in waiting:
+            job.cancelled = True
+            self._end(job, on_done)
+        if started_too:
+            for task in self._running:
+                task.cancel()
 
 
 @functools.lru_cache(maxsize=4)

@@ -26,6 +26,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from uptime_server import rollups
 from uptime_server.config import Settings
@@ -35,6 +36,9 @@ from uptime_server.engine.recorder_batch import Batch, BatchMonitor, MonitorWrit
 from uptime_server.models import AlertSettings, Monitor, Notification, User
 from uptime_server.notify import outbox
 from uptime_server.notify.message import notification_message
+
+if TYPE_CHECKING:
+    from uptime_server.engine.probe import RunResult
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +61,33 @@ class CheckOutcome:
     # ad-hoc "test now" run, which leaves the schedule alone).
     next_check_at: datetime | None = None
     lease_owner: str | None = None
+
+    @classmethod
+    def from_run(
+        cls,
+        result: RunResult,
+        *,
+        monitor_id: int,
+        location: str,
+        checked_at: datetime,
+        next_check_at: datetime | None = None,
+        lease_owner: str | None = None,
+    ) -> CheckOutcome:
+        """The outcome of a probe's run (without a schedule: an ad-hoc run)."""
+        return cls(
+            monitor_id=monitor_id,
+            location=location,
+            checked_at=checked_at,
+            passed=result.passed,
+            response_time=result.response_time,
+            status_code=result.status_code,
+            error=result.error,
+            attempts=result.attempts,
+            retried=result.retried,
+            cert_expires_at=result.cert_expires_at,
+            next_check_at=next_check_at,
+            lease_owner=lease_owner,
+        )
 
 
 @dataclass

@@ -3,7 +3,8 @@
 ``Batch.load`` reads (and on PostgreSQL locks, in id order, so concurrent
 writers never deadlock) everything the state logic needs for the batch's
 monitors in four queries; ``Batch.write_runs`` writes the runs, monitor
-states and schedule rows with one statement per kind. The recorder decides
+states and schedule rows with one statement per kind (per page of rows on
+PostgreSQL, where each statement is a round trip and a plan). The recorder decides
 in between, in memory.
 """
 
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import peewee
 
-from uptime_server.db import database, execute_many, is_sqlite
+from uptime_server.db import database, execute_many, execute_values, is_sqlite
 from uptime_server.engine.state import Transition
 from uptime_server.models import (
     CHECKED_TYPES,
@@ -169,32 +170,33 @@ class Batch:
         leased = [p for p in plans if p.record_run and p.outcome.lease_owner is not None]
         adhoc = [p for p in plans if p.record_run and p.outcome.lease_owner is None]
         forward = [p for p in plans if p.push_forward and p.outcome.lease_owner is not None]
-        execute_many(_UPDATE_SLOT_LEASED, [_slot_params(p, leased=True) for p in leased])
+        leased_rows = [_slot_params(p, leased=True) for p in leased]
+        if is_sqlite():
+            execute_many(_UPDATE_SLOT_LEASED, leased_rows)
+        elif leased_rows:
+            # One claim is one outcome, so a (slot, lease) pair is in the list
+            # once; were it twice, the first would have released the lease.
+            unique = list({row[3:]: row for row in reversed(leased_rows)}.values())
+            execute_values(_PG_UPDATE_SLOTS_LEASED, unique, _PG_SLOT_TEMPLATE)
         execute_many(_UPDATE_SLOT_ADHOC, [_slot_params(p, leased=False) for p in adhoc])
         execute_many(_PUSH_FORWARD, [_forward_params(p) for p in forward])
         return True
 
     def _update_monitors(self, writes: list[MonitorWrite]) -> bool:
-        """Every guarded state update applied? SQLite counts; PostgreSQL re-reads.
+        """Every guarded state update applied? Both backends count the rows changed.
 
-        psycopg2 counts rows only when it sends one statement per round trip;
-        paging them and then reading the versions back is one round trip.
+        SQLite runs one guarded UPDATE per write (a loop in C). PostgreSQL gets
+        one ``UPDATE … FROM (VALUES …)`` per page, with a monitor's writes of
+        this batch folded into one row guarded by the first one's version.
         """
-        params = [_monitor_params(w) for w in writes]
-        if is_sqlite():
-            return execute_many(_UPDATE_MONITOR, params, count=True) == len(writes)
-        execute_many(_UPDATE_MONITOR, params)
-        expected: dict[int, int] = {}
-        for write in writes:
-            expected[write.monitor_id] = write.version + 1
-        if not expected:
+        if not writes:
             return True
-        found = dict(
-            Monitor.select(Monitor.id, Monitor.state_version)
-            .where(Monitor.id.in_(list(expected)))
-            .tuples()
-        )
-        return found == expected
+        if is_sqlite():
+            params = [_monitor_params(w) for w in writes]
+            return execute_many(_UPDATE_MONITOR, params, count=True) == len(writes)
+        rows = _folded_monitor_params(writes)
+        changed, _ = execute_values(_PG_UPDATE_MONITORS, rows, _PG_MONITOR_TEMPLATE)
+        return changed == len(rows)
 
 
 _RUN_COLUMNS = (
@@ -204,18 +206,22 @@ _RUN_COLUMNS = (
 
 def _insert_runs(plans: list[Plan]) -> None:
     """One multi-row INSERT per chunk; each plan learns its run's id."""
+    if not plans:
+        return
+    if not is_sqlite():
+        rows = [_run_params(plan) for plan in plans]
+        sql = f"INSERT INTO check_runs ({_RUN_COLUMNS}) VALUES %s RETURNING id"
+        _, ids = execute_values(sql, rows, _PG_RUN_TEMPLATE, fetch=True)
+        for plan, (run_id,) in zip(plans, ids, strict=True):
+            plan.done.run_id = run_id
+        return
     for chunk in peewee.chunked(plans, _RUN_CHUNK):
         values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
         params = [value for plan in chunk for value in _run_params(plan)]
         sql = f"INSERT INTO check_runs ({_RUN_COLUMNS}) VALUES {values}"
-        if is_sqlite():
-            # Under the write lock one INSERT takes consecutive rowids.
-            last = database.execute_sql(sql, params).lastrowid
-            ids: Any = range(last - len(chunk) + 1, last + 1)
-        else:
-            sql = sql.replace("?", "%s") + " RETURNING id"
-            ids = [row[0] for row in database.execute_sql(sql, params).fetchall()]
-        for plan, run_id in zip(chunk, ids, strict=True):
+        # Under the write lock one INSERT takes consecutive rowids.
+        last = database.execute_sql(sql, params).lastrowid
+        for plan, run_id in zip(chunk, range(last - len(chunk) + 1, last + 1), strict=True):
             plan.done.run_id = run_id
 
 
@@ -266,6 +272,51 @@ def _monitor_params(write: MonitorWrite) -> tuple[Any, ...]:
     )
 
 
+# PostgreSQL: the same updates, many rows per statement. The casts type the
+# VALUES columns (a column NULL in every row would be text otherwise).
+_PG_UPDATE_MONITORS = (
+    "UPDATE monitors AS m SET status = v.status, "
+    "consecutive_failures = v.consecutive_failures, alerts_suppressed = v.alerts_suppressed, "
+    "offline_since = v.offline_since, response_time = v.response_time, "
+    "status_code = v.status_code, last_error = v.last_error, last_check = v.last_check, "
+    "cert_expires_at = v.cert_expires_at, "
+    "last_success = COALESCE(v.last_success, m.last_success), "
+    "last_failure = COALESCE(v.last_failure, m.last_failure), "
+    "state_version = m.state_version + v.writes "
+    "FROM (VALUES %s) AS v(status, consecutive_failures, alerts_suppressed, offline_since, "
+    "response_time, status_code, last_error, last_check, cert_expires_at, last_success, "
+    "last_failure, id, version, writes) "
+    "WHERE m.id = v.id AND m.state_version = v.version"
+)
+_PG_MONITOR_TEMPLATE = (
+    "(%s, %s::integer, %s::boolean, %s::timestamp, %s::integer, %s::integer, %s, "
+    "%s::timestamp, %s::timestamp, %s::timestamp, %s::timestamp, %s::integer, %s::integer, "
+    "%s::integer)"
+)
+_PG_RUN_TEMPLATE = "(%s, %s, %s::timestamp, %s, %s::integer, %s::integer, %s, %s::integer)"
+
+
+def _folded_monitor_params(writes: list[MonitorWrite]) -> list[tuple[Any, ...]]:
+    """One row per monitor: what its writes, applied in order, would leave.
+
+    The last write's state; the last non-null success and failure times; the
+    first write's version as the guard, and the count of writes to add to it.
+    """
+    folded: dict[int, list[Any]] = {}
+    for write in writes:
+        params = _monitor_params(write)
+        row = folded.get(write.monitor_id)
+        if row is None:
+            folded[write.monitor_id] = [*params, 1]
+            continue
+        success, failure = params[9], params[10]
+        row[:9] = params[:9]
+        row[9] = success if success is not None else row[9]
+        row[10] = failure if failure is not None else row[10]
+        row[13] += 1
+    return [tuple(row) for row in folded.values()]
+
+
 # Only the holder of the claim moves the schedule on.
 _UPDATE_SLOT_LEASED = (
     "UPDATE monitor_locations SET last_status = ?, last_checked_at = ?, next_check_at = ?, "
@@ -276,6 +327,16 @@ _UPDATE_SLOT_ADHOC = (
     "UPDATE monitor_locations SET last_status = ?, last_checked_at = ? "
     "WHERE monitor_id = ? AND location = ?"
 )
+_PG_UPDATE_SLOTS_LEASED = (
+    "UPDATE monitor_locations AS ml SET last_status = v.last_status, "
+    "last_checked_at = v.checked_at, next_check_at = v.next_check_at, "
+    "lease_owner = NULL, lease_expires_at = NULL "
+    "FROM (VALUES %s) AS v(last_status, checked_at, next_check_at, monitor_id, location, "
+    "lease_owner) "
+    "WHERE ml.monitor_id = v.monitor_id AND ml.location = v.location "
+    "AND ml.lease_owner = v.lease_owner"
+)
+_PG_SLOT_TEMPLATE = "(%s, %s::timestamp, %s::timestamp, %s::integer, %s, %s)"
 _PUSH_FORWARD = (
     "UPDATE monitor_locations SET next_check_at = ?, lease_owner = NULL, lease_expires_at = NULL "
     "WHERE monitor_id = ? AND location = ? AND lease_owner = ?"

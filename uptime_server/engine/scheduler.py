@@ -11,8 +11,9 @@ Three threads cooperate:
   transactions that also move each monitor's due time on and drop its lease.
 
 Room: at most ``2 × check_concurrency`` checks are claimed and not finished,
-so waiting checks never hold more leases than the process can soon run, and
-nothing is claimed while the writer is more than ``WRITER_BACKLOG`` results
+so waiting checks never hold more leases than the process can soon run; while
+every slot is busy, claims wait until there is room for half the concurrency;
+and nothing is claimed while the writer is more than ``WRITER_BACKLOG`` results
 behind (the database is the bottleneck then; other processes may take over).
 
 A check that raises in the probe (a bug, not a failing target) or cannot be
@@ -38,7 +39,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from datetime import datetime
 
 from uptime_server.config import Settings
@@ -50,7 +51,7 @@ from uptime_server.engine.probe_loop import ProbeJob, ProbeLoop
 from uptime_server.engine.recorder import CheckOutcome, Recorder
 from uptime_server.engine.recorder_process import RecorderProcess
 from uptime_server.engine.spec import probe_config
-from uptime_server.engine.writer import PushForward, ResultWriter
+from uptime_server.engine.writer import Item, PushForward, ResultWriter
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,12 @@ class CheckScheduler:
             name=f"writer-{self.dispatcher.location}",
         )
         self.max_pending = 2 * settings.check_concurrency
+        # While every slot is busy and checks wait, claim in batches of at
+        # least half the concurrency: a claim is a write transaction, and
+        # claiming the few rows a poll's worth of ended checks made room for
+        # costs more than the checks. Below `concurrency` pending, room is
+        # always above this, so free slots are filled at once.
+        self.min_claim = max(1, settings.check_concurrency // 2)
         self.dispatch_lags: deque[float] = deque(maxlen=100_000)
         self.dispatched = 0
         self.services = {"scheduler_lag": self.lag}
@@ -125,7 +132,7 @@ class CheckScheduler:
             self.recorder_process.start()
             self._started = True
         room = self.max_pending - self.probes.pending
-        if room <= 0 or self.writer.backlog > WRITER_BACKLOG:
+        if room < self.min_claim or self.writer.backlog > WRITER_BACKLOG:
             return BUSY_POLL
         limit = min(room, self.dispatcher.batch_size)
         claims = self.dispatcher.claim(now, limit)
@@ -156,50 +163,47 @@ class CheckScheduler:
         self.dispatched += len(jobs)
         self.probes.submit(jobs, self._on_done)
 
-    def _on_done(self, job: ProbeJob) -> None:
-        """On the probe loop's thread: turn an ended job into work for the writer."""
-        claim: Claim = job.key
+    def _on_done(self, jobs: list[ProbeJob]) -> None:
+        """On the probe loop's thread: turn ended jobs into work for the writer, at once."""
         with self._lock:
-            self._waiting.pop(claim.row_id, None)
-            if job.cancelled:
-                self._unrun.append(claim)
-                return
-        if job.started_at is not None:
-            lag = (job.started_at - claim.due).total_seconds()
-            self.dispatch_lags.append(lag)
-            metrics.record_dispatch_delay(lag)
-        if job.error is not None or job.result is None:
+            for job in jobs:
+                self._waiting.pop(job.key.row_id, None)
+            self._unrun.extend(job.key for job in jobs if job.cancelled)
+        ran = [job for job in jobs if not job.cancelled]
+        lags = [
+            (job.started_at - job.key.due).total_seconds()
+            for job in ran
+            if job.started_at is not None
+        ]
+        self.dispatch_lags.extend(lags)
+        metrics.record_dispatch_delays(lags)
+        now = self.clock.now()
+        statuses: Counter[str] = Counter()
+        items = [self._item(job, now, statuses) for job in ran]
+        metrics.record_checks(statuses)
+        self.writer.put_many(items)
+
+    def _item(self, job: ProbeJob, now: datetime, statuses: Counter[str]) -> Item:
+        claim: Claim = job.key
+        result = job.result
+        if job.error is not None or result is None or job.started_at is None:
             metrics.record_check_error()
             log.error(
                 "monitor %s: check crashed (%r); pushed to its next slot",
                 claim.monitor_id,
                 job.error,
             )
-            self.writer.put(PushForward(claim))
-            return
-        result = job.result
+            return PushForward(claim)
         # The recorder decides degraded/certificate warnings; this counter
         # only separates failed runs and runs that needed a retry.
-        metrics.record_check(
-            "offline" if not result.passed else "warning" if result.retried else "online"
-        )
-        self.writer.put(self._outcome(claim, job))
-
-    def _outcome(self, claim: Claim, job: ProbeJob) -> CheckOutcome:
-        result = job.result
-        assert result is not None and job.started_at is not None
-        return CheckOutcome(
+        label = "offline" if not result.passed else "warning" if result.retried else "online"
+        statuses[label] += 1
+        return CheckOutcome.from_run(
+            result,
             monitor_id=claim.monitor_id,
             location=claim.location,
             checked_at=job.started_at,
-            passed=result.passed,
-            response_time=result.response_time,
-            status_code=result.status_code,
-            error=result.error,
-            attempts=result.attempts,
-            retried=result.retried,
-            cert_expires_at=result.cert_expires_at,
-            next_check_at=next_due(claim, self.clock.now()),
+            next_check_at=next_due(claim, now),
             lease_owner=claim.lease_owner,
         )
 
@@ -218,7 +222,7 @@ class CheckScheduler:
         now = now or self.clock.now()
         total = 0
         while True:
-            self.probes.wait_below(self.max_pending, None)
+            self.probes.wait_below(self.max_pending - self.min_claim + 1, None)
             limit = min(self.max_pending - self.probes.pending, self.dispatcher.batch_size)
             claims = self.dispatcher.claim(now, limit)
             self._submit(claims)

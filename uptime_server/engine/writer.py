@@ -1,7 +1,8 @@
 """The one writer thread: finished runs → batched ``Recorder.record`` transactions.
 
-Runs arrive from the probe loop through a queue. The writer takes what is
-queued, up to ``max_batch`` items, and waits at most ``max_wait`` seconds
+Runs arrive from the probe loop through a queue, in lists (all the runs that
+ended in one turn of the probe loop). The writer takes what is queued, up to
+``max_batch`` items, and waits at most ``max_wait`` seconds
 for a batch to fill, so one transaction carries many runs under load and a
 lone run is written within a fraction of a second when idle. A batch that
 cannot be written (database down) is kept and retried with backoff; results
@@ -93,10 +94,16 @@ class ResultWriter:
         return self._put - self._done
 
     def put(self, item: Item) -> None:
+        self.put_many([item])
+
+    def put_many(self, items: list[Item]) -> None:
+        """Queue many results with one hand-off (the writer wakes once, not per item)."""
+        if not items:
+            return
         self.start()
         with self._cond:
-            self._put += 1
-        self._queue.put(item)
+            self._put += len(items)
+        self._queue.put(items)
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until everything put so far is written (or given up on)."""
@@ -157,7 +164,8 @@ class ResultWriter:
             if item is _STOP:
                 return batch, True
             if item is not _WAKE:
-                batch.append(item)  # type: ignore[arg-type]
+                # Whole lists: a batch may exceed max_batch by one list's length.
+                batch.extend(item)  # type: ignore[call-overload]
         return batch, False
 
     def _write(self, batch: list[Item]) -> None:
