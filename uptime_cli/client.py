@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import requests
 
@@ -86,7 +86,27 @@ class ApiClient:
     def login_url(self, provider: str, *, cli_redirect: str, cli_challenge: str) -> str:
         """GET /auth/{provider}/login: opened in the browser, not fetched here."""
         query = urlencode({"cli_redirect": cli_redirect, "cli_challenge": cli_challenge})
-        return f"{self.server}{API_PREFIX}/auth/{provider}/login?{query}"
+        return f"{self.server}{API_PREFIX}/auth/{quote(provider, safe='')}/login?{query}"
+
+    def check_login_provider(self, provider: str) -> None:
+        """Raise ``ApiRefused`` (PROVIDER_NOT_FOUND) if the server has no *provider*.
+
+        The request is a CLI sign-in without its PKCE challenge, on purpose:
+        the server answers an unknown provider with 404 before it reads the
+        CLI parameters, and refuses the incomplete request (400) before it
+        writes any sign-in state, which a complete request would leave behind.
+        Other refusals (a rate limit) and an unreachable server are raised too.
+        """
+        try:
+            self._call(
+                "GET", f"/auth/{quote(provider, safe='')}/login", params={"cli_challenge": ""}
+            )
+        except ApiRefused as exc:
+            if exc.code != "VALIDATION_ERROR":
+                raise
+        except ServerError as exc:
+            if exc.code != "REDIRECT":  # a server that took the request anyway
+                raise
 
     def cli_exchange(self, ticket: str, verifier: str) -> Json:
         return self._call(

@@ -228,6 +228,8 @@ class Daemon:
         return services
 
     def _shutdown(self) -> None:
+        from uptime_server.engine.probe_loop import close_shared_probe_loops
+
         self.stop_event.set()
         if self.server is not None:
             self._stop_api()
@@ -236,5 +238,7 @@ class Daemon:
                 component.stop(self.settings.shutdown_grace)
             except Exception:  # noqa: BLE001 - keep stopping the others
                 log.exception("error while stopping %s", getattr(component, "name", component))
+        # The API's "test now" loop, once its requests are over.
+        close_shared_probe_loops()
         if not dbmod.database.is_closed():
             dbmod.database.close()

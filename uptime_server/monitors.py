@@ -22,8 +22,8 @@ from uptime_server.models import (
     Notification,
     User,
 )
+from uptime_server.query_params import INT64_MAX
 from uptime_server.validation import (
-    INT64_MAX,
     MonitorConfig,
     check_patch_fields,
     parse_monitor_update,

@@ -17,7 +17,7 @@ from peewee import ModelSelect
 from uptime_server.db import write_tx
 from uptime_server.errors import ApiError
 from uptime_server.models import Monitor, Notification, User
-from uptime_server.validation import INT64_MAX
+from uptime_server.query_params import INT64_MAX
 
 RECENT_WINDOW = timedelta(hours=24)
 

@@ -1,9 +1,10 @@
-"""Request bodies and query strings → typed values, or a VALIDATION_ERROR.
+"""Request bodies → typed values, or a VALIDATION_ERROR.
 
 Bodies are validated by pydantic models in strict mode (``"30"`` is not an
 integer) with unknown fields refused by name. The update of a monitor merges
 the change into the stored configuration and validates the result as a whole,
 so a monitor can never be saved half-valid. Rules and defaults: decisions §1.
+Query-string parameters are parsed by ``uptime_server.query_params``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -31,9 +31,6 @@ from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import DEFAULT_EXPECTED_STATUS, MONITOR_TYPES
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
-_INTEGER = re.compile(r"[+-]?[0-9]{1,30}")  # ASCII digits; longer is no number anyone meant
-# Ids, pages and limits are bound as 64-bit integers by both databases.
-INT64_MAX = 2**63 - 1
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 MAX_URL = 2048
 MAX_BODY = 64 * 1024
@@ -407,66 +404,3 @@ def pydantic_details(exc: ValidationError, *, cross_field: bool = True) -> dict[
             message = err["msg"].removeprefix("Value error, ")
         details.setdefault(field, []).append(message)
     return details
-
-
-# -- query strings ---------------------------------------------------------
-
-
-def int_param(args: Mapping[str, str], name: str, default: int, lo: int, hi: int | None) -> int:
-    """*name* as an integer in [lo, hi]; never above INT64_MAX, which the databases bind."""
-    raw = args.get(name)
-    if raw is None or raw == "":
-        return default
-    if not _INTEGER.fullmatch(raw):
-        raise validation_error({name: ["must be an integer"]})
-    value = int(raw)
-    hi = INT64_MAX if hi is None else min(hi, INT64_MAX)
-    if not lo <= value <= hi:
-        raise validation_error({name: [f"must be between {lo} and {hi}"]})
-    return value
-
-
-def choice_param(
-    args: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str | None = None
-) -> str | None:
-    raw = args.get(name)
-    if raw is None or raw == "":
-        return default
-    if raw not in allowed:
-        raise validation_error({name: [f"must be one of {', '.join(allowed)}"]})
-    return raw
-
-
-def time_param(args: Mapping[str, str], name: str) -> datetime | None:
-    raw = args.get(name)
-    if raw is None or raw == "":
-        return None
-    return parse_time(raw, name)
-
-
-def parse_time(raw: str, name: str) -> datetime:
-    try:
-        value = datetime.fromisoformat(raw.strip().replace(" ", "+") if "T" in raw else raw.strip())
-    except ValueError:
-        raise validation_error(
-            {name: ["must be an ISO 8601 time, e.g. 2026-01-31T12:00:00Z"]}
-        ) from None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    try:
-        return value.astimezone(UTC)
-    except OverflowError:  # e.g. 9999-12-31T23:59:59-01:00 is in the year 10000 in UTC
-        raise validation_error(
-            {name: ["must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z"]}
-        ) from None
-
-
-def bool_param(args: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = args.get(name)
-    if raw is None or raw == "":
-        return default
-    if raw.lower() in ("1", "true", "yes"):
-        return True
-    if raw.lower() in ("0", "false", "no"):
-        return False
-    raise validation_error({name: ["must be true or false"]})

@@ -62,6 +62,8 @@ def running_auth_servers() -> Iterator[AuthServers]:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait(timeout=5)
+        proc.stdout.close()
 
 
 def provider_env(servers: AuthServers, base_url: str) -> dict[str, str]:

@@ -28,7 +28,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 import requests
 
-from tests.cli.conftest import Cli, base_env, describe
+from tests.cli.conftest import Cli, base_env, closed_port, describe
 from tests.cli.login_process import URL_LINE, read_login_url, start_uptime
 from uptime_cli import credentials
 
@@ -71,10 +71,16 @@ class _StandInHandler(BaseHTTPRequestHandler):
 
     def _login(self, stand_in: StandIn, provider: str, query: dict[str, list[str]]) -> None:
         if provider not in ("github", "google"):
-            body = {"error": {"code": "PROVIDER_NOT_FOUND", "message": "no", "details": {}}}
+            details = {"provider": ["configured providers: github, google"]}
+            body = {"error": {"code": "PROVIDER_NOT_FOUND", "message": "no", "details": details}}
             self._json(404, body)
             return
-        redirect, challenge = query["cli_redirect"][0], query["cli_challenge"][0]
+        redirect, challenge = (query.get(k, [""])[0] for k in ("cli_redirect", "cli_challenge"))
+        if not (redirect and challenge):
+            # Like the daemon: checked after the provider, before any state (the CLI's pre-flight).
+            body = {"error": {"code": "VALIDATION_ERROR", "message": "no", "details": {}}}
+            self._json(400, body)
+            return
         assert urlsplit(redirect).hostname == "127.0.0.1"
         if stand_in.callback_error:
             location = f"{redirect}?{urlencode({'error': stand_in.callback_error})}"
@@ -295,3 +301,27 @@ def test_logout_after_a_loopback_login(stand_in: StandIn, login_cli: Cli, config
     login_cli.ok("logout")
     assert stand_in.sessions == {}
     assert not credentials.credentials_path(stand_in.url, config_dir).exists()
+
+
+def test_an_unknown_provider_fails_before_the_browser_opens(
+    stand_in: StandIn, login_cli: Cli, browser: FakeBrowser, config_dir: Path
+) -> None:
+    result = login_cli("login", "--provider", "gitlab", "--timeout", "30", env={"DISPLAY": ":0"})
+    assert result.exit_code == 4, describe(result)
+    said = " ".join(result.stderr.split())  # as wrapped for the terminal
+    assert "no sign-in provider 'gitlab'" in said
+    assert "configured providers: github, google" in said
+    assert "--provider NAME" in said
+    assert browser.threads == [] and not URL_LINE.search(result.stderr)
+    assert [p for m, p, h in stand_in.requests] == ["/api/v1/auth/gitlab/login"]
+    assert not credentials.credentials_path(stand_in.url, config_dir).exists()
+
+
+def test_an_unreachable_server_fails_before_the_browser_opens(
+    config_dir: Path, browser: FakeBrowser
+) -> None:
+    cli = Cli({**base_env(config_dir), "UPTIME_SERVER": f"http://127.0.0.1:{closed_port()}"})
+    result = cli("login", "--timeout", "30", env={"DISPLAY": ":0"})
+    assert result.exit_code == 3, describe(result)
+    assert "connection refused" in result.stderr
+    assert browser.threads == [] and not URL_LINE.search(result.stderr)

@@ -31,8 +31,9 @@ from tests.cli.conftest import Cli, base_env, describe
 from tests.cli.login_process import read_login_url, start_uptime
 from tests.live_server import serving
 from uptime_cli import credentials
+from uptime_cli.client import ApiClient, ApiRefused
 from uptime_server import db as dbmod
-from uptime_server.models import Session, User
+from uptime_server.models import OAuthState, Session, User
 
 # provider → (login at the provider, the email the daemon learns)
 ACCOUNTS = {"github": ("octocat", "octocat@example.com"), "google": ("gina", "gina@example.com")}
@@ -191,3 +192,35 @@ def test_a_denied_consent_fails_the_login_and_saves_nothing(
         assert Session.select().count() == 0
     result = Cli(base_env(config_dir))("whoami")
     assert result.exit_code != 0, describe(result)
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_an_unknown_provider_fails_fast_and_names_the_configured_ones(
+    daemon: str, config_dir: Path
+) -> None:
+    args = ["--server", daemon, "login", "--provider", "gitlab", "--no-browser", "--timeout", "60"]
+    proc = start_uptime(args, config_dir)
+    try:
+        out, err = proc.communicate(timeout=20)  # well before the sign-in timeout
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 4, err
+    said = " ".join(err.split())  # as wrapped for the terminal
+    assert f"{daemon} has no sign-in provider 'gitlab'" in said
+    assert "configured providers: corp, github, google, okta" in said
+    assert "--provider NAME" in said and "/login?" not in said
+    assert not credentials.credentials_path(daemon, config_dir).exists()
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_the_provider_check_leaves_no_sign_in_state(daemon: str) -> None:
+    client = ApiClient(daemon)
+    for provider in ("github", "google"):  # OAuth2 and OpenID Connect
+        client.check_login_provider(provider)
+    with pytest.raises(ApiRefused) as refused:
+        client.check_login_provider("gitlab")
+    assert (refused.value.status, refused.value.code) == (404, "PROVIDER_NOT_FOUND")
+    with dbmod.database.connection_context():
+        assert OAuthState.select().count() == 0

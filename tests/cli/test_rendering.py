@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -15,7 +16,7 @@ from uptime_cli.commands.options import monitor_fields, parse_assignment, parse_
 
 
 def render(renderable: Any, width: int = 160) -> str:
-    console = Console(width=width, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console = Console(width=width, record=True, file=io.StringIO())
     console.print(renderable)
     return console.export_text()
 

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 
 import pytest
 
 from tests.engine.targets import CountingServer
+from uptime_server.engine import probe_loop
 from uptime_server.engine.probe import CheckSpec, ProbeConfig
-from uptime_server.engine.probe_loop import ProbeJob, ProbeLoop
+from uptime_server.engine.probe_loop import (
+    ProbeJob,
+    ProbeLoop,
+    close_shared_probe_loops,
+    shared_probe_loop,
+)
 
 
 @pytest.fixture
@@ -88,3 +96,71 @@ def test_close_cancels_running_checks(target):
     loop.close(timeout=5)
     assert all(j.cancelled and j.started_at is not None for j in jobs)
     assert len(ended.jobs) == 2
+
+
+def _used(loop: ProbeLoop, target: CountingServer, key: str) -> ProbeLoop:
+    """*loop* after one real check, so its thread and HTTP session exist."""
+    job = loop.run_sync(CheckSpec(url=target.url("ok", key)), timeout=10)
+    assert job.result is not None and job.result.passed
+    assert loop.prober._session is not None
+    return loop
+
+
+def test_shared_loops_close_with_their_sessions_and_start_afresh(target):
+    config = ProbeConfig(user_agent="shared-close")
+    first = _used(shared_probe_loop(config, 2), target, "a")
+    assert shared_probe_loop(config, 2) is first
+    close_shared_probe_loops()
+    assert first.prober._session is None and first._thread is not None
+    assert not first._thread.is_alive()
+    again = _used(shared_probe_loop(config, 2), target, "b")
+    assert again is not first
+    close_shared_probe_loops()
+    assert again.prober._session is None
+
+
+def test_the_least_recently_used_shared_loop_beyond_the_limit_is_closed(target):
+    limit = probe_loop._SHARED_LIMIT
+    configs = [ProbeConfig(user_agent=f"lru-{i}") for i in range(limit + 1)]
+    loops = [_used(shared_probe_loop(c, 1), target, f"k{i}") for i, c in enumerate(configs)]
+    try:
+        # The first was evicted when the last came in: closed, not leaked.
+        assert loops[0].prober._session is None
+        assert all(loop.prober._session is not None for loop in loops[1:])
+        assert shared_probe_loop(configs[0], 1) is not loops[0]
+    finally:
+        close_shared_probe_loops()
+    assert all(loop.prober._session is None for loop in loops)
+
+
+_EXIT_WITHOUT_CLOSING = """
+import sys
+from uptime_server.engine.probe import CheckSpec, ProbeConfig
+from uptime_server.engine.probe_loop import shared_probe_loop
+
+job = shared_probe_loop(ProbeConfig(), 1).run_sync(CheckSpec(url=sys.argv[1]), timeout=10)
+assert job.result is not None and job.result.passed, job
+print("checked")
+"""
+
+
+def test_a_process_that_never_closes_the_shared_loop_exits_without_aiohttp_warnings(target):
+    proc = subprocess.run(
+        [sys.executable, "-X", "dev", "-c", _EXIT_WITHOUT_CLOSING, target.url("ok", "exit")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "checked"
+    assert "Unclosed" not in proc.stderr and "ResourceWarning" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_the_daemon_closes_the_shared_loop_on_shutdown(target, settings, db):
+    from uptime_server.daemon import Daemon, DaemonOptions
+
+    loop = _used(shared_probe_loop(ProbeConfig(user_agent="daemon"), 1), target, "d")
+    Daemon(settings, DaemonOptions(api=False, scheduler=False))._shutdown()
+    assert loop.prober._session is None
+    assert loop._thread is not None and not loop._thread.is_alive()

@@ -9,9 +9,9 @@ from typing import Annotated, Any
 import typer
 
 from uptime_cli import credentials, output
-from uptime_cli.client import ApiRefused
+from uptime_cli.client import ApiClient, ApiRefused
 from uptime_cli.commands.options import JsonFlag
-from uptime_cli.context import UNREACHABLE, USAGE, CliError, CliState, state
+from uptime_cli.context import REFUSED, UNREACHABLE, USAGE, CliError, CliState, state
 from uptime_cli.login import DEFAULT_TIMEOUT, LoginDenied, LoginTimeout, has_display, loopback_login
 
 
@@ -63,6 +63,7 @@ def login(
 
 def _browser_login(st: CliState, provider: str, *, open_browser: bool, timeout: float) -> Any:
     client = st.client(session="")
+    _check_provider(client, st.server, provider)
 
     def announce(url: str, opened: bool) -> None:
         if opened:
@@ -93,6 +94,22 @@ def _browser_login(st: CliState, provider: str, *, open_browser: bool, timeout: 
         provider=(data.get("user") or {}).get("provider") or provider,
         user=_who(data.get("user") or {}),
     )
+
+
+def _check_provider(client: ApiClient, server: str, provider: str) -> None:
+    """Fail now, not after the timeout, if the browser would only find PROVIDER_NOT_FOUND."""
+    try:
+        client.check_login_provider(provider)
+    except ApiRefused as exc:
+        if exc.code != "PROVIDER_NOT_FOUND":
+            raise
+        configured = "; ".join(str(p) for p in exc.details.get("provider") or [])
+        raise CliError(
+            f"{server} has no sign-in provider {provider!r}"
+            + (f" ({configured})" if configured else "")
+            + "; choose one with --provider NAME",
+            REFUSED,
+        ) from None
 
 
 def _token_login(st: CliState) -> credentials.Credentials:

@@ -16,7 +16,7 @@ from uptime_server.engine.recorder import CheckOutcome, Recorder
 from uptime_server.engine.spec import check_spec, probe_config
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import CheckRun, Monitor
-from uptime_server.validation import int_param, time_param
+from uptime_server.query_params import int_param, time_param
 
 bp = Blueprint("checks", __name__, url_prefix="/monitors")
 

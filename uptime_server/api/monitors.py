@@ -16,11 +16,10 @@ from uptime_server.db import write_tx
 from uptime_server.engine.clock import isoformat
 from uptime_server.errors import validation_error
 from uptime_server.models import AlertSettings, Monitor
+from uptime_server.query_params import choice_param, int_param
 from uptime_server.stats import uptime_by_monitor
 from uptime_server.validation import (
     AlertSettingsIn,
-    choice_param,
-    int_param,
     parse_alert_settings,
     parse_monitor,
     parse_monitor_update,

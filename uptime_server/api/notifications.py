@@ -12,7 +12,7 @@ from uptime_server import notifications as svc
 from uptime_server.context import now
 from uptime_server.engine.clock import isoformat
 from uptime_server.models import Notification
-from uptime_server.validation import choice_param, int_param, time_param
+from uptime_server.query_params import choice_param, int_param, time_param
 
 bp = Blueprint("notifications", __name__, url_prefix="/notifications")
 

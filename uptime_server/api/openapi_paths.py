@@ -8,7 +8,7 @@ session endpoints, 400/413 with a body, 429, 500).
 from __future__ import annotations
 
 from uptime_server.api.openapi_schemas import JSON, ref
-from uptime_server.validation import INT64_MAX
+from uptime_server.query_params import INT64_MAX
 
 
 def _json(schema: JSON, description: str = "OK") -> JSON:

@@ -39,6 +39,8 @@ def redirect_uri(provider: str) -> str:
 @public
 @login_limited
 def login(provider: str) -> Any:
+    # The provider first, then the CLI parameters, and only then any state:
+    # `uptime login` checks a provider with an incomplete request (404 or 400).
     spec = _provider_or_404(provider)
     next_url = login_state.safe_next(request.args.get("next"))
     cli = cli_handoff.cli_request(request.args)

@@ -10,6 +10,7 @@ from flask_login import current_user
 from uptime_server import monitors as svc
 from uptime_server.context import now
 from uptime_server.errors import ApiError, validation_error
+from uptime_server.query_params import choice_param
 from uptime_server.stats import (
     GRANULARITIES,
     MAX_BUCKETS,
@@ -18,7 +19,6 @@ from uptime_server.stats import (
     default_granularity,
     monitor_stats,
 )
-from uptime_server.validation import choice_param
 
 bp = Blueprint("stats", __name__)
 

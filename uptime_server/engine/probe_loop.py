@@ -14,10 +14,10 @@ not one thread hand-off per check.
 from __future__ import annotations
 
 import asyncio
-import functools
+import atexit
 import logging
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -219,7 +219,37 @@ class ProbeLoop:
                 task.cancel()
 
 
-@functools.lru_cache(maxsize=4)
+# The process's loops for ad-hoc checks, by (config, concurrency). One in a
+# server; tests build apps with several settings, so a few are kept and the
+# least recently used beyond that is closed rather than left to leak.
+_SHARED_LIMIT = 4
+_shared: OrderedDict[tuple[ProbeConfig, int], ProbeLoop] = OrderedDict()
+_shared_lock = threading.Lock()
+
+
 def shared_probe_loop(config: ProbeConfig, concurrency: int) -> ProbeLoop:
     """The process's loop for ad-hoc checks (the API's "test now"), started lazily."""
-    return ProbeLoop(config, concurrency=concurrency, name="adhoc-probes")
+    key = (config, concurrency)
+    with _shared_lock:
+        loop = _shared.get(key)
+        if loop is None:
+            loop = _shared[key] = ProbeLoop(config, concurrency=concurrency, name="adhoc-probes")
+        _shared.move_to_end(key)
+        evicted = [_shared.popitem(last=False)[1] for _ in range(len(_shared) - _SHARED_LIMIT)]
+    for old in evicted:
+        old.close()
+    return loop
+
+
+def close_shared_probe_loops(timeout: float = 5.0) -> None:
+    """Close the ad-hoc loops (their HTTP sessions too); the next use starts afresh."""
+    with _shared_lock:
+        loops = list(_shared.values())
+        _shared.clear()
+    for loop in loops:
+        loop.close(timeout)
+
+
+# Whoever embeds the app without the daemon still gets the sessions closed
+# before the interpreter tears down (aiohttp warns about unclosed ones).
+atexit.register(close_shared_probe_loops)

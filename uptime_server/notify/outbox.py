@@ -43,7 +43,7 @@ def content_to_json(content: AlertContent) -> dict[str, Any]:
 
 
 def content_from_json(data: dict[str, Any]) -> AlertContent:
-    from uptime_server.validation import parse_time
+    from uptime_server.query_params import parse_time
 
     values = dict(data)
     for key in ("started_at", "resolved_at"):

@@ -1,0 +1,77 @@
+"""Query-string parameters → typed values, or a VALIDATION_ERROR naming the parameter.
+
+An empty parameter counts as absent; bounds and allowed values are given by
+the view that reads it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+from uptime_server.errors import validation_error
+
+_INTEGER = re.compile(r"[+-]?[0-9]{1,30}")  # ASCII digits; longer is no number anyone meant
+# Ids, pages and limits are bound as 64-bit integers by both databases.
+INT64_MAX = 2**63 - 1
+
+
+def int_param(args: Mapping[str, str], name: str, default: int, lo: int, hi: int | None) -> int:
+    """*name* as an integer in [lo, hi]; never above INT64_MAX, which the databases bind."""
+    raw = args.get(name)
+    if raw is None or raw == "":
+        return default
+    if not _INTEGER.fullmatch(raw):
+        raise validation_error({name: ["must be an integer"]})
+    value = int(raw)
+    hi = INT64_MAX if hi is None else min(hi, INT64_MAX)
+    if not lo <= value <= hi:
+        raise validation_error({name: [f"must be between {lo} and {hi}"]})
+    return value
+
+
+def choice_param(
+    args: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str | None = None
+) -> str | None:
+    raw = args.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw not in allowed:
+        raise validation_error({name: [f"must be one of {', '.join(allowed)}"]})
+    return raw
+
+
+def time_param(args: Mapping[str, str], name: str) -> datetime | None:
+    raw = args.get(name)
+    if raw is None or raw == "":
+        return None
+    return parse_time(raw, name)
+
+
+def parse_time(raw: str, name: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(raw.strip().replace(" ", "+") if "T" in raw else raw.strip())
+    except ValueError:
+        raise validation_error(
+            {name: ["must be an ISO 8601 time, e.g. 2026-01-31T12:00:00Z"]}
+        ) from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # e.g. 9999-12-31T23:59:59-01:00 is in the year 10000 in UTC
+        raise validation_error(
+            {name: ["must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z"]}
+        ) from None
+
+
+def bool_param(args: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = args.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() in ("1", "true", "yes"):
+        return True
+    if raw.lower() in ("0", "false", "no"):
+        return False
+    raise validation_error({name: ["must be true or false"]})
