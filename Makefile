@@ -48,6 +48,8 @@ bench-api: $(VENV)/.installed-run
 bench-stats: $(VENV)/.installed-dev
 	$(BIN)/python bench/bench_stats.py
 
+bench: bench-api bench-checks bench-stats
+
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
 

@@ -246,19 +246,25 @@ class MonitorConfig(BaseModel):
             raise ValueError(error)
         return v
 
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str | None, info: ValidationInfo) -> str | None:
+        # A field validator (type is declared before url), so a bad URL is
+        # reported together with every other bad field, not after them.
+        if v is None:
+            return None
+        kind = info.data.get("type")
+        if kind in ("http", "https"):
+            return check_http_url(v, require_https=kind == "https")
+        if len(v) > MAX_URL or not v.strip():
+            raise ValueError(f"must be 1 to {MAX_URL} characters")
+        return v
+
     @model_validator(mode="after")
     def _whole(self, info: ValidationInfo) -> MonitorConfig:
         errors: dict[str, str] = {}
-        if self.type in ("http", "https"):
-            if not self.url:
-                errors["url"] = "is required for http and https monitors"
-            else:
-                try:
-                    check_http_url(self.url, require_https=self.type == "https")
-                except ValueError as exc:
-                    errors["url"] = str(exc)
-        elif self.url is not None and (len(self.url) > MAX_URL or not self.url.strip()):
-            errors["url"] = f"must be 1 to {MAX_URL} characters"
+        if self.type in ("http", "https") and not self.url:
+            errors["url"] = "is required for http and https monitors"
         if self.timeout > self.check_interval:
             errors["timeout"] = "must not exceed check_interval"
         if self.expected_json_value is not None and not self.json_path:

@@ -350,3 +350,13 @@ def test_it_wants_a_body(alice: Any) -> None:
 def test_it_keeps_unicode(alice: Any) -> None:
     mid = create(alice, name="Zürich ✓ 東京", url="https://xn--e1afmkfd.xn--p1ai/")
     assert alice.get(f"{URL}/{mid}").get_json()["data"]["name"] == "Zürich ✓ 東京"
+
+
+def test_it_reports_a_bad_url_together_with_other_bad_fields(alice):
+    r = alice.post(
+        "/api/v1/monitors",
+        json={"name": "bad", "type": "http", "url": "ftp://x", "timeout": 1},
+    )
+    assert r.status_code == 400
+    assert r.json["error"]["code"] == "VALIDATION_ERROR"
+    assert set(r.json["error"]["details"]) == {"url", "timeout"}

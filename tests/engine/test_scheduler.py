@@ -163,7 +163,10 @@ def test_two_schedulers_on_one_database_never_run_a_monitor_twice_in_an_interval
         # ...and none was skipped: one run per interval since the first.
         assert len(times) >= elapsed // timedelta(seconds=10) - 1
         assert target.hits[f"m{i}"] == len(times)
-    assert pair[0].dispatched and pair[1].dispatched
+    if not threads:
+        # Interleaved, both get work; in threads one may win every race, which
+        # is fine: what matters is that no monitor ran twice.
+        assert pair[0].dispatched and pair[1].dispatched
 
 
 def test_after_a_stall_each_overdue_monitor_runs_once(make_monitor, make_scheduler, clock):
