@@ -155,3 +155,21 @@ def test_an_unreachable_discovery_document_is_an_oauth_error(anon, providers):
     r = anon.get("/api/v1/auth/google/login")
     assert r.status_code == 400
     assert r.json["error"]["code"] == "OAUTH_ERROR"
+
+
+def test_the_server_rejects_the_wrong_verifier_at_the_token_endpoint(
+    browser, providers, monkeypatch
+):
+    """The callback sends a verifier that does not match the login's challenge."""
+    from uptime_server.api import signin
+
+    authorize = browser.login("google")
+    code_url = browser.approve(authorize, "gina")
+    monkeypatch.setattr(
+        signin.login_state, "pkce_verifier", lambda state, key: "w" * 43, raising=True
+    )
+    r = browser.callback(code_url)
+    assert r.status_code == 400
+    assert r.json["error"]["code"] == "OAUTH_ERROR"
+    assert "invalid_grant" in r.json["error"]["details"]["reason"][0]
+    assert Session.select().count() == 0
