@@ -296,6 +296,9 @@ class Notification(BaseModel):
         indexes = (
             (("user", "started_at"), False),
             (("monitor", "status"), False),
+            # Downtime overlapping a stats window: incidents resolved after
+            # its start (or still open), a short range however long the history.
+            (("monitor", "type", "resolved_at"), False),
         )
 
 
