@@ -17,9 +17,18 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from uptime_server import db as dbmod
 from uptime_server import errors
-from uptime_server.api import auth as auth_api
-from uptime_server.api import health as health_api
-from uptime_server.api import monitors as monitors_api
+from uptime_server.api import (
+    auth,
+    checks,
+    health,
+    home,
+    metrics,
+    monitors,
+    notifications,
+    openapi,
+    signin,
+    stats,
+)
 from uptime_server.api.access import is_login_limited, is_public
 from uptime_server.auth.sessions import check_csrf, current_session, init_login
 from uptime_server.config import Settings, ensure_secret_key
@@ -28,11 +37,9 @@ from uptime_server.engine.clock import Clock
 
 MAX_BODY = 1024 * 1024
 
-# Resource blueprints built in their own modules, registered when present.
-# Under /api/v1:
-API_MODULES = ("signin", "notifications", "checks", "stats", "openapi")
-# At the root (no prefix):
-ROOT_MODULES = ("home", "metrics")
+# One blueprint per resource: under /api/v1, and at the root.
+API_BLUEPRINTS = (auth, signin, monitors, checks, stats, notifications, openapi)
+ROOT_BLUEPRINTS = (health, home, metrics)
 
 
 def create_app(
@@ -61,29 +68,13 @@ def create_app(
 
     api = Blueprint("api", __name__, url_prefix="/api/v1")
     api.before_request(_api_guard)
-    api.register_blueprint(auth_api.bp)
-    api.register_blueprint(monitors_api.bp)
-    for extra in _optional_blueprints(API_MODULES):
-        api.register_blueprint(extra)
+    for module in API_BLUEPRINTS:
+        api.register_blueprint(module.bp)
     app.register_blueprint(api)
-    app.register_blueprint(health_api.bp)
-    for extra in _optional_blueprints(ROOT_MODULES):
-        app.register_blueprint(extra)
+    for module in ROOT_BLUEPRINTS:
+        app.register_blueprint(module.bp)
     _init_limiter(app, settings)
     return app
-
-
-def _optional_blueprints(names: tuple[str, ...]) -> list[Blueprint]:
-    found = []
-    for module_name in names:
-        try:
-            module = __import__(f"uptime_server.api.{module_name}", fromlist=["bp"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"uptime_server.api.{module_name}":
-                raise
-            continue
-        found.append(module.bp)
-    return found
 
 
 def _refuse_large_body() -> None:

@@ -100,10 +100,6 @@ def run_once(settings: Settings, options: DaemonOptions) -> int:
     return status
 
 
-# Extra factories (tests plug components in here): (settings, options) -> Component | None.
-COMPONENT_FACTORIES: list[Callable[[Settings, DaemonOptions], Component | None]] = []
-
-
 def configure_logging(level: str) -> None:
     logging.basicConfig(
         level=level,
@@ -166,11 +162,6 @@ class Daemon:
         for component in default_components(self.settings, self.options):
             component.start()
             self.components.append(component)
-        for factory in COMPONENT_FACTORIES:
-            component = factory(self.settings, self.options)
-            if component is not None:
-                component.start()
-                self.components.append(component)
 
     def _start_api(self) -> None:
         from waitress.server import create_server

@@ -301,6 +301,22 @@ class Notification(BaseModel):
             (("monitor", "type", "resolved_at"), False),
         )
 
+    def resolve_if_active(self, at: datetime) -> bool:
+        """Resolve this notification at *at*, unless someone already did.
+
+        A conditional update (``status = 'active'``): of a check run, a hand
+        resolve and a pause racing for one incident, exactly one wins.
+        """
+        duration = max(0, int((at - self.started_at).total_seconds()))
+        updated = (
+            Notification.update(status="resolved", resolved_at=at, duration=duration)
+            .where((Notification.id == self.id) & (Notification.status == "active"))
+            .execute()
+        )
+        if updated:
+            self.status, self.resolved_at, self.duration = "resolved", at, duration
+        return bool(updated)
+
 
 class Outbox(BaseModel):
     """A message waiting for delivery; claimed with a lease like a check."""

@@ -156,15 +156,7 @@ def resolve_active_incident(monitor_id: int, *, now: datetime) -> int:
     )
     if active is None:
         return 0
-    return (
-        Notification.update(
-            status="resolved",
-            resolved_at=now,
-            duration=max(0, int((now - active.started_at).total_seconds())),
-        )
-        .where((Notification.id == active.id) & (Notification.status == "active"))
-        .execute()
-    )
+    return int(active.resolve_if_active(now))
 
 
 def delete_monitor(monitor: Monitor) -> None:

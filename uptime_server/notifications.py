@@ -127,13 +127,7 @@ def resolve(user: User, notification_id: int, *, now: datetime) -> Notification:
                 alerts_suppressed=Monitor.status == "offline",
                 state_version=Monitor.state_version + 1,
             ).where(Monitor.id == note.monitor_id).execute()
-        duration = max(0, int((now - note.started_at).total_seconds()))
-        updated = (
-            Notification.update(status="resolved", resolved_at=now, duration=duration)
-            .where((Notification.id == note.id) & (Notification.status == "active"))
-            .execute()
-        )
-        if not updated:
+        if not note.resolve_if_active(now):
             # Resolved by a check run meanwhile: undo the monitor change too.
             raise not_active(Notification.get_by_id(note.id))
     return get_owned(user, notification_id)

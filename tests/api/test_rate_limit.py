@@ -70,17 +70,20 @@ def test_it_limits_login_views_per_address(
     monkeypatch: pytest.MonkeyPatch, settings: Any, clock: Any, db: Any
 ) -> None:
     # A stand-in for the sign-in blueprint: a public view marked login_limited.
-    import sys
     import types
 
     from flask import Blueprint
 
+    from uptime_server import app as app_module
+    from uptime_server.api import signin
     from uptime_server.api.access import login_limited, public
     from uptime_server.app import create_app
 
     bp = Blueprint("signin", __name__, url_prefix="/auth")
     bp.add_url_rule("/<provider>/login", "login", public(login_limited(lambda provider: {})))
-    monkeypatch.setitem(sys.modules, "uptime_server.api.signin", types.SimpleNamespace(bp=bp))
+    stand_in = types.SimpleNamespace(bp=bp)
+    blueprints = tuple(stand_in if m is signin else m for m in app_module.API_BLUEPRINTS)
+    monkeypatch.setattr(app_module, "API_BLUEPRINTS", blueprints)
     limited = settings.with_overrides(login_rate_limit="3/minute")
     client = create_app(limited, clock=clock, bind_database=False).test_client()
     statuses = [client.get("/api/v1/auth/github/login").status_code for _ in range(4)]

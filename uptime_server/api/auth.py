@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, jsonify
+from flask import Blueprint, jsonify, request
 from flask_login import current_user
 
 from uptime_server.auth.sessions import (
@@ -45,8 +45,6 @@ def get_user() -> Any:
 
 @bp.post("/refresh")
 def refresh() -> Any:
-    from flask import request
-
     row = current_session()
     expires = refresh_session(row, now=now(), ttl=settings().session_ttl)
     response = jsonify({"message": "Session refreshed", "expires_at": isoformat(expires)})

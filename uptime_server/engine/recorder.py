@@ -271,24 +271,17 @@ class Recorder:
     def _resolve_incident(
         self, monitor: Monitor, active: Notification, outcome: CheckOutcome
     ) -> Notification | None:
-        resolved_at = outcome.checked_at
-        duration = max(0, int((resolved_at - active.started_at).total_seconds()))
-        updated = (
-            Notification.update(status="resolved", resolved_at=resolved_at, duration=duration)
-            .where((Notification.id == active.id) & (Notification.status == "active"))
-            .execute()
-        )
-        if not updated:
+        if not active.resolve_if_active(outcome.checked_at):
             return None
         return Notification.create(
             monitor=monitor.id,
             user=monitor.user_id,
             type="recovery",
-            message=notification_message("recovery", monitor.name, "", duration),
+            message=notification_message("recovery", monitor.name, "", active.duration),
             status="resolved",
             started_at=active.started_at,
-            resolved_at=resolved_at,
-            duration=duration,
+            resolved_at=active.resolved_at,
+            duration=active.duration,
             error_status_code=outcome.status_code,
             error_response_time=outcome.response_time,
             error_message="",
