@@ -24,6 +24,11 @@ from uptime_server.private_files import private_sqlite_database
 
 log = logging.getLogger(__name__)
 
+# peewee logs every statement with its parameters at DEBUG: monitor URLs with
+# passwords, request headers, Slack webhook tokens, session hashes. Pinned to
+# INFO so UPTIME_LOG_LEVEL=DEBUG (a root logger at DEBUG) never records them.
+logging.getLogger("peewee").setLevel(logging.INFO)
+
 database = peewee.DatabaseProxy()
 
 SQLITE_PRAGMAS = {
