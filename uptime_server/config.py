@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 
 import platformdirs
 
+from uptime_server.private_files import create_private_file, private_dir, tighten
+
 SECRET_VARS = (
     "UPTIME_SECRET_KEY",
     "UPTIME_SMTP_PASSWORD",
@@ -163,13 +165,12 @@ def ensure_secret_key(settings: Settings) -> Settings:
     if settings.secret_key:
         return settings
     path = settings.data_dir / "secret_key"
-    if path.exists():
-        return settings.with_overrides(secret_key=path.read_text().strip())
-    settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(settings.data_dir)
     key = secrets.token_urlsafe(48)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(key)
+    if not create_private_file(path, key):
+        # Made by an earlier start, or by another daemon starting beside us.
+        tighten(path)
+        key = path.read_text().strip()
     return settings.with_overrides(secret_key=key)
 
 

@@ -20,7 +20,14 @@ from urllib.parse import unquote, urlsplit
 import peewee
 from playhouse.pool import PooledPostgresqlDatabase
 
+from uptime_server.private_files import private_sqlite_database
+
 log = logging.getLogger(__name__)
+
+# peewee logs every statement with its parameters at DEBUG: monitor URLs with
+# passwords, request headers, Slack webhook tokens, session hashes. Pinned to
+# INFO so UPTIME_LOG_LEVEL=DEBUG (a root logger at DEBUG) never records them.
+logging.getLogger("peewee").setLevel(logging.INFO)
 
 database = peewee.DatabaseProxy()
 
@@ -44,7 +51,7 @@ def connect_url(url: str) -> peewee.Database:
     if parts.scheme == "sqlite":
         path = url[len("sqlite:///") :]
         if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            private_sqlite_database(Path(path))
         return peewee.SqliteDatabase(path, pragmas=SQLITE_PRAGMAS, check_same_thread=False)
     if parts.scheme in {"postgresql", "postgres"}:
         return PooledPostgresqlDatabase(

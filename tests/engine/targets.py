@@ -5,7 +5,8 @@ Paths:
 - ``/status/<code>/<key>``: that status;
 - ``/slow/<key>?s=SECONDS``: answers after SECONDS; ``arrived[key]`` is set
   when the request comes in, so a test can act while the check is in flight.
-Every request is counted per key in ``hits``.
+Every request is counted per key in ``hits``; the headers of the latest one
+per key are in ``received_headers``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ class _Handler(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         segments = [s for s in parts.path.split("/") if s]
         key = segments[-1] if segments else ""
-        self.server.count(key)
+        self.server.count(key, dict(self.headers.items()))
         status = 200
         if segments and segments[0] == "status":
             status = int(segments[1])
@@ -48,6 +49,7 @@ class CountingServer(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.hits: Counter[str] = Counter()
+        self.received_headers: dict[str, dict[str, str]] = {}
         self.arrived: defaultdict[str, threading.Event] = defaultdict(threading.Event)
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
@@ -60,9 +62,10 @@ class CountingServer(ThreadingHTTPServer):
     def url(self, kind: str, key: str) -> str:
         return f"{self.base}/{kind}/{key}"
 
-    def count(self, key: str) -> None:
+    def count(self, key: str, headers: dict[str, str]) -> None:
         with self._lock:
             self.hits[key] += 1
+            self.received_headers[key] = headers
 
     def stop(self) -> None:
         self.shutdown()

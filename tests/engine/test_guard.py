@@ -46,6 +46,14 @@ ALWAYS_REFUSED = [
     "255.255.255.255",
     "240.0.0.1",
     "::a9fe:a9fe",  # deprecated IPv4-compatible form
+    "2002:a9fe:a9fe::",  # 6to4 of 169.254.169.254
+    "2002:a9fe:a9fe:1:2:3:4:5",
+    "2002::1",  # 6to4 of 0.0.0.0
+    "64:ff9b:1::a9fe:a9fe",  # local-use NAT64 of 169.254.169.254
+    "64:ff9b:1:1234:5678::a9fe:a9fe",  # ... under an operator's own /96 in it
+    "64:ff9b:1::e000:1",  # ... of multicast 224.0.0.1
+    "fec0::1",  # deprecated site-local
+    "feff:ffff::1",
 ]
 
 PRIVATE = [
@@ -63,9 +71,21 @@ PRIVATE = [
     "::ffff:127.0.0.1",
     "::ffff:10.0.0.1",
     "64:ff9b::10.0.0.1",
+    "2002:7f00:1::",  # 6to4 of 127.0.0.1
+    "2002:a00:1::1",  # 6to4 of 10.0.0.1
+    "64:ff9b:1::7f00:1",  # local-use NAT64 of 127.0.0.1
+    "64:ff9b:1::c0a8:101",  # ... of 192.168.1.1
 ]
 
-PUBLIC = ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "172.32.0.1", "100.128.0.1"]
+PUBLIC = [
+    "93.184.216.34",
+    "8.8.8.8",
+    "2606:4700:4700::1111",
+    "172.32.0.1",
+    "100.128.0.1",
+    "2002:808:808::1",  # 6to4 of 8.8.8.8
+    "64:ff9b:1::808:808",  # local-use NAT64 of 8.8.8.8
+]
 
 
 @pytest.mark.parametrize("ip", ALWAYS_REFUSED)
@@ -88,6 +108,29 @@ def test_it_refuses_private_when_blocking(ip: str) -> None:
 @pytest.mark.parametrize("block_private", [False, True])
 def test_it_allows_public(ip: str, block_private: bool) -> None:
     assert address_allowed(ip, block_private=block_private)
+
+
+@pytest.mark.parametrize(
+    "embedded, ipv4",
+    [
+        ("64:ff9b::a9fe:a9fe", "169.254.169.254"),
+        ("64:ff9b:1::a9fe:a9fe", "169.254.169.254"),
+        ("2002:a9fe:a9fe::", "169.254.169.254"),
+        ("64:ff9b:1::7f00:1", "127.0.0.1"),
+        ("2002:7f00:1::1", "127.0.0.1"),
+        ("2002:a00:1::", "10.0.0.1"),
+        ("2002:6440:1::", "100.64.0.1"),
+        ("64:ff9b:1:ab::5db8:d822", "93.184.216.34"),
+        ("2002:5db8:d822::", "93.184.216.34"),
+    ],
+)
+@pytest.mark.parametrize("block_private", [False, True])
+def test_embedded_ipv4_is_judged_as_that_ipv4(
+    embedded: str, ipv4: str, block_private: bool
+) -> None:
+    # The network dials the IPv4 address these forms carry (NAT64, 6to4 relay).
+    verdict = address_allowed(ipv4, block_private=block_private)
+    assert address_allowed(embedded, block_private=block_private) is verdict
 
 
 def test_it_accepts_address_objects() -> None:
@@ -132,6 +175,9 @@ def test_it_parses_ip_hosts_like_the_os(host: str, expected: str | None) -> None
         "http://[::ffff:169.254.169.254]/",
         "http://[64:ff9b::a9fe:a9fe]/",
         "http://[fe80::1]/",
+        "http://[2002:a9fe:a9fe::]/",
+        "http://[64:ff9b:1::a9fe:a9fe]/",
+        "http://[fec0::1]/",
         "http://0.0.0.0:8080/",
         "http://0/",
         "http://[::]:8080/",

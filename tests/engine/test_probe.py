@@ -6,6 +6,8 @@ import asyncio
 import datetime as dt
 import threading
 import uuid
+from collections.abc import Iterator
+from urllib.parse import quote
 
 import pytest
 
@@ -20,6 +22,7 @@ from uptime_server.engine.probe import (
 )
 
 from .conftest import TLSServers, run_check
+from .targets import CountingServer
 
 
 def test_it_passes_on_200(http_url: str) -> None:
@@ -274,14 +277,71 @@ def test_redirect_method_rules(http_url: str, code: int, method: str) -> None:
     assert run_check(spec).passed
 
 
-def test_credentials_do_not_follow_a_cross_origin_redirect(http_url: str) -> None:
+# Issue: a cross-origin redirect used to keep every header but Authorization and
+# Cookie, so an API key under any other name went to whoever the target pointed at.
+SECRET_HEADERS = {
+    "X-Api-Key": "key-for-the-monitored-service",
+    "Authorization": "Bearer secret",
+    "Cookie": "session=secret",
+    "X-Custom": "also-not-for-strangers",
+}
+
+
+@pytest.fixture
+def other_origin() -> Iterator[CountingServer]:
+    """A second server on its own port: another origin that records what it receives."""
+    server = CountingServer()
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize("code", [301, 302, 303, 307, 308])
+def test_a_cross_origin_redirect_carries_none_of_the_monitor_headers(
+    http_url: str, other_origin: CountingServer, code: int
+) -> None:
+    to = other_origin.url("ok", "landing")
+    spec = CheckSpec(f"{http_url}/redirect-to?code={code}&to={to}", headers=SECRET_HEADERS)
+    assert run_check(spec).passed
+    received = {
+        name.lower(): value for name, value in other_origin.received_headers["landing"].items()
+    }
+    assert other_origin.hits["landing"] == 1
+    assert not {name.lower() for name in SECRET_HEADERS} & set(received)
+    assert received["user-agent"] == "uptime/0.1.0"  # the monitor's own, not the user's
+
+
+def test_headers_stay_dropped_when_the_chain_comes_back(http_url: str) -> None:
+    # 127.0.0.1 -> localhost -> 127.0.0.1: the other origin chose where the
+    # chain goes next, so the headers do not come back with it.
     port = http_url.rsplit(":", 1)[1]
-    to = f"http://localhost:{port}/echo"
+    back = quote(f"{http_url}/echo", safe="")
+    via = quote(f"http://localhost:{port}/redirect-to?to={back}", safe="")
     spec = CheckSpec(
-        f"{http_url}/redirect-to?to={to}",
-        headers={"Authorization": "Bearer secret", "X-Other": "kept"},
-        expected_content="kept",
-        excluded_content="secret",
+        f"{http_url}/redirect-to?to={via}",
+        headers={"X-Api-Key": "k3y"},
+        expected_content='"method": "GET"',
+        excluded_content="k3y",
+    )
+    result = run_check(spec)
+    assert result.passed, result.error
+
+
+def test_a_same_origin_redirect_keeps_the_monitor_headers(http_url: str) -> None:
+    spec = CheckSpec(
+        f"{http_url}/redirect-to?to=/echo",
+        headers=SECRET_HEADERS,
+        json_path="$.headers.X-Api-Key",
+        expected_json_value="key-for-the-monitored-service",
+    )
+    assert run_check(spec).passed
+
+
+def test_another_host_name_of_the_same_server_is_another_origin(http_url: str) -> None:
+    port = http_url.rsplit(":", 1)[1]
+    spec = CheckSpec(
+        f"{http_url}/redirect-to?to=http://localhost:{port}/echo",
+        headers={"Authorization": "Bearer secret", "X-Api-Key": "k3y"},
+        excluded_content="k3y",
     )
     assert run_check(spec).passed
 

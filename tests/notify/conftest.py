@@ -205,14 +205,19 @@ class WebhookServer:
     reply: str = "ok"
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    port: int = 0
 
 
-@pytest.fixture
-def webhook_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[WebhookServer]:
+def _clear_proxy_env(monkeypatch: pytest.MonkeyPatch) -> None:
     # A proxy from the environment must not swallow loopback test traffic.
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+@contextlib.contextmanager
+def _serve_webhook(tls: ssl.SSLContext | None = None) -> Iterator[WebhookServer]:
+    """An HTTP(S) webhook receiver bound to 127.0.0.1 only, recording each POST."""
     state = WebhookServer(base_url="")
 
     class Handler(BaseHTTPRequestHandler):
@@ -224,6 +229,8 @@ def webhook_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[WebhookServer]:
                     "path": self.path,
                     "content_type": self.headers.get("Content-Type"),
                     "json": json.loads(body),
+                    "host": self.headers.get("Host"),
+                    "authorization": self.headers.get("Authorization"),
                 }
             )
             time.sleep(state.delay)
@@ -241,11 +248,71 @@ def webhook_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[WebhookServer]:
             pass
 
     server = ThreadingHTTPServer((LOOPBACK, 0), Handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
-    state.base_url = f"http://{LOOPBACK}:{server.server_address[1]}"
-    yield state
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=5)
+    state.port = server.server_address[1]
+    state.base_url = f"{'https' if tls else 'http'}://{LOOPBACK}:{state.port}"
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture
+def webhook_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[WebhookServer]:
+    _clear_proxy_env(monkeypatch)
+    with _serve_webhook() as state:
+        yield state
+
+
+WEBHOOK_NAME = "hooks.test"
+
+
+@pytest.fixture
+def tls_webhook_server(monkeypatch: pytest.MonkeyPatch, ca: trustme.CA) -> Iterator[WebhookServer]:
+    """HTTPS on 127.0.0.1 with a certificate for hooks.test only (no IP in it)."""
+    _clear_proxy_env(monkeypatch)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert(WEBHOOK_NAME).configure_cert(context)
+    with _serve_webhook(context) as state:
+        yield state
+
+
+@dataclass
+class FakeDns:
+    """Names ending in .test answer from ``answers``: one list per lookup, the last repeating."""
+
+    answers: dict[str, list[list[str]]] = field(default_factory=dict)
+    lookups: list[str] = field(default_factory=list)
+
+    def answer(self, host: str) -> list[str]:
+        self.lookups.append(host)
+        queue = self.answers.get(host)
+        if not queue:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+
+
+@pytest.fixture
+def fake_dns(monkeypatch: pytest.MonkeyPatch) -> FakeDns:
+    """A resolver for the whole process (every client asks getaddrinfo); no DNS traffic."""
+    dns = FakeDns()
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, family=0, type=0, proto=0, flags=0):  # type: ignore[no-untyped-def]
+        name = host.decode() if isinstance(host, bytes) else host
+        if not isinstance(name, str) or not name.endswith(".test"):
+            return real(host, port, family, type, proto, flags)
+        port = int(port or 0)
+        return [
+            (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (ip, port))
+            for ip in dns.answer(name)
+        ]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return dns

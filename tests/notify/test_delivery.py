@@ -303,6 +303,29 @@ def test_slack_to_a_private_address_is_refused_when_private_targets_are_blocked(
     assert webhook_server.requests == []
 
 
+def test_slack_goes_to_the_address_the_guard_checked(
+    monitor, fail, settings, clock, webhook_server, fake_dns
+):
+    # Issue: the guard resolved the name, then the HTTP client resolved it
+    # again, so a rebinding DNS answer (here 127.0.0.2, where nothing listens)
+    # was dialled unchecked. One lookup, and the checked 127.0.0.1 gets it.
+    fake_dns.answers["hooks.test"] = [["127.0.0.1"], ["127.0.0.2"]]
+    from uptime_server.models import AlertSettings
+
+    AlertSettings.update(
+        email_enabled=False,
+        slack_enabled=True,
+        slack_webhook_url=f"http://hooks.test:{webhook_server.port}/services/T000/B000/secret",
+    ).where(AlertSettings.monitor == monitor.id).execute()
+    fail(monitor)
+    DeliveryLoop(settings, clock=clock).loop(clock.now())
+
+    [request] = webhook_server.requests
+    assert request["host"] == f"hooks.test:{webhook_server.port}"
+    assert Outbox.get().status == "sent"
+    assert fake_dns.lookups == ["hooks.test"]
+
+
 # --- wiring: daemon component and cron mode ---------------------------------------------
 
 

@@ -41,6 +41,7 @@ _ALWAYS_REFUSED = (
     _net("240.0.0.0/4"),  # reserved, includes 255.255.255.255
     _net("::/128"),
     _net("fe80::/10"),
+    _net("fec0::/10"),  # deprecated site-local (RFC 3879): no legitimate target left
     _net("ff00::/8"),  # multicast
 )
 
@@ -57,7 +58,11 @@ _PRIVATE = (
     _net("::1/128"),
 )
 
-_NAT64 = _net("64:ff9b::/96")
+# IPv6 prefixes that carry an IPv4 address the network will really dial:
+# NAT64 well-known (RFC 6052) and local-use (RFC 8215) prefixes, both with the
+# IPv4 address in the last 32 bits, the /96 form NAT64 gateways use; and 6to4
+# (RFC 3056), which carries it in bits 16-47.
+_NAT64 = (_net("64:ff9b::/96"), _net("64:ff9b:1::/48"))
 # Deprecated IPv4-compatible IPv6 (::a.b.c.d); nothing legitimate uses it.
 _IPV4_COMPATIBLE = _net("::/96")
 _IPV6_LOOPBACK = ipaddress.IPv6Address("::1")
@@ -78,13 +83,15 @@ class RefusedAtConnect(OSError):
 
 
 def _unwrap(addr: IPAddress) -> IPAddress:
-    """The IPv4 address hidden in an IPv4-mapped or NAT64 IPv6 address, if any."""
+    """The IPv4 address hidden in an IPv4-mapped, NAT64 or 6to4 IPv6 address, if any."""
     if isinstance(addr, ipaddress.IPv4Address):
         return addr
     if addr.ipv4_mapped is not None:
         return addr.ipv4_mapped
-    if addr in _NAT64:
+    if any(addr in net for net in _NAT64):
         return ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF)
+    if addr.sixtofour is not None:
+        return addr.sixtofour
     return addr
 
 

@@ -49,8 +49,6 @@ DEFAULT_EXPECTED_STATUS: tuple[int, ...] = (200, 201, 202, 203, 204, 205, 206, 2
 RETRY_DELAY_CAP = 10  # seconds; a retry waits min(check_interval, this)
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-# Credentials the user attached for one origin must not follow a redirect elsewhere.
-_ORIGIN_BOUND_HEADERS = ("authorization", "cookie", "proxy-authorization")
 # aiohttp >= 3.12 lets us check the address at connect(); older versions rely
 # on the pre-flight and the resolver alone.
 _HAS_SOCKET_FACTORY = "socket_factory" in inspect.signature(aiohttp.TCPConnector).parameters
@@ -282,8 +280,12 @@ class Prober:
                     return resp.status, body, resp.charset
             next_url = _redirect_target(url, location, block_private=block_private)
             method, data = _redirect_method(resp.status, method, data)
-            if headers and next_url.origin() != url.origin():
-                headers = _without_origin_bound(headers)
+            if next_url.origin() != url.origin():
+                # Any header the user set may be a credential (X-Api-Key, a
+                # token under any name) meant for the monitored origin only;
+                # a third party the redirect points at gets none of them, and
+                # they stay dropped for the rest of the chain.
+                headers = None
             url = next_url
         raise ProbeFailure("too many redirects")
 
@@ -303,10 +305,6 @@ def _checked_url(url: str, block_private: bool) -> URL:
     except (ValueError, TypeError) as exc:
         raise ProbeFailure("invalid URL") from exc
     return check_url(parsed, block_private=block_private)
-
-
-def _without_origin_bound(headers: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in headers.items() if k.lower() not in _ORIGIN_BOUND_HEADERS}
 
 
 def _redirect_target(current: URL, location: str, *, block_private: bool) -> URL:

@@ -42,7 +42,12 @@ from uptime_server.engine.runner import LoopRunner
 from uptime_server.models import Notification, Outbox
 from uptime_server.notify.message import build_email, single_line, slack_payload
 from uptime_server.notify.outbox import content_from_json
-from uptime_server.notify.senders import SMTP_TIMEOUT, check_webhook_target, email_transport_for
+from uptime_server.notify.senders import (
+    SLACK_TIMEOUT,
+    SMTP_TIMEOUT,
+    email_transport_for,
+    slack_transport_for,
+)
 from uptime_server.notify.transports import (
     EmailTransport,
     PermanentDeliveryError,
@@ -57,7 +62,6 @@ BATCH = 20  # rows per iteration before the runner gets a word in
 IDLE_POLL = 1.0  # seconds between looks at an empty outbox
 MAX_AGE = timedelta(days=3)
 MAX_DELAY = 86400.0
-SLACK_TIMEOUT = 10.0
 MAX_ERROR_CHARS = 1000
 
 
@@ -93,7 +97,7 @@ class DeliveryLoop:
         # Every socket operation must finish well inside the lease.
         timeout = min(SMTP_TIMEOUT, settings.lease_seconds / 4)
         self.email = email or email_transport_for(settings, timeout=timeout)
-        self.slack = slack or SlackTransport(timeout=min(SLACK_TIMEOUT, timeout))
+        self.slack = slack or slack_transport_for(settings, timeout=min(SLACK_TIMEOUT, timeout))
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.batch = batch
         self.rng = rng
@@ -182,7 +186,6 @@ class DeliveryLoop:
         if row.channel == "email":
             self.email.send(message)
         else:
-            check_webhook_target(row.target or "", self.settings.block_private_targets)
             self.slack.post(row.target or "", payload)
 
     # -- recording the outcome -------------------------------------------------

@@ -1,28 +1,26 @@
-"""The transports a daemon's settings ask for, and the Slack target check.
+"""The transports a daemon's settings ask for.
 
-``UPTIME_SMTP_*`` become ``SmtpSettings`` (or the file outbox without a host);
-a Slack webhook is user input like a monitor URL, so it passes the same
-address rules before anything is posted to it.
+``UPTIME_SMTP_*`` become ``SmtpSettings`` (or the file outbox without a host).
+A Slack webhook is user input like a monitor URL: its transport connects
+through the same guard, under ``UPTIME_BLOCK_PRIVATE_TARGETS``, and trusts
+``UPTIME_CA_BUNDLE`` like the probes do.
 """
 
 from __future__ import annotations
 
-import socket
 import ssl
 from email.utils import parseaddr
-from urllib.parse import urlsplit
 
 from uptime_server.config import Settings
-from uptime_server.engine.guard import address_allowed
 from uptime_server.notify.transports import (
     EmailTransport,
-    PermanentDeliveryError,
+    SlackTransport,
     SmtpSettings,
-    TemporaryDeliveryError,
     email_transport,
 )
 
 SMTP_TIMEOUT = 30.0
+SLACK_TIMEOUT = 10.0
 
 
 def smtp_settings(settings: Settings, *, timeout: float = SMTP_TIMEOUT) -> SmtpSettings | None:
@@ -44,29 +42,26 @@ def smtp_settings(settings: Settings, *, timeout: float = SMTP_TIMEOUT) -> SmtpS
 def email_transport_for(settings: Settings, *, timeout: float = SMTP_TIMEOUT) -> EmailTransport:
     smtp = smtp_settings(settings, timeout=timeout)
     context = None
-    if smtp is not None and smtp.tls != "none" and settings.ca_bundle:
-        # A private CA for the mail relay, like for monitored services (§5).
-        context = ssl.create_default_context()
-        context.load_verify_locations(cafile=settings.ca_bundle)
+    if smtp is not None and smtp.tls != "none":
+        context = _private_ca_context(settings)
     return email_transport(smtp, settings.outbox_dir, ssl_context=context)
 
 
-def check_webhook_target(url: str, block_private: bool) -> None:
-    """Refuse a Slack webhook that resolves to an address checks may not reach.
+def slack_transport_for(settings: Settings, *, timeout: float = SLACK_TIMEOUT) -> SlackTransport:
+    return SlackTransport(
+        timeout,
+        block_private=settings.block_private_targets,
+        ssl_context=_private_ca_context(settings),
+    )
 
-    The webhook URL is user input like a monitor URL, so the same SSRF rules
-    apply (link-local/metadata always, private ranges with block_private).
+
+def _private_ca_context(settings: Settings) -> ssl.SSLContext | None:
+    """The system trust store plus UPTIME_CA_BUNDLE, as for monitored services (§5).
+
+    None without a bundle: the transport's default is the system store.
     """
-    try:
-        parts = urlsplit(url)
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        raise PermanentDeliveryError("invalid Slack webhook URL") from None
-    if not host:
-        raise PermanentDeliveryError("Slack webhook URL has no host")
-    try:
-        infos = socket.getaddrinfo(host, port or 443, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise TemporaryDeliveryError(f"Slack webhook {host}: cannot resolve ({exc})") from None
-    if any(not address_allowed(info[4][0], block_private=block_private) for info in infos):
-        raise PermanentDeliveryError(f"Slack webhook {host}: target address not allowed")
+    if not settings.ca_bundle:
+        return None
+    context = ssl.create_default_context()
+    context.load_verify_locations(cafile=settings.ca_bundle)
+    return context

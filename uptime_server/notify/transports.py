@@ -27,7 +27,11 @@ from pathlib import Path
 from typing import Literal, Protocol
 from urllib.parse import urlsplit
 
-import requests
+import aiohttp
+
+from uptime_server.engine.guard import TARGET_NOT_ALLOWED, TargetNotAllowed
+from uptime_server.engine.probe_rules import describe_error
+from uptime_server.notify.webhook_http import WebhookReply, post_json
 
 log = logging.getLogger(__name__)
 
@@ -274,34 +278,38 @@ def email_transport(
 
 
 class SlackTransport:
-    """POSTs a JSON payload to a Slack incoming webhook.
+    """POSTs a JSON payload to a Slack incoming webhook, through the SSRF guard.
 
     The webhook URL is a secret (its path is the token), so it never appears in
-    errors or logs; only its host does.
+    errors or logs; only its host does. The connection goes to an address the
+    guard approved (see `webhook_http`).
     """
 
-    def __init__(self, timeout: float = 10, *, session: requests.Session | None = None):
+    def __init__(
+        self,
+        timeout: float = 10,
+        *,
+        block_private: bool = False,
+        ssl_context: ssl.SSLContext | None = None,
+    ):
         self.timeout = timeout
-        self._session = session or requests.Session()
+        self.block_private = block_private
+        # Injected for UPTIME_CA_BUNDLE (and tests); None is the system store.
+        self._ssl_context = ssl_context
 
     def post(self, webhook_url: str, payload: dict[str, object]) -> None:
         host = _webhook_host(webhook_url)
         try:
-            response = self._session.post(
-                webhook_url, json=payload, timeout=self.timeout, allow_redirects=False
+            reply = post_json(
+                webhook_url,
+                payload,
+                timeout=self.timeout,
+                block_private=self.block_private,
+                ssl_context=self._ssl_context,
             )
-        except (
-            requests.exceptions.InvalidURL,
-            requests.exceptions.MissingSchema,
-            requests.exceptions.InvalidSchema,
-        ):
-            raise PermanentDeliveryError(f"invalid Slack webhook URL for {host}") from None
-        except requests.exceptions.Timeout:
-            raise TemporaryDeliveryError(f"Slack webhook {host}: timed out") from None
-        except requests.exceptions.RequestException as exc:
-            # str(exc) would quote the URL path, i.e. the token.
-            raise TemporaryDeliveryError(f"Slack webhook {host}: {type(exc).__name__}") from None
-        _check_slack_response(response, host)
+        except Exception as exc:  # noqa: BLE001 - the module edge: every failure is typed
+            raise _slack_post_error(exc, host, self.timeout) from None
+        _check_slack_response(reply, host)
         log.info("slack message posted to %s", host)
 
 
@@ -316,14 +324,34 @@ def _webhook_host(url: str) -> str:
     return host
 
 
-def _check_slack_response(response: requests.Response, host: str) -> None:
-    status = response.status_code
+def _slack_post_error(exc: Exception, host: str, timeout: float) -> DeliveryError:
+    # Messages are built from the host and the failure's kind only: str(exc)
+    # of a URL or client error would quote the URL path, i.e. the token.
+    if isinstance(exc, TargetNotAllowed):
+        return PermanentDeliveryError(f"Slack webhook {host}: {TARGET_NOT_ALLOWED}")
+    if isinstance(exc, TimeoutError):  # aiohttp's timeouts subclass it
+        return TemporaryDeliveryError(f"Slack webhook {host}: timed out")
+    if isinstance(exc, aiohttp.InvalidURL):
+        return PermanentDeliveryError(f"invalid Slack webhook URL for {host}")
+    # Before ValueError: a certificate error is one too, and may be fixed.
+    if isinstance(exc, aiohttp.ClientError | OSError):
+        reason = describe_error(exc, round(timeout))
+        if reason == TARGET_NOT_ALLOWED:  # refused at connect()
+            return PermanentDeliveryError(f"Slack webhook {host}: {reason}")
+        return TemporaryDeliveryError(f"Slack webhook {host}: {reason}")
+    if isinstance(exc, ValueError):  # yarl's verdict on the URL
+        return PermanentDeliveryError(f"invalid Slack webhook URL for {host}")
+    return TemporaryDeliveryError(f"Slack webhook {host}: {type(exc).__name__}")
+
+
+def _check_slack_response(reply: WebhookReply, host: str) -> None:
+    status = reply.status
     if 200 <= status < 300:
         return
-    message = f"Slack webhook {host} answered {status}: {_decode(response.text)}"
+    message = f"Slack webhook {host} answered {status}: {_decode(reply.text)}"
     if status == 429 or status == 408 or status >= 500:
         raise TemporaryDeliveryError(
-            message, code=status, retry_after=_retry_after(response.headers.get("Retry-After"))
+            message, code=status, retry_after=_retry_after(reply.headers.get("Retry-After"))
         )
     raise PermanentDeliveryError(message, code=status)
 
