@@ -368,7 +368,10 @@ SEVERAL_BAD = [
     ({"type": "http"}, {"name", "url"}),
     ({"type": "https", "name": ""}, {"name", "url"}),
     (monitor_body(method="FETCH", timeout=60, check_interval=30), {"method", "timeout"}),
-    (monitor_body(retry_count=99, expected_json_value="up"), {"retry_count", "expected_json_value"}),
+    (
+        monitor_body(retry_count=99, expected_json_value="up"),
+        {"retry_count", "expected_json_value"},
+    ),
     (
         monitor_body(name="", timeout=60, check_interval=30, expected_json_value="up", colour=1),
         {"name", "timeout", "expected_json_value", "colour"},
@@ -383,7 +386,9 @@ SEVERAL_BAD = [
 
 @pytest.mark.parametrize(("body", "fields"), SEVERAL_BAD)
 @sqlite_only
-def test_it_names_every_bad_field_at_once(alice: Any, body: dict[str, Any], fields: set[str]) -> None:
+def test_it_names_every_bad_field_at_once(
+    alice: Any, body: dict[str, Any], fields: set[str]
+) -> None:
     error = assert_error(alice.post(URL, json=body), 400, "VALIDATION_ERROR", *fields)
     assert set(error["details"]) == fields
     assert all(len(messages) == 1 for messages in error["details"].values())
