@@ -3,7 +3,9 @@
 Bodies are validated by pydantic models in strict mode (``"30"`` is not an
 integer) with unknown fields refused by name. The update of a monitor merges
 the change into the stored configuration and validates the result as a whole,
-so a monitor can never be saved half-valid. Rules and defaults: decisions §1.
+so a monitor can never be saved half-valid. One answer names every bad field
+of a body, the rules between fields included (``_validate``). Rules and
+defaults: decisions §1.
 Query-string parameters are parsed by ``uptime_server.query_params``.
 """
 
