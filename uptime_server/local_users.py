@@ -6,11 +6,10 @@ access to the database, which is the authorisation.
 
 from __future__ import annotations
 
-from email_validator import EmailNotValidError, validate_email
-
 from uptime_server.auth.sessions import create_session
 from uptime_server.config import Settings
 from uptime_server.db import database, write_tx
+from uptime_server.email_syntax import normalize_email
 from uptime_server.engine.clock import Clock
 from uptime_server.models import User
 
@@ -21,9 +20,9 @@ def mint_local_session(
     settings: Settings, *, email: str, name: str | None = None, clock: Clock | None = None
 ) -> str:
     try:
-        email = validate_email(email, check_deliverability=False).normalized
-    except EmailNotValidError as exc:
-        raise ValueError(f"invalid email address: {exc}") from None
+        email = normalize_email(email)
+    except ValueError as exc:
+        raise ValueError(f"invalid email address {email[:100]!r}: it {exc}") from None
     now = (clock or Clock()).now()
     with database.connection_context(), write_tx():
         user = User.get_or_none(User.email == email)

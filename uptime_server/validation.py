@@ -3,7 +3,9 @@
 Bodies are validated by pydantic models in strict mode (``"30"`` is not an
 integer) with unknown fields refused by name. The update of a monitor merges
 the change into the stored configuration and validates the result as a whole,
-so a monitor can never be saved half-valid. Rules and defaults: decisions §1.
+so a monitor can never be saved half-valid. One answer names every bad field
+of a body, the rules between fields included (``_validate``). Rules and
+defaults: decisions §1.
 Query-string parameters are parsed by ``uptime_server.query_params``.
 """
 
@@ -11,14 +13,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
     ConfigDict,
-    EmailStr,
     Field,
     ValidationError,
     ValidationInfo,
@@ -27,6 +28,8 @@ from pydantic import (
 )
 
 from uptime_server.config import Settings
+from uptime_server.email_syntax import normalize_email
+from uptime_server.engine import guard
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import DEFAULT_EXPECTED_STATUS, MONITOR_TYPES
 
@@ -34,6 +37,10 @@ METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 MAX_URL = 2048
 MAX_BODY = 64 * 1024
+# The check frames its own request: a monitor's header could contradict the
+# body length or the target (request smuggling, a second Host) or break the
+# connection handling.
+FRAMING_HEADERS = ("Host", "Content-Length", "Transfer-Encoding", "Connection")
 # Case-insensitive match for the OpenAPI document (ECMA regexes have no (?i)).
 _METHOD_PATTERN = "^({})$".format(
     "|".join("".join(f"[{ch}{ch.lower()}]" for ch in method) for method in METHODS)
@@ -71,6 +78,34 @@ def check_http_url(value: str, *, require_https: bool = False) -> str:
     if require_https and parts.scheme != "https":
         raise ValueError("must use https for a monitor of type https")
     return value
+
+
+def check_target_literal(url: str, *, block_private: bool) -> None:
+    """Refuse, up front, an IP-literal host the SSRF guard would refuse at run time.
+
+    The verdict is the guard's own (decisions §5). Host names pass: only what
+    DNS answers when the check runs can be judged.
+    """
+    if not _guard_allows(url, block_private=False):
+        raise ValueError(
+            "has an IP address checks may never connect to "
+            "(link-local such as cloud metadata, unspecified, multicast or reserved)"
+        )
+    if block_private and not _guard_allows(url, block_private=True):
+        raise ValueError(
+            "has a private, loopback or other non-public IP address, "
+            "which this server refuses (UPTIME_BLOCK_PRIVATE_TARGETS)"
+        )
+
+
+def _guard_allows(url: str, *, block_private: bool) -> bool:
+    try:
+        guard.check_url(url, block_private=block_private)
+    except guard.TargetNotAllowed:
+        return False
+    except ValueError:
+        raise ValueError("is not a valid URL") from None
+    return True
 
 
 def json_path_error(expr: str) -> str | None:
@@ -134,7 +169,8 @@ class MonitorConfig(BaseModel):
     verify_ssl: bool = True
     headers: dict[str, str] = Field(
         default_factory=dict,
-        description="Up to 50 request headers; names are RFC 7230 tokens, no CR/LF in values.",
+        description="Up to 50 request headers; names are RFC 7230 tokens, no CR/LF in values; "
+        "Host, Content-Length, Transfer-Encoding and Connection are set by the check itself.",
         json_schema_extra={
             "maxProperties": 50,
             "propertyNames": {"pattern": _TOKEN.pattern},
@@ -217,6 +253,13 @@ class MonitorConfig(BaseModel):
                 raise ValueError(f"header name {key[:40]!r} is not a valid token")
             if any(ch in value for ch in "\r\n\0") or len(value) > 8192:
                 raise ValueError(f"header {key} has CR, LF or NUL, or is over 8192 characters")
+        framing = {name.lower() for name in FRAMING_HEADERS}
+        refused = [key for key in v if key.lower() in framing]
+        if refused:
+            raise ValueError(
+                f"must not set {', '.join(refused)}: the check sets "
+                f"{', '.join(FRAMING_HEADERS)} itself"
+            )
         return v
 
     @field_validator("body")
@@ -255,25 +298,38 @@ class MonitorConfig(BaseModel):
             return None
         kind = info.data.get("type")
         if kind in ("http", "https"):
-            return check_http_url(v, require_https=kind == "https")
+            v = check_http_url(v, require_https=kind == "https")
+            check_target_literal(v, block_private=_settings(info).block_private_targets)
+            return v
         if len(v) > MAX_URL or not v.strip():
             raise ValueError(f"must be 1 to {MAX_URL} characters")
         return v
 
     @model_validator(mode="after")
     def _whole(self, info: ValidationInfo) -> MonitorConfig:
-        errors: dict[str, str] = {}
-        if self.type in ("http", "https") and not self.url:
-            errors["url"] = "is required for http and https monitors"
-        if self.timeout > self.check_interval:
-            errors["timeout"] = "must not exceed check_interval"
-        if self.expected_json_value is not None and not self.json_path:
-            errors["expected_json_value"] = "requires json_path"
         if self.locations is None:
             self.locations = [_settings(info).locations[0]]
+        errors = self.cross_field_errors(self.__dict__)
         if errors:
             raise _FieldErrors(errors)
         return self
+
+    @staticmethod
+    def cross_field_errors(v: Mapping[str, Any]) -> dict[str, str]:
+        """The rules between fields, over values that are valid on their own.
+
+        A field missing from *v* broke its own rules and takes part in none of
+        these, so a body is judged on every rule it can be judged on at once.
+        """
+        errors: dict[str, str] = {}
+        if _given(v, "type", "url") and v["type"] in ("http", "https") and not v["url"]:
+            errors["url"] = "is required for http and https monitors"
+        if _given(v, "timeout", "check_interval") and v["timeout"] > v["check_interval"]:
+            errors["timeout"] = "must not exceed check_interval"
+        json_value = _given(v, "expected_json_value", "json_path") and v["expected_json_value"]
+        if json_value and not v["json_path"]:
+            errors["expected_json_value"] = "requires json_path"
+        return errors
 
 
 class AlertSettingsIn(BaseModel):
@@ -282,10 +338,12 @@ class AlertSettingsIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     email_enabled: bool = True
-    email_recipients: list[EmailStr] = Field(
+    email_recipients: list[str] = Field(
         default_factory=list,
         max_length=20,
-        description="Up to 20 addresses; an empty list means the monitor owner's address.",
+        description="Up to 20 addresses; an empty list means the monitor owner's address. "
+        "Only the syntax is checked: root@localhost or ops@host.local are fine.",
+        json_schema_extra={"items": {"type": "string", "format": "email", "maxLength": 254}},
     )
     slack_enabled: bool = False
     slack_webhook_url: str | None = Field(
@@ -300,8 +358,17 @@ class AlertSettingsIn(BaseModel):
 
     @field_validator("email_recipients")
     @classmethod
-    def _dedupe(cls, v: list[str]) -> list[str]:
-        return list(dict.fromkeys(v))
+    def _recipients(cls, v: list[str]) -> list[str]:
+        addresses: list[str] = []
+        bad: list[str] = []
+        for address in v:
+            try:
+                addresses.append(normalize_email(address))
+            except ValueError as exc:
+                bad.append(f"{address[:100]!r} {exc}")
+        if bad:
+            raise ValueError("; ".join(bad))
+        return list(dict.fromkeys(addresses))
 
     @field_validator("slack_webhook_url")
     @classmethod
@@ -311,10 +378,19 @@ class AlertSettingsIn(BaseModel):
         return check_http_url(v, require_https=True)
 
     @model_validator(mode="after")
-    def _slack_needs_url(self) -> AlertSettingsIn:
-        if self.slack_enabled and not self.slack_webhook_url:
-            raise _FieldErrors({"slack_webhook_url": "is required when slack_enabled is true"})
+    def _whole(self) -> AlertSettingsIn:
+        errors = self.cross_field_errors(self.__dict__)
+        if errors:
+            raise _FieldErrors(errors)
         return self
+
+    @staticmethod
+    def cross_field_errors(v: Mapping[str, Any]) -> dict[str, str]:
+        """As ``MonitorConfig.cross_field_errors``: fields missing from *v* are left out."""
+        needs_url = _given(v, "slack_enabled", "slack_webhook_url") and v["slack_enabled"]
+        if needs_url and not v["slack_webhook_url"]:
+            return {"slack_webhook_url": "is required when slack_enabled is true"}
+        return {}
 
 
 class _FieldErrors(ValueError):
@@ -325,24 +401,25 @@ class _FieldErrors(ValueError):
         self.errors = errors
 
 
+def _given(values: Mapping[str, Any], *names: str) -> bool:
+    """Whether every one of *names* is among the fields valid on their own."""
+    return all(name in values for name in names)
+
+
 def _settings(info: ValidationInfo) -> Settings:
     return (info.context or {})["settings"]
 
 
 def parse_monitor(data: Any, settings: Settings) -> MonitorConfig:
     """Validate a create body."""
-    body = _require_object(data)
-    check_monitor_type(body)
-    return _validate(MonitorConfig, body, settings)
+    return _monitor_or_error(_require_object(data), settings)
 
 
 def parse_monitor_update(
     current: Mapping[str, Any], patch: Any, settings: Settings
 ) -> MonitorConfig:
     """Validate *patch* merged into the *current* configuration, as a whole."""
-    body = _require_object(patch)
-    check_monitor_type(body)
-    return _validate(MonitorConfig, {**current, **body}, settings)
+    return _monitor_or_error({**current, **_require_object(patch)}, settings)
 
 
 def check_patch_fields(patch: Mapping[str, Any], settings: Settings) -> None:
@@ -351,19 +428,17 @@ def check_patch_fields(patch: Mapping[str, Any], settings: Settings) -> None:
     Cross-field rules need the monitor the change applies to, so they are
     left to ``parse_monitor_update``; this catches what is wrong everywhere.
     """
-    check_monitor_type(patch)
     template = {"name": "template", "type": "http", "url": "http://template.invalid/"}
-    try:
-        MonitorConfig.model_validate({**template, **patch}, context={"settings": settings})
-    except ValidationError as exc:
-        details = pydantic_details(exc, cross_field=False)
-        if details:
-            raise validation_error(details) from None
+    _, details = _validate(MonitorConfig, {**template, **patch}, settings, cross_field=False)
+    if details:
+        raise _monitor_error(details, patch)
 
 
 def parse_alert_settings(current: Mapping[str, Any], patch: Any) -> AlertSettingsIn:
-    body = _require_object(patch)
-    return _validate(AlertSettingsIn, {**current, **body}, None)
+    alerts, details = _validate(AlertSettingsIn, {**current, **_require_object(patch)}, None)
+    if details:
+        raise validation_error(details)
+    return alerts
 
 
 def _require_object(data: Any) -> dict[str, Any]:
@@ -374,21 +449,64 @@ def _require_object(data: Any) -> dict[str, Any]:
     return data
 
 
-def check_monitor_type(body: Mapping[str, Any]) -> None:
+def _monitor_or_error(body: dict[str, Any], settings: Settings) -> MonitorConfig:
+    cfg, details = _validate(MonitorConfig, body, settings)
+    if details:
+        raise _monitor_error(details, body)
+    return cfg
+
+
+def _monitor_error(details: dict[str, list[str]], body: Mapping[str, Any]) -> ApiError:
+    """VALIDATION_ERROR, or INVALID_MONITOR_TYPE for an unknown type; both name every bad field."""
     kind = body.get("type")
     if isinstance(kind, str) and kind not in MONITOR_TYPES:
-        raise ApiError(
+        details["type"] = [f"must be one of {', '.join(MONITOR_TYPES)}"]
+        return ApiError(
             "INVALID_MONITOR_TYPE",
             f"Unsupported monitor type {kind[:32]!r}; supported: {', '.join(MONITOR_TYPES)}",
-            {"type": [f"must be one of {', '.join(MONITOR_TYPES)}"]},
+            details,
         )
+    return validation_error(details)
 
 
-def _validate(model: type[BaseModel], data: dict[str, Any], settings: Settings | None) -> Any:
+def _validate(
+    model: type[MonitorConfig] | type[AlertSettingsIn],
+    data: dict[str, Any],
+    settings: Settings | None,
+    *,
+    cross_field: bool = True,
+) -> tuple[Any, dict[str, list[str]]]:
+    """(the model, {}) or (None, every bad field's messages).
+
+    pydantic skips the model's cross-field rules once a field fails, so they
+    are run here on the fields that did not: a body missing both ``name`` and
+    ``url`` hears about both.
+    """
     try:
-        return model.model_validate(data, context={"settings": settings})
+        return model.model_validate(data, context={"settings": settings}), {}
     except ValidationError as exc:
-        raise validation_error(pydantic_details(exc)) from None
+        details = pydantic_details(exc, cross_field=cross_field)
+    if cross_field:
+        valid = _valid_fields(model, data, failed=details.keys())
+        for field, message in model.cross_field_errors(valid).items():
+            details.setdefault(field, [message])
+    return None, details
+
+
+def _valid_fields(
+    model: type[BaseModel], data: Mapping[str, Any], failed: Iterable[str]
+) -> dict[str, Any]:
+    """*data* over the defaults of *model*, less the fields that *failed*."""
+    fields = model.model_fields
+    values = {
+        name: field.get_default(call_default_factory=True)
+        for name, field in fields.items()
+        if not field.is_required()
+    }
+    values.update((name, value) for name, value in data.items() if name in fields)
+    for name in failed:
+        values.pop(name, None)
+    return values
 
 
 def pydantic_details(exc: ValidationError, *, cross_field: bool = True) -> dict[str, list[str]]:

@@ -97,3 +97,29 @@ def test_it_gives_validation_details_as_lists_of_messages(alice: Any) -> None:
     response = alice.post(URL, json=monitor_body(timeout="x", retry_count=99, extra=1))
     error = assert_error(response, 400, "VALIDATION_ERROR", "timeout", "retry_count", "extra")
     assert "timeout" in error["message"]
+
+
+# Each would make Python's json/codec machinery talk: parser wording, char
+# offsets, codec names, interpreter limits.
+UNTIDY_JSON = [
+    (b"{bad", "Request body is not valid JSON at line 1, column 2"),
+    (b'{\n  "name": "x",\n}', "Request body is not valid JSON at line 3, column 1"),
+    (b"", "Request body must be JSON"),
+    (b"\xff\xfe\xfd", "Request body is not UTF-8 text"),
+    (b'{"timeout": 1' + b"0" * 5000 + b"}", "Request body is not valid JSON"),
+    (b'{"timeout": NaN}', "Request body is not valid JSON: NaN is not a JSON number"),
+    (b'{"timeout": -Infinity}', "Request body is not valid JSON: -Infinity is not a JSON number"),
+    (b'{"name": "\\ud800"}', "Request body is invalid Unicode (a lone surrogate)"),
+]
+
+
+@pytest.mark.parametrize(("raw", "message"), UNTIDY_JSON)
+@sqlite_only
+def test_a_json_error_is_told_in_our_words(alice: Any, raw: bytes, message: str) -> None:
+    for method, path in (("POST", URL), ("POST", f"{URL}/bulk")):
+        response = alice.request(method, path, data=raw, content_type="application/json")
+        error = assert_error(response, 400, "INVALID_JSON")
+        assert error["message"] == message
+        text = response.get_data(as_text=True)
+        for internal in ("Expecting", "char ", "codec", "sys.", "Exceeds", "Error", "utf-16"):
+            assert internal not in text

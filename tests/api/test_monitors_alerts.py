@@ -80,6 +80,17 @@ INVALID = [
     ({"email_recipients": ["not-an-address"]}, "email_recipients"),
     ({"email_recipients": "ops@example.com"}, "email_recipients"),
     ({"email_recipients": [f"u{i}@example.com" for i in range(21)]}, "email_recipients"),
+    ({"email_recipients": [""]}, "email_recipients"),
+    ({"email_recipients": ["ops @example.com"]}, "email_recipients"),
+    ({"email_recipients": ["ops@exa mple.com"]}, "email_recipients"),
+    ({"email_recipients": ["ops@example.com\r\nBcc: all@example.com"]}, "email_recipients"),
+    ({"email_recipients": ["ops@"]}, "email_recipients"),
+    ({"email_recipients": ["@example.com"]}, "email_recipients"),
+    ({"email_recipients": ["a@b@example.com"]}, "email_recipients"),
+    ({"email_recipients": ["a..b@example.com"]}, "email_recipients"),
+    ({"email_recipients": ["ops@-example.com"]}, "email_recipients"),
+    ({"email_recipients": ["ops@example.com."]}, "email_recipients"),
+    ({"email_recipients": ["ops@[10.0.0.1]"]}, "email_recipients"),
     ({"slack_enabled": True}, "slack_webhook_url"),
     ({"slack_enabled": True, "slack_webhook_url": "http://hooks.example/x"}, "slack_webhook_url"),
     ({"slack_webhook_url": "hooks.example/x"}, "slack_webhook_url"),
@@ -125,3 +136,48 @@ def test_it_wants_a_json_object(alice: Any) -> None:
 def test_it_answers_404_for_an_unknown_monitor(alice: Any) -> None:
     assert_error(alice.get(f"{URL}/77/alerts"), 404, "MONITOR_NOT_FOUND")
     assert_error(alice.put(f"{URL}/77/alerts", json={}), 404, "MONITOR_NOT_FOUND")
+
+
+# Addresses of a self-hosted network: no public TLD, special-use names.
+SELF_HOSTED = [
+    "root@localhost",
+    "ops@host.local",
+    "admin@corp.internal",
+    "uptime@localhost",
+    "oncall+db@mail.corp.internal",
+    "o'brien@intranet",
+    "josé@bücher.example",
+]
+
+
+def test_it_accepts_the_addresses_of_a_self_hosted_network(alice: Any) -> None:
+    mid = create(alice)
+    response = alice.put(f"{URL}/{mid}/alerts", json={"email_recipients": SELF_HOSTED})
+    assert response.status_code == 200, response.get_json()
+    assert _alerts(alice, mid)["email_recipients"] == SELF_HOSTED
+
+
+@sqlite_only
+def test_it_lowercases_the_domain_and_keeps_one_of_each(alice: Any) -> None:
+    mid = create(alice)
+    given = ["Root@LocalHost", "Root@localhost", "root@localhost"]
+    response = alice.put(f"{URL}/{mid}/alerts", json={"email_recipients": given})
+    assert response.get_json()["data"]["email_recipients"] == ["Root@localhost", "root@localhost"]
+
+
+@sqlite_only
+def test_it_names_every_bad_field_at_once(alice: Any) -> None:
+    mid = create(alice)
+    change = {
+        "slack_enabled": True,
+        "alert_threshold": 0,
+        "email_recipients": ["no-at", "ok@example.com", "two words@example.com"],
+    }
+    response = alice.put(f"{URL}/{mid}/alerts", json=change)
+    fields = {"slack_webhook_url", "alert_threshold", "email_recipients"}
+    error = assert_error(response, 400, "VALIDATION_ERROR", *fields)
+    assert set(error["details"]) == fields
+    [message] = error["details"]["email_recipients"]
+    assert "'no-at'" in message and "'two words@example.com'" in message
+    assert "'ok@example.com'" not in message
+    assert _alerts(alice, mid) == DEFAULTS

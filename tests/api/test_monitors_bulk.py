@@ -143,3 +143,15 @@ def test_it_treats_repeated_ids_once(alice: Any) -> None:
 def test_it_wants_a_json_object(alice: Any) -> None:
     assert_error(alice.post(URL, json=["pause"]), 400, "VALIDATION_ERROR", "body")
     assert_error(alice.post(URL), 400, "INVALID_JSON")
+
+
+@sqlite_only
+def test_it_names_bad_settings_with_the_rest_of_the_request(alice: Any) -> None:
+    mine = create(alice)
+    body = {"action": "update", "monitor_ids": [0], "settings": {"timeout": 1, "colour": "red"}}
+    error = assert_error(bulk(alice, **body), 400, "VALIDATION_ERROR")
+    assert set(error["details"]) == {"monitor_ids", "settings.timeout", "settings.colour"}
+    body = {"action": "update", "monitor_ids": [mine], "reason": 5, "settings": {"type": "udp"}}
+    error = assert_error(bulk(alice, **body), 400, "INVALID_MONITOR_TYPE")
+    assert set(error["details"]) == {"reason", "settings.type"}
+    assert Monitor.get_by_id(mine).timeout == 30

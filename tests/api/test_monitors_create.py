@@ -360,3 +360,61 @@ def test_it_reports_a_bad_url_together_with_other_bad_fields(alice):
     assert r.status_code == 400
     assert r.json["error"]["code"] == "VALIDATION_ERROR"
     assert set(r.json["error"]["details"]) == {"url", "timeout"}
+
+
+# Bodies with several mistakes, of single fields and between fields: each is
+# named in the one answer, and nothing that only follows from another.
+SEVERAL_BAD = [
+    ({"type": "http"}, {"name", "url"}),
+    ({"type": "https", "name": ""}, {"name", "url"}),
+    (monitor_body(method="FETCH", timeout=60, check_interval=30), {"method", "timeout"}),
+    (
+        monitor_body(retry_count=99, expected_json_value="up"),
+        {"retry_count", "expected_json_value"},
+    ),
+    (
+        monitor_body(name="", timeout=60, check_interval=30, expected_json_value="up", colour=1),
+        {"name", "timeout", "expected_json_value", "colour"},
+    ),
+    (monitor_body(url="ftp://x", headers={"Host": "x"}, timeout=4), {"url", "headers", "timeout"}),
+    # A bad json_path, interval or timeout is named once, not again through its rule.
+    (monitor_body(json_path="$[", expected_json_value="up"), {"json_path"}),
+    (monitor_body(timeout="60", check_interval=30), {"timeout"}),
+    (monitor_body(timeout=60, check_interval="30"), {"check_interval"}),
+]
+
+
+@pytest.mark.parametrize(("body", "fields"), SEVERAL_BAD)
+@sqlite_only
+def test_it_names_every_bad_field_at_once(
+    alice: Any, body: dict[str, Any], fields: set[str]
+) -> None:
+    error = assert_error(alice.post(URL, json=body), 400, "VALIDATION_ERROR", *fields)
+    assert set(error["details"]) == fields
+    assert all(len(messages) == 1 for messages in error["details"].values())
+    assert alice.get(URL).get_json()["pagination"]["total"] == 0
+
+
+@sqlite_only
+def test_an_unknown_type_is_named_with_the_other_bad_fields(alice: Any) -> None:
+    response = alice.post(URL, json={"type": "udp", "timeout": 1, "url": "x"})
+    error = assert_error(response, 400, "INVALID_MONITOR_TYPE", "type", "name", "timeout")
+    assert set(error["details"]) == {"type", "name", "timeout"}
+    assert error["details"]["type"] == ["must be one of http, https, tcp, ping, dns"]
+
+
+@pytest.mark.parametrize(
+    "header", ["Host", "host", "Content-Length", "TRANSFER-ENCODING", "Connection"]
+)
+@sqlite_only
+def test_it_refuses_headers_that_frame_the_request(alice: Any, header: str) -> None:
+    headers = {"X-Fine": "1", header: "value"}
+    error = assert_error(
+        alice.post(URL, json=monitor_body(headers=headers)), 400, "VALIDATION_ERROR", "headers"
+    )
+    assert header in error["details"]["headers"][0]
+    assert alice.get(URL).get_json()["pagination"]["total"] == 0
+    mid = create(alice, headers={"X-Fine": "1"})
+    response = alice.put(f"{URL}/{mid}", json={"headers": headers})
+    assert_error(response, 400, "VALIDATION_ERROR", "headers")
+    assert alice.get(f"{URL}/{mid}").get_json()["data"]["headers"] == {"X-Fine": "1"}

@@ -154,3 +154,14 @@ def test_it_brings_the_next_check_forward_when_the_interval_shrinks(alice: Any, 
 def test_it_answers_404_for_an_unknown_monitor(alice: Any) -> None:
     response = alice.put(f"{URL}/999", json={"name": "x"})
     assert_error(response, 404, "MONITOR_NOT_FOUND")
+
+
+@sqlite_only
+def test_it_names_every_bad_field_at_once(alice: Any) -> None:
+    mid = create(alice)
+    before = _get(alice, mid)
+    change = {"url": None, "method": "FETCH", "check_interval": 20, "colour": "red"}
+    response = alice.put(f"{URL}/{mid}", json=change)
+    error = assert_error(response, 400, "VALIDATION_ERROR", "url", "method", "timeout", "colour")
+    assert set(error["details"]) == {"url", "method", "timeout", "colour"}
+    assert _get(alice, mid) == before

@@ -125,7 +125,8 @@ def owned(alice: Any, probe_loop: ProbeLoop) -> list[int]:
     ids = []
     for body in (
         {"name": "api", "url": "https://example.com/health", "type": "https"},
-        {"name": "db", "url": "http://127.0.0.1:5432/", "type": "http"},
+        # A name: with private targets blocked, a private IP literal is refused at create.
+        {"name": "db", "url": "http://db.internal:5432/", "type": "http"},
         {"name": "dns", "type": "dns"},
         {"name": "web", "url": "http://www.example.com/", "type": "http"},
     ):

@@ -146,6 +146,22 @@ def test_login_local_saves_for_the_daemons_base_url_by_default(
     assert credentials.default_server(config_dir) == "http://127.0.0.1:18123"
 
 
+@pytest.mark.parametrize("email", ["root@localhost", "ops@host.local", "admin@corp.internal"])
+def test_login_local_takes_the_addresses_of_a_self_hosted_network(
+    tmp_path: Path, config_dir: Path, restore_binding: None, email: str
+) -> None:
+    env = {
+        **base_env(config_dir),
+        "UPTIME_DATA_DIR": str(tmp_path / "d"),
+        "UPTIME_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}",
+        "UPTIME_BASE_URL": "http://127.0.0.1:18124/",
+    }
+    result = Cli(env).ok("login", "--local", "--email", email)
+    assert f"Logged in as {email}" in result.stderr
+    saved = credentials.load("http://127.0.0.1:18124", config_dir)
+    assert saved is not None and saved.user["email"] == email
+
+
 def test_login_local_rejects_a_bad_email(
     tmp_path: Path, config_dir: Path, restore_binding: None
 ) -> None:

@@ -422,3 +422,20 @@ def test_message_ids_are_unique_across_installations_and_stable_per_row(
     clock.advance(30)
     smtp_loop.loop(clock.now())
     assert [m["Message-ID"] for m in messages(smtp_server.handler)] == [stored]
+
+
+@pytest.mark.parametrize("started_at", ["yesterday", "2024-13-45T00:00:00Z", 1714564800])
+def test_a_stored_row_with_a_malformed_time_fails_at_once(
+    monitor, fail, smtp_loop, smtp_server, clock, started_at
+):
+    fail(monitor)
+    stored = Outbox.get()
+    Outbox.update(payload={**stored.payload, "started_at": started_at}).execute()
+    smtp_loop.loop(clock.now())
+    row = Outbox.get()
+    assert (row.status, row.attempts, row.lease_owner) == ("failed", 1, None)
+    assert "cannot build the message: started_at is not an ISO 8601 time" in row.last_error
+    clock.advance(days=1)
+    smtp_loop.loop(clock.now())
+    assert Outbox.get().attempts == 1
+    assert smtp_server.handler.received == []

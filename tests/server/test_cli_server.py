@@ -73,6 +73,16 @@ def test_it_mints_a_session(env: dict[str, str]) -> None:
         assert User.select().count() == 1
 
 
+@pytest.mark.parametrize("email", ["root@localhost", "ops@host.local", "admin@corp.internal"])
+def test_it_takes_the_addresses_of_a_self_hosted_network(env: dict[str, str], email: str) -> None:
+    result = invoke(["server", "session", "--email", email], env)
+    assert result.exit_code == 0, result.stderr
+    database = dbmod.bind(env["UPTIME_DATABASE_URL"])
+    with database.connection_context():
+        row = find_session(result.stdout.strip(), now=Clock().now())
+        assert row is not None and User.get_by_id(row.user_id).email == email
+
+
 def test_it_refuses_a_bad_email(env: dict[str, str]) -> None:
     result = invoke(["server", "session", "--email", "not an address"], env)
     assert result.exit_code == 2

@@ -14,12 +14,13 @@ from uptime_server.api.body import json_body
 from uptime_server.context import now, settings
 from uptime_server.db import write_tx
 from uptime_server.engine.clock import isoformat
-from uptime_server.errors import validation_error
+from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import AlertSettings, Monitor
 from uptime_server.query_params import choice_param, int_param
 from uptime_server.stats import uptime_by_monitor
 from uptime_server.validation import (
     AlertSettingsIn,
+    check_patch_fields,
     parse_alert_settings,
     parse_monitor,
     parse_monitor_update,
@@ -181,12 +182,12 @@ def _reason() -> str | None:
     body = json_body(optional=True)
     if not isinstance(body, dict):
         raise validation_error({"body": ["must be a JSON object"]})
-    unknown = sorted(set(body) - {"reason"})
-    if unknown:
-        raise validation_error({k: ["unknown field"] for k in unknown})
+    details = {k: ["unknown field"] for k in sorted(set(body) - {"reason"})}
     reason = body.get("reason")
     if not _valid_reason(reason):
-        raise validation_error({"reason": [REASON_RULE]})
+        details["reason"] = [REASON_RULE]
+    if details:
+        raise validation_error(details)
     return reason or None
 
 
@@ -280,6 +281,14 @@ def _bulk_request(body: dict[str, Any]) -> tuple[str, list[int], str | None, dic
         details["settings"] = ["is required for update and must be an object"]
     elif action != "update" and patch is not None:
         details["settings"] = ["is only accepted with action update"]
+    elif action == "update":
+        # Judged here too, so one answer names the bad settings with the rest.
+        try:
+            check_patch_fields(patch, settings())
+        except ApiError as exc:
+            details.update({f"settings.{k}": v for k, v in exc.details.items()})
+            if exc.code != "VALIDATION_ERROR":
+                raise ApiError(exc.code, exc.message, details) from None
     if details:
         raise validation_error(details)
     return action, list(dict.fromkeys(ids)), reason or None, patch

@@ -42,14 +42,32 @@ def content_to_json(content: AlertContent) -> dict[str, Any]:
     return data
 
 
-def content_from_json(data: dict[str, Any]) -> AlertContent:
-    from uptime_server.query_params import parse_time
+class MalformedPayload(ValueError):
+    """A stored outbox payload that cannot become a message; no retry will change that."""
 
+
+def content_from_json(data: Any) -> AlertContent:
+    """The content ``content_to_json`` stored, or MalformedPayload saying what is wrong."""
+    if not isinstance(data, dict):
+        raise MalformedPayload(f"payload is a {type(data).__name__}, not an object")
     values = dict(data)
     for key in ("started_at", "resolved_at"):
-        if values.get(key):
-            values[key] = utc(parse_time(values[key], key))
-    return AlertContent(**values)
+        if values.get(key) is not None:
+            values[key] = _stored_time(values[key], key)
+    try:
+        return AlertContent(**values)
+    except TypeError:
+        fields = ", ".join(sorted(values))
+        raise MalformedPayload(f"payload fields do not match the alert content: {fields}") from None
+
+
+def _stored_time(value: Any, key: str) -> datetime:
+    # Written by isoformat() above: parsed as such, not as a user's query
+    # parameter (whose errors are API errors, which delivery would retry).
+    try:
+        return utc(datetime.fromisoformat(value))
+    except (TypeError, ValueError):
+        raise MalformedPayload(f"{key} is not an ISO 8601 time: {str(value)[:64]!r}") from None
 
 
 _DOMAIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?")
