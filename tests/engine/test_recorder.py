@@ -27,6 +27,7 @@ def monitor(make_monitor):
 def outcome(monitor, clock, passed, **kw):
     base = dict(
         monitor_id=monitor.id,
+        monitor_created_at=monitor.created_at,
         location="local",
         checked_at=clock.now(),
         passed=passed,

@@ -337,6 +337,7 @@ def test_a_dead_recorder_process_is_started_again(make_monitor, settings, clock)
     m = make_monitor("r")
     outcome = CheckOutcome(
         monitor_id=m.id,
+        monitor_created_at=m.created_at,
         location="local",
         checked_at=clock.now(),
         passed=True,
