@@ -16,6 +16,7 @@ from uptime_server.config import Settings
 from uptime_server.db import write_tx
 from uptime_server.errors import ApiError, monitor_not_found
 from uptime_server.models import (
+    CHECKED_TYPES,
     AlertSettings,
     Monitor,
     MonitorLocation,
@@ -67,24 +68,36 @@ def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: S
 
 
 def update_monitor(monitor: Monitor, cfg: MonitorConfig, *, now: datetime) -> Monitor:
+    """Write an edit of *monitor* (as read for it) and return the monitor as it now is.
+
+    Only the configuration columns that change are written, with
+    ``updated_at``, guarded by the id and owner: the engine may have written
+    the state columns (status, counters, ``offline_since``, ``state_version``,
+    a pause) since the row was read, and writing the read copy back would
+    undo that. A monitor deleted meanwhile is MONITOR_NOT_FOUND.
+    """
     changes = {k: v for k, v in cfg.model_dump().items() if getattr(monitor, k) != v}
     if not changes:
         return monitor
-    was_checked = monitor.checks_supported
+    new_type = changes.get("type", monitor.type)
+    type_moved = (monitor.type in CHECKED_TYPES) != (new_type in CHECKED_TYPES)
     with write_tx():
-        for key, value in changes.items():
-            setattr(monitor, key, value)
-        monitor.updated_at = now
-        if was_checked != monitor.checks_supported:
-            # A monitor that moves to or from a checked type starts over.
-            monitor.status = "pending"
-            monitor.consecutive_failures = 0
-            monitor.state_version += 1
+        owned = (Monitor.id == monitor.id) & (Monitor.user == monitor.user_id)
+        if not Monitor.update(updated_at=now, **changes).where(owned).execute():
+            raise monitor_not_found()
+        if type_moved:
+            # A monitor that moves to or from a checked type starts over; the
+            # new version tells the engine its results in flight are stale.
+            Monitor.update(
+                status="pending",
+                consecutive_failures=0,
+                state_version=Monitor.state_version + 1,
+            ).where(Monitor.id == monitor.id).execute()
             # An unchecked type can never recover: close its incident now.
             resolve_active_incident(monitor.id, now=now)
-        monitor.save()
-        _sync_locations(monitor, now, interval_changed="check_interval" in changes)
-    return monitor
+        fresh = Monitor.get_by_id(monitor.id)
+        _sync_locations(fresh, now, interval_changed="check_interval" in changes)
+    return fresh
 
 
 def _sync_locations(monitor: Monitor, now: datetime, *, interval_changed: bool = False) -> None:
