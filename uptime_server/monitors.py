@@ -13,7 +13,7 @@ from typing import Any
 from peewee import fn
 
 from uptime_server.config import Settings
-from uptime_server.db import write_tx
+from uptime_server.db import is_sqlite, write_tx
 from uptime_server.errors import ApiError, monitor_not_found
 from uptime_server.models import (
     CHECKED_TYPES,
@@ -52,6 +52,7 @@ def get_owned(user: User, monitor_id: int) -> Monitor:
 
 def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: Settings) -> Monitor:
     with write_tx():
+        _lock_owner(user)
         count = Monitor.select(fn.COUNT(Monitor.id)).where(Monitor.user == user).scalar()
         if count >= settings.max_monitors_per_user:
             raise ApiError(
@@ -65,6 +66,18 @@ def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: S
         AlertSettings.create(monitor=monitor)
         _sync_locations(monitor, now)
     return monitor
+
+
+def _lock_owner(user: User) -> None:
+    """Queue this user's creates one behind the other until commit, so the count holds.
+
+    PostgreSQL: a row lock on the user (NO KEY UPDATE: it does not hold up
+    rows that merely reference the user, such as the engine's notifications);
+    two creates counting at once would both see room for one more. SQLite's
+    write transaction already admits one writer at a time.
+    """
+    if not is_sqlite():
+        User.select(User.id).where(User.id == user.id).for_update("FOR NO KEY UPDATE").execute()
 
 
 def update_monitor(monitor: Monitor, cfg: MonitorConfig, *, now: datetime) -> Monitor:
