@@ -5,6 +5,8 @@ Paths:
 - ``/status/<code>/<key>``: that status;
 - ``/slow/<key>?s=SECONDS``: answers after SECONDS; ``arrived[key]`` is set
   when the request comes in, so a test can act while the check is in flight.
+- ``/held/<key>?status=CODE``: answers CODE (200) once the test sets
+  ``released[key]`` (at most ``HELD_MAX`` seconds); ``arrived[key]`` as above.
 Every request is counted per key in ``hits``.
 """
 
@@ -15,6 +17,8 @@ import time
 from collections import Counter, defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+HELD_MAX = 30.0  # seconds a held request waits for its release, should a test forget
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -31,6 +35,10 @@ class _Handler(BaseHTTPRequestHandler):
         elif segments and segments[0] == "slow":
             self.server.arrived[key].set()
             time.sleep(float(parse_qs(parts.query).get("s", ["1"])[0]))
+        elif segments and segments[0] == "held":
+            self.server.arrived[key].set()
+            self.server.released[key].wait(HELD_MAX)
+            status = int(parse_qs(parts.query).get("status", ["200"])[0])
         body = b"ok" if status == 200 else b"failing"
         self.send_response(status)
         self.send_header("Content-Length", str(len(body)))
@@ -49,6 +57,7 @@ class CountingServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.hits: Counter[str] = Counter()
         self.arrived: defaultdict[str, threading.Event] = defaultdict(threading.Event)
+        self.released: defaultdict[str, threading.Event] = defaultdict(threading.Event)
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
         self._thread.start()
@@ -65,5 +74,7 @@ class CountingServer(ThreadingHTTPServer):
             self.hits[key] += 1
 
     def stop(self) -> None:
+        for event in list(self.released.values()):
+            event.set()
         self.shutdown()
         self.server_close()
