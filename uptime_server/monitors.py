@@ -99,8 +99,9 @@ def update_monitor(monitor: Monitor, cfg: MonitorConfig, *, now: datetime) -> Mo
         if not Monitor.update(updated_at=now, **changes).where(owned).execute():
             raise monitor_not_found()
         if type_moved:
-            # A monitor that moves to or from a checked type starts over; the
-            # new version tells the engine its results in flight are stale.
+            # A monitor that moves to or from a checked type starts over. A
+            # state write like the engine's: the version moves on from the
+            # stored one, not from the copy read for the edit.
             Monitor.update(
                 status="pending",
                 consecutive_failures=0,
