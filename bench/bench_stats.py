@@ -78,10 +78,11 @@ def samples(seed: int, start: int, end: int, step: int = 60) -> list[tuple[int, 
     return out
 
 
-def outcomes(monitor_id: int, items: Iterable[tuple[int, bool, int | None]]) -> list[CheckOutcome]:
+def outcomes(monitor: Monitor, items: Iterable[tuple[int, bool, int | None]]) -> list[CheckOutcome]:
     return [
         CheckOutcome(
-            monitor_id=monitor_id,
+            monitor_id=monitor.id,
+            monitor_created_at=monitor.created_at,
             location="local",
             checked_at=datetime.fromtimestamp(t, UTC),
             passed=passed,
@@ -93,11 +94,11 @@ def outcomes(monitor_id: int, items: Iterable[tuple[int, bool, int | None]]) -> 
     ]
 
 
-def real_feed(settings: Settings, monitor_id: int, items: Sequence[tuple]) -> None:
+def real_feed(settings: Settings, monitor: Monitor, items: Sequence[tuple]) -> None:
     """Through the real writer, one batch per hour of checks."""
     recorder = Recorder(settings)
     for i in range(0, len(items), 60):
-        batch = outcomes(monitor_id, items[i : i + 60])
+        batch = outcomes(monitor, items[i : i + 60])
         recorder.record(batch, now=batch[-1].checked_at)
 
 
@@ -207,7 +208,7 @@ def build_history(settings: Settings, user: User, days: int, real_days: int) -> 
     items = samples(days, int(NOW.timestamp()) - days * DAY, int(NOW.timestamp()))
     with dbmod.database.connection_context():
         bulk_feed(monitor, [s for s in items if s[0] < split])
-    real_feed(settings, monitor.id, [s for s in items if s[0] >= split])
+    real_feed(settings, monitor, [s for s in items if s[0] >= split])
     return monitor
 
 

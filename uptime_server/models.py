@@ -54,6 +54,24 @@ class JSONField(pw.TextField):
         return None if value is None else json.loads(value)
 
 
+class NeverReusedIdField(pw.AutoField):
+    """An id never handed out twice, even after the row with the highest id is deleted.
+
+    For tables whose ids outlive a transaction (a check in flight holds its
+    monitor's id, the delivery loop a notification's, a request its user's):
+    a reused id would send that work to someone else's new row. SQLite reuses
+    the highest rowid after a delete unless the key is AUTOINCREMENT;
+    PostgreSQL sequences never go back, so SERIAL stays as it is.
+    """
+
+    def ddl(self, ctx: Any) -> Any:
+        node = super().ddl(ctx)
+        database = self.model._meta.database
+        if isinstance(getattr(database, "obj", database), pw.SqliteDatabase):
+            return pw.NodeList((node, pw.SQL("AUTOINCREMENT")))
+        return node
+
+
 class BaseModel(pw.Model):
     class Meta:
         database = database
@@ -61,6 +79,7 @@ class BaseModel(pw.Model):
 
 
 class User(BaseModel):
+    id = NeverReusedIdField()
     email = pw.CharField(max_length=320, index=True)
     name = pw.CharField(max_length=200, default="")
     avatar_url = pw.CharField(max_length=2048, null=True)
@@ -144,6 +163,7 @@ class CliTicket(BaseModel):
 
 
 class Monitor(BaseModel):
+    id = NeverReusedIdField()
     user = pw.ForeignKeyField(User, backref="monitors", on_delete="CASCADE")
     name = pw.CharField(max_length=200)
     url = pw.CharField(max_length=2048, null=True)
@@ -197,9 +217,14 @@ class Monitor(BaseModel):
         return self.type in CHECKED_TYPES
 
 
+# The status filter of the monitor list.
+Monitor.add_index(Monitor.index(Monitor.user, Monitor.status, name="monitors_user_status"))
+
+
 class MonitorLocation(BaseModel):
     """Where and when a monitor is checked next, and who holds the claim."""
 
+    id = NeverReusedIdField()
     monitor = pw.ForeignKeyField(Monitor, backref="slots", on_delete="CASCADE")
     location = pw.CharField(max_length=64)
     next_check_at = UTCDateTimeField(null=True)
@@ -275,6 +300,7 @@ class Rollup(BaseModel):
 
 
 class Notification(BaseModel):
+    id = NeverReusedIdField()
     monitor = pw.ForeignKeyField(Monitor, backref="notifications", on_delete="CASCADE")
     user = pw.ForeignKeyField(User, on_delete="CASCADE")
     type = pw.CharField(max_length=16)  # downtime | recovery
@@ -318,9 +344,22 @@ class Notification(BaseModel):
         return bool(updated)
 
 
+# At most one active downtime notification per monitor: the last wall behind
+# the conditional state update (decisions §6).
+Notification.add_index(
+    Notification.index(
+        Notification.monitor,
+        unique=True,
+        where=(Notification.status == "active") & (Notification.type == "downtime"),
+        name="notifications_one_active",
+    )
+)
+
+
 class Outbox(BaseModel):
     """A message waiting for delivery; claimed with a lease like a check."""
 
+    id = NeverReusedIdField()
     notification = pw.ForeignKeyField(Notification, backref="outbox", on_delete="CASCADE")
     channel = pw.CharField(max_length=16)  # email | slack
     recipients = JSONField(default=list)

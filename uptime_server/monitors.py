@@ -13,9 +13,10 @@ from typing import Any
 from peewee import fn
 
 from uptime_server.config import Settings
-from uptime_server.db import write_tx
+from uptime_server.db import is_sqlite, write_tx
 from uptime_server.errors import ApiError, monitor_not_found
 from uptime_server.models import (
+    CHECKED_TYPES,
     AlertSettings,
     Monitor,
     MonitorLocation,
@@ -51,6 +52,7 @@ def get_owned(user: User, monitor_id: int) -> Monitor:
 
 def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: Settings) -> Monitor:
     with write_tx():
+        _lock_owner(user)
         count = Monitor.select(fn.COUNT(Monitor.id)).where(Monitor.user == user).scalar()
         if count >= settings.max_monitors_per_user:
             raise ApiError(
@@ -66,25 +68,50 @@ def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: S
     return monitor
 
 
+def _lock_owner(user: User) -> None:
+    """Queue this user's creates one behind the other until commit, so the count holds.
+
+    PostgreSQL: a row lock on the user (NO KEY UPDATE: it does not hold up
+    rows that merely reference the user, such as the engine's notifications);
+    two creates counting at once would both see room for one more. SQLite's
+    write transaction already admits one writer at a time.
+    """
+    if not is_sqlite():
+        User.select(User.id).where(User.id == user.id).for_update("FOR NO KEY UPDATE").execute()
+
+
 def update_monitor(monitor: Monitor, cfg: MonitorConfig, *, now: datetime) -> Monitor:
+    """Write an edit of *monitor* (as read for it) and return the monitor as it now is.
+
+    Only the configuration columns that change are written, with
+    ``updated_at``, guarded by the id and owner: the engine may have written
+    the state columns (status, counters, ``offline_since``, ``state_version``,
+    a pause) since the row was read, and writing the read copy back would
+    undo that. A monitor deleted meanwhile is MONITOR_NOT_FOUND.
+    """
     changes = {k: v for k, v in cfg.model_dump().items() if getattr(monitor, k) != v}
     if not changes:
         return monitor
-    was_checked = monitor.checks_supported
+    new_type = changes.get("type", monitor.type)
+    type_moved = (monitor.type in CHECKED_TYPES) != (new_type in CHECKED_TYPES)
     with write_tx():
-        for key, value in changes.items():
-            setattr(monitor, key, value)
-        monitor.updated_at = now
-        if was_checked != monitor.checks_supported:
-            # A monitor that moves to or from a checked type starts over.
-            monitor.status = "pending"
-            monitor.consecutive_failures = 0
-            monitor.state_version += 1
+        owned = (Monitor.id == monitor.id) & (Monitor.user == monitor.user_id)
+        if not Monitor.update(updated_at=now, **changes).where(owned).execute():
+            raise monitor_not_found()
+        if type_moved:
+            # A monitor that moves to or from a checked type starts over. A
+            # state write like the engine's: the version moves on from the
+            # stored one, not from the copy read for the edit.
+            Monitor.update(
+                status="pending",
+                consecutive_failures=0,
+                state_version=Monitor.state_version + 1,
+            ).where(Monitor.id == monitor.id).execute()
             # An unchecked type can never recover: close its incident now.
             resolve_active_incident(monitor.id, now=now)
-        monitor.save()
-        _sync_locations(monitor, now, interval_changed="check_interval" in changes)
-    return monitor
+        fresh = Monitor.get_by_id(monitor.id)
+        _sync_locations(fresh, now, interval_changed="check_interval" in changes)
+    return fresh
 
 
 def _sync_locations(monitor: Monitor, now: datetime, *, interval_changed: bool = False) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
 
 from tests.engine.targets import CountingServer
+from tests.engine.traces import traces
 from uptime_server.models import CheckRun, MonitorLocation, Notification
 
 
@@ -227,3 +229,27 @@ def test_history_takes_the_extreme_times_of_the_calendar(alice, clock):
         f"/api/v1/monitors/{mid}/history?from=0001-01-01T00:00:00Z&to=9999-12-31T23:59:59Z"
     )
     assert r.status_code == 200 and len(r.json["data"]) == 1
+
+
+def test_a_test_run_in_flight_when_its_monitor_is_deleted_lands_on_no_other_monitor(
+    app, alice, bob, target, clock
+):
+    mid = create(alice, url=target.url("held", "doomed") + "?status=503")
+    in_flight = app.test_client()  # a second client: alice's own one is used meanwhile
+    in_flight.set_cookie("session_cookie", alice.token)
+    with ThreadPoolExecutor(1) as pool:
+        answer = pool.submit(in_flight.post, f"/api/v1/monitors/{mid}/test")
+        assert target.arrived["doomed"].wait(10), "the check never started"
+
+        assert alice.delete(f"/api/v1/monitors/{mid}").status_code == 200
+        clock.advance(1)
+        newcomer = create(bob, url=target.url("ok", "bobs"))
+        before = traces(newcomer)
+        target.released["doomed"].set()  # 503: an incident, were it recorded
+        response = answer.result(timeout=30)
+
+    assert response.status_code == 404
+    assert response.json["error"]["code"] == "MONITOR_NOT_FOUND"
+    assert traces(newcomer) == before
+    assert (before["runs"], before["notifications"], before["outbox"]) == (0, 0, 0)
+    assert CheckRun.select().count() == 0

@@ -5,6 +5,8 @@ Paths:
 - ``/status/<code>/<key>``: that status;
 - ``/slow/<key>?s=SECONDS``: answers after SECONDS; ``arrived[key]`` is set
   when the request comes in, so a test can act while the check is in flight.
+- ``/held/<key>?status=CODE``: answers CODE (200) once the test sets
+  ``released[key]`` (at most ``HELD_MAX`` seconds); ``arrived[key]`` as above.
 Every request is counted per key in ``hits``; the headers of the latest one
 per key are in ``received_headers``.
 """
@@ -16,6 +18,8 @@ import time
 from collections import Counter, defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+HELD_MAX = 30.0  # seconds a held request waits for its release, should a test forget
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -32,6 +36,10 @@ class _Handler(BaseHTTPRequestHandler):
         elif segments and segments[0] == "slow":
             self.server.arrived[key].set()
             time.sleep(float(parse_qs(parts.query).get("s", ["1"])[0]))
+        elif segments and segments[0] == "held":
+            self.server.arrived[key].set()
+            self.server.released[key].wait(HELD_MAX)
+            status = int(parse_qs(parts.query).get("status", ["200"])[0])
         body = b"ok" if status == 200 else b"failing"
         self.send_response(status)
         self.send_header("Content-Length", str(len(body)))
@@ -51,6 +59,7 @@ class CountingServer(ThreadingHTTPServer):
         self.hits: Counter[str] = Counter()
         self.received_headers: dict[str, dict[str, str]] = {}
         self.arrived: defaultdict[str, threading.Event] = defaultdict(threading.Event)
+        self.released: defaultdict[str, threading.Event] = defaultdict(threading.Event)
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
         self._thread.start()
@@ -68,5 +77,7 @@ class CountingServer(ThreadingHTTPServer):
             self.received_headers[key] = headers
 
     def stop(self) -> None:
+        for event in list(self.released.values()):
+            event.set()
         self.shutdown()
         self.server_close()

@@ -149,6 +149,7 @@ def _claim(clock, *, interval=60, first=False, due=None):
     return Claim(
         row_id=1,
         monitor_id=7,
+        monitor_created_at=clock.now(),
         location="local",
         due=due or clock.now(),
         interval=interval,

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 
+from tests.engine.traces import traces
 from uptime_server import monitors as svc
 from uptime_server.engine.recorder import CheckOutcome, Recorder
 from uptime_server.models import (
@@ -27,6 +28,7 @@ def monitor(make_monitor):
 def outcome(monitor, clock, passed, **kw):
     base = dict(
         monitor_id=monitor.id,
+        monitor_created_at=monitor.created_at,
         location="local",
         checked_at=clock.now(),
         passed=passed,
@@ -143,3 +145,56 @@ def test_one_broken_monitor_does_not_stop_the_batch(
     assert [r.skipped for r in results] == ["error", None]
     assert Monitor.get_by_id(other.id).status == "online"
     assert CheckRun.select().where(CheckRun.monitor == monitor.id).count() == 0
+
+
+# -- a monitor replaced under its check: same id, another monitor --------------
+
+
+def replace_monitor(monitor, owner, at):
+    """Delete *monitor* and put another monitor of *owner* under its id (created at *at*).
+
+    What a reused id looks like to the recorder: SQLite handed deleted ids out
+    again before migration 0002, and a restored backup can do the same.
+    """
+    row = Monitor.select().where(Monitor.id == monitor.id).dicts().get()
+    svc.delete_monitor(monitor)
+    row.update(user=owner.id, name="newcomer", created_at=at, updated_at=at)
+    Monitor.insert(row).execute()
+    AlertSettings.create(monitor=monitor.id)
+    MonitorLocation.create(monitor=monitor.id, location="local", next_check_at=at)
+    return Monitor.get_by_id(monitor.id)
+
+
+def test_an_outcome_for_a_replaced_monitor_is_dropped(db, monitor, bob, settings, clock):
+    failing = outcome(monitor, clock, False)
+    clock.advance(1)
+    newcomer = replace_monitor(monitor, bob.user, clock.now())
+    assert newcomer.id == failing.monitor_id
+    before = traces(newcomer.id)
+
+    [done] = Recorder(settings).record([failing], now=clock.now())
+
+    assert (done.skipped, done.run_id, done.run_status) == ("replaced", None, None)
+    assert traces(newcomer.id) == before
+    assert Notification.select().count() == 0 and Outbox.select().count() == 0
+
+
+def test_a_batch_drops_the_replaced_monitors_runs_and_keeps_the_rest(
+    db, monitor, make_monitor, bob, settings, clock
+):
+    other = make_monitor("other")
+    stale = [outcome(monitor, clock, False), outcome(other, clock, False)]
+    clock.advance(1)
+    newcomer = replace_monitor(monitor, bob.user, clock.now())
+    before = traces(newcomer.id)
+    fresh = outcome(newcomer, clock, True)
+
+    done = Recorder(settings).record([*stale, fresh], now=clock.now())
+
+    assert [d.skipped for d in done] == ["replaced", None, None]
+    assert Monitor.get_by_id(other.id).status == "offline"
+    assert Notification.get().monitor_id == other.id
+    # The newcomer's own run is recorded, and only that one.
+    after = traces(newcomer.id)
+    assert (after["runs"], after["notifications"], after["state"]["status"]) == (1, 0, "online")
+    assert before["runs"] == 0

@@ -20,6 +20,7 @@ def settings_env(settings_env):
 def run(monitor, at, passed, location="local", **kw):
     return CheckOutcome(
         monitor_id=monitor.id,
+        monitor_created_at=monitor.created_at,
         location=location,
         checked_at=at,
         passed=passed,

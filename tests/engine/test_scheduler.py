@@ -15,6 +15,7 @@ from datetime import timedelta
 import pytest
 
 from tests.engine.targets import CountingServer
+from tests.engine.traces import traces
 from uptime_server import monitors as svc
 from uptime_server.app import create_app
 from uptime_server.engine.dispatcher import Dispatcher, first_offset
@@ -337,6 +338,7 @@ def test_a_dead_recorder_process_is_started_again(make_monitor, settings, clock)
     m = make_monitor("r")
     outcome = CheckOutcome(
         monitor_id=m.id,
+        monitor_created_at=m.created_at,
         location="local",
         checked_at=clock.now(),
         passed=True,
@@ -360,3 +362,29 @@ def test_a_dead_recorder_process_is_started_again(make_monitor, settings, clock)
             child._call("record", [outcome], clock.now())
     finally:
         child.close()
+
+
+def test_a_check_in_flight_when_its_monitor_is_deleted_lands_on_no_other_monitor(
+    make_monitor, make_scheduler, clock, alice, bob, target
+):
+    doomed = make_monitor("doomed", url=target.url("held", "doomed") + "?status=503")
+    scheduler = make_scheduler()
+    scheduler.loop(clock.now())
+    assert target.arrived["doomed"].wait(10), "the check never started"
+
+    assert alice.delete(f"/api/v1/monitors/{doomed.id}").status_code == 200
+    clock.advance(1)
+    body = {"name": "bob's", "url": target.url("ok", "bobs"), "type": "http"}
+    created = bob.post("/api/v1/monitors", json=body)
+    assert created.status_code == 201
+    newcomer = created.json["data"]["id"]
+    before = traces(newcomer)
+    target.released["doomed"].set()  # the check ends: 503, an incident were it recorded
+    assert scheduler.settle(30)
+
+    assert target.hits["doomed"] == 1
+    assert traces(newcomer) == before
+    assert (before["runs"], before["notifications"], before["outbox"]) == (0, 0, 0)
+    assert bob.get(f"/api/v1/monitors/{newcomer}").json["data"]["status"] == "pending"
+    assert CheckRun.select().count() == 0
+    assert newcomer != doomed.id  # ids are never handed out again

@@ -48,6 +48,7 @@ def outcome(monitor: Monitor, clock: ManualClock, passed: bool, **kw: Any) -> Ch
     """A synthetic check run (for tests that are not about probing)."""
     values: dict[str, Any] = dict(
         monitor_id=monitor.id,
+        monitor_created_at=monitor.created_at,
         location="local",
         checked_at=clock.now(),
         passed=passed,
@@ -64,7 +65,13 @@ def probe(recorder: Recorder, monitor: Monitor, clock: ManualClock) -> CheckOutc
     m = Monitor.get_by_id(monitor.id)
     spec = CheckSpec(url=m.url, timeout=5, expected_status=tuple(m.expected_status))
     result = run_check_sync(spec, ProbeConfig())
-    run = CheckOutcome.from_run(result, monitor_id=m.id, location="local", checked_at=clock.now())
+    run = CheckOutcome.from_run(
+        result,
+        monitor_id=m.id,
+        monitor_created_at=m.created_at,
+        location="local",
+        checked_at=clock.now(),
+    )
     recorder.record([run], now=clock.now())
     return run
 

@@ -24,9 +24,10 @@ class Run:
     retried: bool = False  # a pass after a retry: status warning
 
 
-def outcome_of(monitor_id: int, run: Run) -> CheckOutcome:
+def outcome_of(monitor: Monitor, run: Run) -> CheckOutcome:
     return CheckOutcome(
-        monitor_id=monitor_id,
+        monitor_id=monitor.id,
+        monitor_created_at=monitor.created_at,
         location="local",
         checked_at=run.at,
         passed=run.passed,
@@ -47,7 +48,7 @@ class Feeder:
         ordered = sorted(runs, key=lambda r: r.at)
         for i in range(0, len(ordered), batch):
             chunk = ordered[i : i + batch]
-            self.recorder.record([outcome_of(monitor.id, r) for r in chunk], now=chunk[-1].at)
+            self.recorder.record([outcome_of(monitor, r) for r in chunk], now=chunk[-1].at)
 
 
 @pytest.fixture

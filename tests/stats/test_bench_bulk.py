@@ -42,7 +42,7 @@ def test_bulk_rows_equal_the_writers_rows(alice, new_monitor, feeder, settings, 
     # Six hours before midnight; seed 6 has an outage of 12 checks in them.
     items = bench_stats.samples(6, end - 6 * 3600, end)
     assert sum(not passed for _, passed, _ in items) == 12
-    bench_stats.real_feed(settings, real.id, items)
+    bench_stats.real_feed(settings, real, items)
     bench_stats.bulk_feed(bulk, items)
     got, want = rows_of(bulk.id), rows_of(real.id)
     assert len(want["rollups"]) == 72 + 6 + 1

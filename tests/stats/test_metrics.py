@@ -36,7 +36,7 @@ def test_it_reports_each_monitor(anon, alice, bob, new_monitor, feeder, settings
     now = clock.now()
     expires = now + timedelta(days=20)
     feeder.feed(up, [Run(now - timedelta(hours=2), passed=False), Run(now - timedelta(hours=1))])
-    with_cert = replace(outcome_of(up.id, Run(now, rt=250)), cert_expires_at=expires)
+    with_cert = replace(outcome_of(up, Run(now, rt=250)), cert_expires_at=expires)
     Recorder(settings).record([with_cert], now=now)
     feeder.feed(down, [Run(now - timedelta(minutes=5), passed=False)])
     m = scrape(anon)

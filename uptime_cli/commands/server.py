@@ -19,8 +19,13 @@ def _startup_errors() -> Iterator[None]:
     """Turn what commonly stops start-up into one line on stderr and exit 1."""
     import peewee
 
+    from uptime_server.migrations import MigrationError
+
     try:
         yield
+    except MigrationError as exc:  # rolled back whole: the database is as it was
+        typer.echo(f"uptime: database migration failed, nothing changed: {exc}", err=True)
+        raise typer.Exit(1) from None
     except OSError as exc:  # a port in use, an unwritable data dir, ...
         where = f" ({exc.filename})" if exc.filename else ""
         typer.echo(f"uptime: {exc.strerror or exc}{where}", err=True)

@@ -61,12 +61,14 @@ def run_test(monitor: Monitor) -> dict[str, Any]:
     outcome = CheckOutcome.from_run(
         result,
         monitor_id=monitor.id,
+        monitor_created_at=monitor.created_at,
         location=monitor.locations[0] if monitor.locations else settings().locations[0],
         checked_at=started,
     )
     [done] = Recorder(settings()).record([outcome], now=now())
     if done.run_status is None:
-        # Deleted while the check ran: report it as gone.
+        # Deleted (or its id given to another monitor) while the check ran:
+        # nothing was recorded; report it as gone.
         raise ApiError("MONITOR_NOT_FOUND", "Monitor not found")
     return {
         "status": done.run_status,

@@ -84,6 +84,7 @@ class Claim:
 
     row_id: int
     monitor_id: int
+    monitor_created_at: datetime  # with monitor_id, which monitor this is (CheckOutcome)
     location: str
     due: datetime
     interval: int
@@ -161,6 +162,7 @@ class Dispatcher:
                 MonitorLocation.monitor,
                 MonitorLocation.next_check_at,
                 MonitorLocation.last_status,
+                Monitor.created_at,
                 *(getattr(Monitor, name) for name in SPEC_FIELDS),
             )
             .join(Monitor, on=(MonitorLocation.monitor == Monitor.id))
@@ -203,6 +205,7 @@ class Dispatcher:
         return Claim(
             row_id=row["id"],
             monitor_id=row["monitor"],
+            monitor_created_at=row["created_at"],
             location=self.location,
             due=row["next_check_at"],
             interval=max(1, int(row["check_interval"] or 60)),

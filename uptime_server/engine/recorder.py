@@ -45,9 +45,15 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class CheckOutcome:
-    """One finished check run in one location, as the runner hands it over."""
+    """One finished check run in one location, as the runner hands it over.
+
+    ``monitor_id`` and ``monitor_created_at`` together name the monitor that
+    was checked: should that monitor be deleted while its check runs and its
+    id ever reach another monitor, the outcome still names only the old one.
+    """
 
     monitor_id: int
+    monitor_created_at: datetime
     location: str
     checked_at: datetime
     passed: bool
@@ -68,6 +74,7 @@ class CheckOutcome:
         result: RunResult,
         *,
         monitor_id: int,
+        monitor_created_at: datetime,
         location: str,
         checked_at: datetime,
         next_check_at: datetime | None = None,
@@ -76,6 +83,7 @@ class CheckOutcome:
         """The outcome of a probe's run (without a schedule: an ad-hoc run)."""
         return cls(
             monitor_id=monitor_id,
+            monitor_created_at=monitor_created_at,
             location=location,
             checked_at=checked_at,
             passed=result.passed,
@@ -146,6 +154,10 @@ class Recorder:
         monitor = batch.monitors.get(outcome.monitor_id)
         if monitor is None:
             return Plan(outcome, Recorded(outcome.monitor_id, skipped="deleted"))
+        if monitor.created_at != outcome.monitor_created_at:
+            # The id now names another monitor: the one checked is gone, and
+            # nothing of its run may land on the newcomer (maybe another user's).
+            return Plan(outcome, Recorded(outcome.monitor_id, skipped="replaced"))
         try:
             run_status = state.run_status(
                 state.RunFacts(

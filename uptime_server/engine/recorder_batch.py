@@ -45,6 +45,7 @@ _MONITOR_COLUMNS = (
     Monitor.state_version,
     Monitor.degraded_response_time,
     Monitor.locations,
+    Monitor.created_at,
 )
 _RUN_CHUNK = 100
 
@@ -67,6 +68,7 @@ class BatchMonitor:
     state_version: int
     degraded_response_time: int | None
     locations: list[str]
+    created_at: datetime  # with the id, who this monitor is (CheckOutcome)
 
     @property
     def checks_supported(self) -> bool:

@@ -201,6 +201,7 @@ class CheckScheduler:
         return CheckOutcome.from_run(
             result,
             monitor_id=claim.monitor_id,
+            monitor_created_at=claim.monitor_created_at,
             location=claim.location,
             checked_at=job.started_at,
             next_check_at=next_due(claim, now),

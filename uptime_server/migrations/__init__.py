@@ -1,12 +1,21 @@
 """Numbered schema migrations, applied in order and recorded.
 
-Each module ``NNNN_name.py`` here has ``up(db)``. ``migrate()`` applies the
-ones not yet recorded in ``schema_migrations``, each in its own transaction,
-under a lock so two daemons starting together do not race (an advisory lock
-on PostgreSQL, BEGIN IMMEDIATE on SQLite).
+Each module ``NNNN_name.py`` here has ``up(db)``, which runs explicit DDL for
+both dialects (``run_ddl``) and never reads the models: a shipped migration
+must make the same schema whatever the models say later. ``migrate()``
+applies the ones not yet recorded in ``schema_migrations``, each in its own
+transaction, under a lock so two daemons starting together do not race (an
+advisory lock on PostgreSQL, BEGIN IMMEDIATE on SQLite).
+
+SQLite changes most things about a table only by rebuilding it (create the
+new table, copy the rows, drop the old one, rename). Dropping a table that
+others reference would run their ON DELETE CASCADE with foreign keys on, so
+on SQLite the run happens with ``foreign_keys`` off, as SQLite's own
+procedure for schema changes asks, and ``PRAGMA foreign_key_check`` must
+come back empty before it commits.
 
 Policy: 0001 is the v0.1.0 schema. Once a release ships, a schema change is a
-new numbered module, never an edit of an applied one.
+new numbered module, never an edit of an applied one (docs/migrations.md).
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ from __future__ import annotations
 import importlib
 import logging
 import pkgutil
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import peewee
@@ -23,6 +33,10 @@ from uptime_server import db as dbmod
 log = logging.getLogger(__name__)
 
 _LOCK_KEY = 0x757074696D65  # "uptime"
+
+
+class MigrationError(RuntimeError):
+    """A migration left the database inconsistent; nothing of the run was kept."""
 
 
 def available() -> list[tuple[int, str]]:
@@ -40,15 +54,15 @@ def applied(database: peewee.Database) -> set[int]:
     return {row[0] for row in cursor.fetchall()}
 
 
-def migrate(database: peewee.Database | None = None) -> list[str]:
-    """Apply pending migrations; return the names applied."""
+def migrate(database: peewee.Database | None = None, *, until: int | None = None) -> list[str]:
+    """Apply pending migrations (up to version *until*, if given); return the names applied."""
     database = database or dbmod.database.obj
     _ensure_table(database)
     done: list[str] = []
     with _lock(database):
         have = applied(database)
         for version, name in available():
-            if version in have:
+            if version in have or (until is not None and version > until):
                 continue
             module = importlib.import_module(f"{__name__}.{name}")
             with database.atomic():
@@ -61,7 +75,16 @@ def migrate(database: peewee.Database | None = None) -> list[str]:
                 )
             log.info("applied migration %s", name)
             done.append(name)
+        if done and isinstance(database, peewee.SqliteDatabase):
+            _check_foreign_keys(database)
     return done
+
+
+def run_ddl(database: peewee.Database, *, sqlite: Sequence[str], postgresql: Sequence[str]) -> None:
+    """Run the statements written for this database's dialect, in order."""
+    is_sqlite = isinstance(database, peewee.SqliteDatabase)
+    for statement in sqlite if is_sqlite else postgresql:
+        database.execute_sql(statement)
 
 
 def _ensure_table(database: peewee.Database) -> None:
@@ -79,14 +102,27 @@ class _lock:
     def __enter__(self) -> None:
         if self.pg:
             self.database.execute_sql("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
-        else:
-            # One IMMEDIATE transaction around the whole run; each migration
-            # nests inside it as a savepoint.
-            self.tx = self.database.atomic("IMMEDIATE")
-            self.tx.__enter__()
+            return
+        # The pragma is a no-op inside a transaction: set it before BEGIN.
+        self.foreign_keys = self.database.execute_sql("PRAGMA foreign_keys").fetchone()[0]
+        self.database.execute_sql("PRAGMA foreign_keys = OFF")
+        # One IMMEDIATE transaction around the whole run; each migration
+        # nests inside it as a savepoint.
+        self.tx = self.database.atomic("IMMEDIATE")
+        self.tx.__enter__()
 
     def __exit__(self, *exc: object) -> None:
         if self.pg:
             self.database.execute_sql("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
-        else:
+            return
+        try:
             self.tx.__exit__(*exc)
+        finally:
+            self.database.execute_sql(f"PRAGMA foreign_keys = {int(self.foreign_keys)}")
+
+
+def _check_foreign_keys(database: peewee.Database) -> None:
+    """Foreign keys were off while the run changed tables: every row must still have its parent."""
+    broken = database.execute_sql("PRAGMA foreign_key_check").fetchall()
+    if broken:
+        raise MigrationError(f"the migrations left rows without their parent: {broken[:5]}")
