@@ -291,7 +291,7 @@ def monitor_paths() -> JSON:
                 "Run one check now and record it",
                 "monitors",
                 {200: _json(_data("TestResult"))},
-                errors=(404, 409),
+                errors=(404, 409, 504),
                 params=one,
                 unsafe=True,
             ),
