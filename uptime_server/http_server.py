@@ -8,12 +8,12 @@ checks the same limit again for servers other than this one (the test
 client). Waitress answers its own refusals (413, a malformed request) in
 plain text; ``JsonErrorTask`` gives them the API's error shape instead.
 
-Lingering close: a client refused mid-upload is usually still sending. Were
-the socket closed with its data unread, the kernel would answer with a
-reset, and the client could lose the 413 it was sent. So after a refusal
-``JsonErrorChannel`` sends its answer, ends its side of the connection, and
-reads and drops what the client still sends, for ``LINGER_SECONDS`` at most,
-before it closes (as nginx and Apache do).
+Lingering close (RFC 9112 §9.6): a client refused mid-upload is usually
+still sending. Were the socket closed with its data unread, the kernel would
+answer with a reset, which may erase the 413 from the client's buffers
+before it is read. So after a refusal ``JsonErrorChannel`` sends its answer,
+ends its side of the connection, and reads and drops what the client still
+sends, for ``LINGER_SECONDS`` at most, before it closes (as nginx does).
 """
 
 from __future__ import annotations
