@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from itertools import islice
 from typing import Any
 
 import pytest
@@ -55,7 +56,7 @@ def test_health_and_reads_answer_while_test_runs_hang(
         futures = [pool.submit(run_test, user, mid) for user, mid in runs]
         assert target.wait_for(4), "four test runs should be hanging at the target"
         # The other eight are refused at once, while the four still hang.
-        refused = [f.result() for _, f in zip(range(8), as_completed(futures, timeout=30))]
+        refused = [f.result() for f in islice(as_completed(futures, timeout=30), 8)]
         for _user, response in refused:
             assert response.status_code == 429, response.text
             assert response.json()["error"]["code"] == "RATE_LIMIT_EXCEEDED"
@@ -92,9 +93,8 @@ def test_slots_cap_runs_in_total_and_per_user() -> None:
 
 def test_a_refused_run_is_a_429_with_retry_after() -> None:
     slots = RunSlots(total=1, per_user=1)
-    with slots.hold("alice"):
-        with pytest.raises(ApiError) as refused, slots.hold("bob"):
-            pass
+    with slots.hold("alice"), pytest.raises(ApiError) as refused, slots.hold("bob"):
+        pass
     assert (refused.value.code, refused.value.status) == ("RATE_LIMIT_EXCEEDED", 429)
     assert refused.value.headers["Retry-After"] == "5"
     assert slots.in_use == 0  # released on the way out, the refused one took nothing
