@@ -8,8 +8,8 @@ API process, reads them every ``UPTIME_METRICS_REFRESH_INTERVAL`` into a
 
 Per-monitor series (names and ids of every user's monitors) are read only
 when ``UPTIME_METRICS_TOKEN`` is set: without it /metrics is public, and they
-are not served at all. Each snapshot encodes them once per exposition format,
-on the first scrape that asks for it.
+are not served at all. Each refresh also encodes them, in every exposition
+format a scrape has asked for, so a scrape only concatenates bytes.
 """
 
 from __future__ import annotations
@@ -70,6 +70,11 @@ class Snapshot:
     monitor_families: list[Metric] = field(default_factory=list)
     _encoded: dict[Encoder, bytes] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def encoded_formats(self) -> frozenset[Encoder]:
+        with self._lock:
+            return frozenset(self._encoded)
 
     def encoded_monitor_series(self, encode: Encoder) -> bytes:
         """The per-monitor families in *encode*'s format, without a closing ``# EOF``."""
@@ -166,11 +171,22 @@ class MetricsCache:
     def __init__(self, *, per_monitor: bool) -> None:
         self.per_monitor = per_monitor
         self.snapshot: Snapshot | None = None  # replaced whole: readers need no lock
+        self._formats: set[Encoder] = set()  # asked for by scrapes so far
 
     def refresh(self, now: datetime) -> Snapshot:
         snapshot = read_snapshot(now, per_monitor=self.per_monitor)
+        if self.per_monitor:
+            # Encoded here, off the request path, in the formats scrapers ask
+            # for (only the very first scrape of a format encodes for itself).
+            for encode in list(self._formats):
+                snapshot.encoded_monitor_series(encode)
         self.snapshot = snapshot
         return snapshot
+
+    def monitor_series(self, snapshot: Snapshot, encode: Encoder) -> bytes:
+        """*snapshot*'s per-monitor series in *encode*'s format, encoded once."""
+        self._formats.add(encode)
+        return snapshot.encoded_monitor_series(encode)
 
 
 def metrics_cache_for(settings: Settings) -> MetricsCache:

@@ -11,6 +11,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.stats.conftest import Run, outcome_of
@@ -141,6 +142,20 @@ def test_the_refresher_reads_the_database_once_per_interval(
     figures = scrape(scraper)
     assert by_monitor(figures["uptime_monitor_paused"]) == {"late": 0.0}
     assert figures["uptime_metrics_snapshot_timestamp_seconds"] == {(): clock.now().timestamp()}
+
+
+@sqlite_only
+def test_a_refresh_encodes_the_formats_scrapers_asked_for(
+    scraper, refresher, alice, new_monitor, clock
+):
+    new_monitor(alice, "web")
+    refresher.loop(clock.now())
+    cache = refresher.cache
+    assert cache.snapshot.encoded_formats == frozenset()  # nobody asked yet
+    scrape(scraper)  # text format 0.0.4
+    refresher.loop(clock.advance(15))
+    assert cache.snapshot.encoded_formats == {generate_latest}  # before any scrape of it
+    assert by_monitor(scrape(scraper)["uptime_monitor_paused"]) == {"web": 0.0}
 
 
 @sqlite_only

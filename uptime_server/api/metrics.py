@@ -38,7 +38,8 @@ def metrics_cache() -> MetricsCache:
 def scrape() -> Any:
     token = settings().metrics_token
     _authorize(token)
-    snapshot = metrics_cache().snapshot
+    cache = metrics_cache()
+    snapshot = cache.snapshot
     registry = CollectorRegistry(auto_describe=False)
     registry.register(SnapshotCollector(snapshot, _live_dispatch_lag()))
     registry.register(_Forward(engine_metrics.REGISTRY))
@@ -46,7 +47,7 @@ def scrape() -> Any:
     encode, content_type = choose_encoder(request.headers.get("Accept", ""))
     body = encode(registry)
     if token and snapshot is not None:
-        body = snapshot.encoded_monitor_series(encode) + body
+        body = cache.monitor_series(snapshot, encode) + body
     return Response(body, content_type=content_type)
 
 
