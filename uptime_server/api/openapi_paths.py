@@ -458,7 +458,9 @@ def service_paths() -> JSON:
                     "service",
                     {
                         200: {
-                            "description": "Prometheus text format",
+                            "description": "Prometheus text format: process and engine "
+                            "series; the per-monitor series only with UPTIME_METRICS_TOKEN "
+                            "set and sent as a bearer token",
                             "content": {"text/plain": {"schema": {"type": "string"}}},
                         }
                     },
