@@ -176,7 +176,7 @@ class Daemon:
         port = self.options.port if self.options.port is not None else self.settings.port
         try:
             self.server = create_api_server(
-                app, self.settings, sockets=self.api_sockets, host=host, port=port
+                app, self.settings, socket_map=self.api_sockets, host=host, port=port
             )
         except OSError as exc:
             raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None

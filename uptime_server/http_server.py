@@ -102,26 +102,26 @@ def create_api_server(
     app: Any,
     settings: Settings,
     *,
-    sockets: dict[int, Any] | None = None,
+    socket_map: dict[int, Any] | None = None,
     threads: int | None = None,
     ident: str = "uptime",
     **where: Any,
 ) -> Any:
     """A waitress server for *app* (not started); *where* is host/port or sockets.
 
-    *sockets* is waitress's socket map, for whoever must close it later.
+    *socket_map* is waitress's map of its sockets, for whoever must close them later.
     """
-    socket_map: dict[int, Any] = {} if sockets is None else sockets
+    sockets: dict[int, Any] = {} if socket_map is None else socket_map
     server = create_server(
         app,
-        map=socket_map,
+        map=sockets,
         threads=threads or settings.http_threads,
         ident=ident,
         # Waitress refuses a body of this many bytes or more: MAX_BODY passes.
         max_request_body_size=MAX_BODY + 1,
         **where,
     )
-    for dispatcher in list(socket_map.values()):
+    for dispatcher in list(sockets.values()):
         if isinstance(dispatcher, BaseWSGIServer):
             dispatcher.channel_class = JsonErrorChannel
     return server
