@@ -95,8 +95,12 @@ def _refuse_large_body() -> None:
 
 def _add_response_headers(response: Response) -> Response:
     # Error responses pass here too (Flask finalises them like any other).
+    # Registered before the limiter's hook, so it runs after it (Flask runs
+    # them in reverse): an error's own headers (a 429's Retry-After) win.
     for name, value in RESPONSE_HEADERS.items():
         response.headers.setdefault(name, value)
+    for name, value in getattr(response, "error_headers", {}).items():
+        response.headers[name] = value
     return response
 
 

@@ -87,6 +87,9 @@ def render(error: ApiError) -> Response:
     response.status_code = error.status
     for name, value in error.headers.items():
         response.headers[name] = value
+    # Kept for the app's last response hook: Flask-Limiter rewrites Retry-After
+    # on every limited response, and the error's own value must win.
+    response.error_headers = dict(error.headers)  # type: ignore[attr-defined]
     return response
 
 
