@@ -7,7 +7,11 @@ the first 50 monitors. Then serves the app with waitress on 127.0.0.1 and
 times, over keep-alive HTTP with ``requests``:
 
 - ``GET /api/v1/monitors?limit=100`` (first page, and a page in the middle);
-- ``GET /api/v1/monitors/{id}`` for monitors with 30 days of history.
+- ``GET /api/v1/monitors/{id}`` for monitors with 30 days of history;
+- ``GET /metrics`` with the metrics token (per-monitor series of all N
+  monitors): the scrape served from the snapshot, the first scrape after a
+  refresh (it encodes the series), and the refresh itself, which the daemon
+  runs every ``UPTIME_METRICS_REFRESH_INTERVAL`` off the request path.
 
 Rate limiting is off. Run: ``make bench-api`` or
 ``python -m bench.bench_api [--monitors N] [--requests N] [--backend sqlite|postgres|both]``.
@@ -138,6 +142,7 @@ def run(backend: str, database_url: str, data_dir: Path, n_monitors: int, count:
         "UPTIME_RATE_LIMIT": "off",
         "UPTIME_SECRET_KEY": "bench",
         "UPTIME_MAX_MONITORS_PER_USER": str(n_monitors),
+        "UPTIME_METRICS_TOKEN": "bench",
     }
     settings = load_settings(env)
     database = dbmod.bind(settings.database_url)
@@ -178,11 +183,36 @@ def run(backend: str, database_url: str, data_dir: Path, n_monitors: int, count:
             "GET /api/v1/monitors/{id} (30 days of history)",
             timed(lambda: http.get(f"{base}/api/v1/monitors/{next(cycle)}"), count),
         )
+        bench_metrics(app, base, http, n_monitors, count)
     if not database.is_closed():
         database.close()
     close_all = getattr(database, "close_all", None)
     if close_all:
         close_all()
+
+
+def bench_metrics(app: Any, base: str, http: requests.Session, n_monitors: int, count: int):
+    cache = app.extensions["uptime"].services["metrics_cache"]
+    bearer = {"Authorization": "Bearer bench"}
+
+    def refresh() -> None:
+        with dbmod.database.connection_context():
+            cache.refresh(datetime.now(UTC))
+
+    refreshes, first_scrapes = [], []
+    for _ in range(5):
+        started = time.perf_counter()
+        refresh()
+        refreshes.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        http.get(f"{base}/metrics", headers=bearer).raise_for_status()
+        first_scrapes.append((time.perf_counter() - started) * 1000)
+    body = http.get(f"{base}/metrics", headers=bearer).text
+    assert body.count("uptime_monitor_paused{") == n_monitors
+    report(f"metrics refresh, {n_monitors} monitors (daemon loop)", refreshes)
+    report("GET /metrics, first after a refresh", first_scrapes)
+    samples = timed(lambda: http.get(f"{base}/metrics", headers=bearer), count)
+    report("GET /metrics (from the snapshot)", samples)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,9 @@
-"""A WSGI app served by waitress on 127.0.0.1 in a thread, for tests and benchmarks."""
+"""The API served by waitress on 127.0.0.1 in a thread, for tests and benchmarks.
+
+The server is built as the daemon builds it (``uptime_server.http_server``):
+the same body limit, JSON error responses and, unless a test asks for fewer,
+the app's ``UPTIME_HTTP_THREADS`` worker threads.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +14,24 @@ from contextlib import contextmanager
 from typing import Any
 
 from waitress import wasyncore
-from waitress.server import create_server
+
+from uptime_server.http_server import create_api_server
 
 
 @contextmanager
 def serving(
-    app: Any, *, ident: str = "uptime-test", threads: int = 4, sock: socket.socket | None = None
+    app: Any,
+    *,
+    ident: str = "uptime-test",
+    threads: int | None = None,
+    sock: socket.socket | None = None,
 ) -> Iterator[str]:
-    """Serve *app* on a port the OS picks, or on *sock* (bound beforehand, so a
-    test can put the port in the app's settings); yields the base URL and
-    stops the server after."""
+    """Serve *app* (made by ``create_app``) on a port the OS picks, or on *sock*
+    (bound beforehand, so a test can put the port in the app's settings);
+    yields the base URL and stops the server after."""
     where: dict[str, Any] = {"sockets": [sock]} if sock else {"host": "127.0.0.1", "port": 0}
-    server = create_server(app, threads=threads, ident=ident, **where)
+    settings = app.extensions["uptime"].settings
+    server = create_api_server(app, settings, threads=threads, ident=ident, **where)
     thread = threading.Thread(target=server.run, name="live-api", daemon=True)
     thread.start()
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, Flask, request
+from flask import Blueprint, Flask, Response, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_login import current_user
@@ -30,12 +30,13 @@ from uptime_server.api import (
     stats,
 )
 from uptime_server.api.access import is_login_limited, is_public
+from uptime_server.api.check_slots import RunSlots
 from uptime_server.auth.sessions import check_csrf, current_session, init_login
 from uptime_server.config import Settings, ensure_secret_key
 from uptime_server.context import UptimeState
 from uptime_server.engine.clock import Clock
-
-MAX_BODY = 1024 * 1024
+from uptime_server.http_server import MAX_BODY, RESPONSE_HEADERS
+from uptime_server.metrics_snapshot import metrics_cache_for
 
 # One blueprint per resource: under /api/v1, and at the root.
 API_BLUEPRINTS = (auth, signin, monitors, checks, stats, notifications, openapi)
@@ -60,10 +61,18 @@ def create_app(
         JSON_SORT_KEYS=False,
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    app.extensions["uptime"] = UptimeState(settings, clock or Clock(), dict(services or {}))
+    services = dict(services or {})
+    # Without the daemon's refresher (tests, embedding) nothing fills it
+    # unless asked to: /metrics then serves the process and engine series.
+    services.setdefault("metrics_cache", metrics_cache_for(settings))
+    app.extensions["uptime"] = UptimeState(settings, clock or Clock(), services)
+    app.extensions["uptime_test_slots"] = RunSlots(
+        settings.test_concurrency, settings.test_concurrency_per_user
+    )
     errors.register(app)
     init_login(app)
     app.before_request(_refuse_large_body)
+    app.after_request(_add_response_headers)
     _register_db_hooks(app)
 
     api = Blueprint("api", __name__, url_prefix="/api/v1")
@@ -82,6 +91,17 @@ def _refuse_large_body() -> None:
     # a declared length over the limit is refused whatever the view.
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise RequestEntityTooLarge()
+
+
+def _add_response_headers(response: Response) -> Response:
+    # Error responses pass here too (Flask finalises them like any other).
+    # Registered before the limiter's hook, so it runs after it (Flask runs
+    # them in reverse): an error's own headers (a 429's Retry-After) win.
+    for name, value in RESPONSE_HEADERS.items():
+        response.headers.setdefault(name, value)
+    for name, value in getattr(response, "error_headers", {}).items():
+        response.headers[name] = value
+    return response
 
 
 def _register_db_hooks(app: Flask) -> None:

@@ -57,6 +57,7 @@ class Settings:
     base_url: str = "http://127.0.0.1:8080"
     secret_key: str = ""
     session_ttl: int = 14 * 86400
+    session_max_age: int = 90 * 86400
     min_check_interval: int = 30
     locations: tuple[str, ...] = ("local",)
     max_monitors_per_user: int = 1000
@@ -74,10 +75,14 @@ class Settings:
     login_rate_limit: str | None = "30/minute"
     ratelimit_storage_url: str = "memory://"
     metrics_token: str | None = None
+    metrics_refresh_interval: int = 15
     allowed_emails: tuple[str, ...] = ()
     oauth_providers: Mapping[str, OAuthProvider] = field(default_factory=dict)
     log_level: str = "INFO"
     http_threads: int = 8
+    test_run_timeout: int = 60
+    test_concurrency: int = 4
+    test_concurrency_per_user: int = 2
     check_concurrency: int = 200
     lease_seconds: int = 120
     shutdown_grace: int = 30
@@ -116,6 +121,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     host = env.str("UPTIME_HOST") or "127.0.0.1"
     base_url = (env.str("UPTIME_BASE_URL") or "http://127.0.0.1:8080").rstrip("/")
     _check_http_url("UPTIME_BASE_URL", base_url)
+    # At least two: one thread must stay free of "test now" runs (see below).
+    http_threads = env.int("UPTIME_HTTP_THREADS", 8, lo=2, hi=256)
     settings = Settings(
         data_dir=data_dir,
         database_url=database_url,
@@ -124,6 +131,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         base_url=base_url,
         secret_key=env.secret("UPTIME_SECRET_KEY") or "",
         session_ttl=env.duration("UPTIME_SESSION_TTL", 14 * 86400, lo=60),
+        session_max_age=env.duration("UPTIME_SESSION_MAX_AGE", 90 * 86400, lo=60),
         min_check_interval=env.int("UPTIME_MIN_CHECK_INTERVAL", 30, lo=1, hi=86400),
         locations=env.list("UPTIME_LOCATIONS", ("local",)),
         max_monitors_per_user=env.int("UPTIME_MAX_MONITORS_PER_USER", 1000, lo=0),
@@ -141,12 +149,16 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         login_rate_limit=env.rate("UPTIME_LOGIN_RATE_LIMIT", "30/minute"),
         ratelimit_storage_url=env.storage("UPTIME_RATELIMIT_STORAGE_URL") or "memory://",
         metrics_token=env.secret("UPTIME_METRICS_TOKEN"),
+        metrics_refresh_interval=env.duration("UPTIME_METRICS_REFRESH_INTERVAL", 15, lo=1),
         allowed_emails=_allowed_emails(env),
         oauth_providers=_oauth_providers(env),
         log_level=env.choice(
             "UPTIME_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True
         ),
-        http_threads=env.int("UPTIME_HTTP_THREADS", 8, lo=1, hi=256),
+        http_threads=http_threads,
+        test_run_timeout=env.duration("UPTIME_TEST_RUN_TIMEOUT", 60, lo=1),
+        test_concurrency=_test_concurrency(env, http_threads),
+        test_concurrency_per_user=env.int("UPTIME_TEST_CONCURRENCY_PER_USER", 2, lo=1),
         check_concurrency=env.int("UPTIME_CHECK_CONCURRENCY", 200, lo=1, hi=10000),
         lease_seconds=env.int("UPTIME_LEASE_SECONDS", 120, lo=5, hi=3600),
         shutdown_grace=env.int("UPTIME_SHUTDOWN_GRACE", 30, lo=0, hi=3600),
@@ -287,6 +299,22 @@ def _check_range(name: str, value: int, lo: int | None, hi: int | None) -> None:
         raise ConfigError(f"{name}: must be at least {lo}, got {value}")
     if hi is not None and value > hi:
         raise ConfigError(f"{name}: must be at most {hi}, got {value}")
+
+
+def _test_concurrency(env: _Env, http_threads: int) -> int:
+    """How many "test now" runs may hold a waitress thread at once.
+
+    Each run holds its thread for up to UPTIME_TEST_RUN_TIMEOUT; at least one
+    thread must stay free for /healthz, /metrics and the rest of the API.
+    """
+    default = max(1, min(4, http_threads // 2))
+    value = env.int("UPTIME_TEST_CONCURRENCY", default, lo=1)
+    if value >= http_threads:
+        raise ConfigError(
+            f"UPTIME_TEST_CONCURRENCY: must be below UPTIME_HTTP_THREADS ({http_threads}), "
+            f"got {value}"
+        )
+    return value
 
 
 def _mail_from(value: str) -> str:

@@ -42,7 +42,8 @@ class DaemonOptions:
 
 
 def default_components(settings: Settings, options: DaemonOptions) -> list[Component]:
-    """The engine's components for this process (scheduler, delivery, housekeeping).
+    """The loops of this process: the engine's (scheduler, delivery, housekeeping)
+    unless ``--no-scheduler``, and the API's (the /metrics snapshot) unless ``--no-api``.
 
     Each part of the engine adds its own line here.
     """
@@ -50,6 +51,7 @@ def default_components(settings: Settings, options: DaemonOptions) -> list[Compo
     from uptime_server.engine.housekeeping import default_housekeeping
     from uptime_server.engine.runner import LoopRunner
     from uptime_server.engine.scheduler import CheckScheduler
+    from uptime_server.metrics_snapshot import MetricsRefresher
 
     clock = Clock()
     components: list[Component] = []
@@ -58,8 +60,11 @@ def default_components(settings: Settings, options: DaemonOptions) -> list[Compo
             settings, clock=clock, location=options.location, recorder_process=True
         )
         components.append(LoopRunner(scheduler, clock))
-    components.append(delivery.delivery_component(settings))  # outbox -> SMTP/.eml/Slack
-    components.append(LoopRunner(default_housekeeping(settings, clock), clock))
+        components.append(delivery.delivery_component(settings))  # outbox -> SMTP/.eml/Slack
+        components.append(LoopRunner(default_housekeeping(settings, clock), clock))
+    if options.api:
+        # Its snapshot lives in this process's memory: the process serving /metrics.
+        components.append(LoopRunner(MetricsRefresher(settings), clock))
     return components
 
 
@@ -134,8 +139,7 @@ class Daemon:
         self.settings = prepare(self.settings)
         self._install_signals()
         try:
-            if self.options.scheduler:
-                self._start_components()
+            self._start_components()
             if self.options.api:
                 self._start_api()
         except BaseException:
@@ -164,21 +168,15 @@ class Daemon:
             self.components.append(component)
 
     def _start_api(self) -> None:
-        from waitress.server import create_server
-
         from uptime_server.app import create_app
+        from uptime_server.http_server import create_api_server
 
         app = create_app(self.settings, bind_database=False, services=self._services())
         host = self.options.host or self.settings.host
         port = self.options.port if self.options.port is not None else self.settings.port
         try:
-            self.server = create_server(
-                app,
-                map=self.api_sockets,
-                host=host,
-                port=port,
-                threads=self.settings.http_threads,
-                ident="uptime",
+            self.server = create_api_server(
+                app, self.settings, socket_map=self.api_sockets, host=host, port=port
             )
         except OSError as exc:
             raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None

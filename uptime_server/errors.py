@@ -38,6 +38,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "PAYLOAD_TOO_LARGE": 413,
     "RATE_LIMIT_EXCEEDED": 429,
     "INTERNAL_ERROR": 500,
+    "TEST_RUN_TIMEOUT": 504,
 }
 
 _HTTP_FALLBACK = {
@@ -86,6 +87,9 @@ def render(error: ApiError) -> Response:
     response.status_code = error.status
     for name, value in error.headers.items():
         response.headers[name] = value
+    # Kept for the app's last response hook: Flask-Limiter rewrites Retry-After
+    # on every limited response, and the error's own value must win.
+    response.error_headers = dict(error.headers)  # type: ignore[attr-defined]
     return response
 
 

@@ -32,5 +32,11 @@ def mint_local_session(
             user.name = name
         user.last_login = now
         user.save()
-        token, _ = create_session(user, LOCAL_PROVIDER, now=now, ttl=settings.session_ttl)
+        token, _ = create_session(
+            user,
+            LOCAL_PROVIDER,
+            now=now,
+            ttl=settings.session_ttl,
+            max_age=settings.session_max_age,
+        )
     return token

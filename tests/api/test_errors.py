@@ -29,6 +29,7 @@ def test_it_maps_codes_to_the_statuses_of_decisions() -> None:
         413: {"PAYLOAD_TOO_LARGE"},
         429: {"RATE_LIMIT_EXCEEDED"},
         500: {"INTERNAL_ERROR"},
+        504: {"TEST_RUN_TIMEOUT"},  # a "test now" run over UPTIME_TEST_RUN_TIMEOUT
     }  # fmt: skip
 
 

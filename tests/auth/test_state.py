@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from urllib.parse import urlencode, urlsplit
 
+import pytest
+
 from tests.auth.browser import query
-from uptime_server.auth.login_state import COOKIE_NAME, sha256
+from uptime_server.auth.login_state import COOKIE_NAME, HOST_COOKIE_NAME, sha256
 from uptime_server.models import OAuthState
 
 
@@ -82,3 +84,41 @@ def test_two_sign_ins_under_way_in_one_browser_both_finish(browser, providers):
     second = browser.approve(browser.login("google"), "gina")
     assert browser.callback(first).status_code == 302
     assert browser.callback(second).status_code == 302
+
+
+HTTPS_BASE = "https://uptime.example.com"
+
+
+@pytest.mark.parametrize("extra_env", [{"UPTIME_BASE_URL": HTTPS_BASE}])
+@pytest.mark.parametrize("provider, login", [("github", "octocat"), ("google", "gina")])
+def test_over_https_the_browser_cookie_is_host_prefixed(
+    browser, new_browser, providers, provider, login
+):
+    providers.reset(HTTPS_BASE)  # the clients' callbacks under the https base URL
+    providers.add_standard_users()
+    r = browser.client.get(f"/api/v1/auth/{provider}/login")
+    [cookie] = [h for h in r.headers.getlist("Set-Cookie") if COOKIE_NAME in h]
+    name, _, attributes = cookie.partition("=")
+    assert name == HOST_COOKIE_NAME == "__Host-uptime_oauth"
+    # What browsers demand of a __Host- cookie: Secure, Path=/, no Domain.
+    parts = {p.strip().split("=")[0].lower(): p.strip() for p in attributes.split(";")}
+    assert "secure" in parts and parts["path"] == "Path=/" and "domain" not in parts
+    assert {"httponly", "samesite", "max-age"} <= set(parts)
+
+    callback = browser.approve(r.headers["Location"], login)
+    assert callback.startswith(f"{HTTPS_BASE}/api/v1/auth/{provider}/callback")
+    # The same browser id under the unprefixed name, as a sibling host could
+    # plant it, does not count.
+    planted = new_browser()
+    planted.client.set_cookie(COOKIE_NAME, browser.client.get_cookie(HOST_COOKIE_NAME).value)
+    _assert_mismatch(planted.client.get(urlsplit(callback).path, query_string=query(callback)))
+    done = browser.client.get(urlsplit(callback).path, query_string=query(callback))
+    assert done.status_code == 302, done.get_data(as_text=True)
+    assert browser.session_cookie()
+
+
+def test_over_http_the_browser_cookie_keeps_its_name_and_path(browser, providers):
+    r = browser.client.get("/api/v1/auth/github/login")
+    names = [h.partition("=")[0] for h in r.headers.getlist("Set-Cookie")]
+    assert names == [COOKIE_NAME]
+    assert browser.client.get_cookie(COOKIE_NAME, path="/api/v1/auth") is not None

@@ -98,6 +98,19 @@ def test_close_cancels_running_checks(target):
     assert len(ended.jobs) == 2
 
 
+def test_a_deadline_cuts_a_run_short_retries_and_all(target):
+    loop = make_loop(2)
+    # Three attempts of up to 30 s each, 1 s apart: a budget of about 92 s.
+    spec = CheckSpec(url=target.url("slow", "cut") + "?s=30", retry_count=2, check_interval=1)
+    job = loop.run_sync(spec, deadline=0.5)
+    assert (job.timed_out, job.result, job.error, job.cancelled) == (True, None, None, False)
+    assert target.hits["cut"] == 1
+    assert loop.pending == 0  # its slot is free again
+    fast = loop.run_sync(CheckSpec(url=target.url("ok", "after")), deadline=10)
+    loop.close()
+    assert (fast.timed_out, fast.result.passed) == (False, True)
+
+
 def _used(loop: ProbeLoop, target: CountingServer, key: str) -> ProbeLoop:
     """*loop* after one real check, so its thread and HTTP session exist."""
     job = loop.run_sync(CheckSpec(url=target.url("ok", key)), timeout=10)

@@ -41,6 +41,16 @@ BAD_VALUES = [
     ("UPTIME_ALLOWED_EMAILS", "alice@example.com,bob"),
     ("UPTIME_LOG_LEVEL", "LOUD"),
     ("UPTIME_HTTP_THREADS", "0"),
+    ("UPTIME_HTTP_THREADS", "1"),  # one thread must stay free of test runs
+    ("UPTIME_SESSION_MAX_AGE", "forever"),
+    ("UPTIME_SESSION_MAX_AGE", "30"),
+    ("UPTIME_METRICS_REFRESH_INTERVAL", "soon"),
+    ("UPTIME_METRICS_REFRESH_INTERVAL", "0"),
+    ("UPTIME_TEST_RUN_TIMEOUT", "0"),
+    ("UPTIME_TEST_RUN_TIMEOUT", "a minute"),
+    ("UPTIME_TEST_CONCURRENCY", "0"),
+    ("UPTIME_TEST_CONCURRENCY", "8"),  # not below the 8 HTTP threads
+    ("UPTIME_TEST_CONCURRENCY_PER_USER", "0"),
     ("UPTIME_CHECK_CONCURRENCY", "many"),
     ("UPTIME_LEASE_SECONDS", "1"),
     ("UPTIME_SHUTDOWN_GRACE", "-5"),
@@ -83,6 +93,23 @@ def test_it_has_the_documented_defaults() -> None:
     assert settings.ratelimit_storage_url == "memory://"
     assert settings.allowed_emails == ()
     assert settings.oauth_providers == {}
+    assert settings.session_max_age == 90 * 86400
+    assert settings.metrics_refresh_interval == 15
+    assert (settings.http_threads, settings.test_run_timeout) == (8, 60)
+    assert (settings.test_concurrency, settings.test_concurrency_per_user) == (4, 2)
+
+
+@pytest.mark.parametrize(("threads", "tests"), [("2", 1), ("4", 2), ("8", 4), ("32", 4)])
+def test_test_runs_leave_http_threads_free_by_default(threads: str, tests: int) -> None:
+    settings = load_settings({**BASE, "UPTIME_HTTP_THREADS": threads})
+    assert settings.test_concurrency == tests
+
+
+def test_test_runs_must_stay_below_the_http_threads() -> None:
+    env = {**BASE, "UPTIME_HTTP_THREADS": "16", "UPTIME_TEST_CONCURRENCY": "15"}
+    assert load_settings(env).test_concurrency == 15
+    with pytest.raises(ConfigError, match=r"below UPTIME_HTTP_THREADS \(16\), got 16$"):
+        load_settings({**env, "UPTIME_TEST_CONCURRENCY": "16"})
 
 
 def test_it_parses_values(tmp_path: Path) -> None:
@@ -92,6 +119,9 @@ def test_it_parses_values(tmp_path: Path) -> None:
         {
             **BASE,
             "UPTIME_SESSION_TTL": "12h",
+            "UPTIME_SESSION_MAX_AGE": "30d",
+            "UPTIME_TEST_RUN_TIMEOUT": "2m",
+            "UPTIME_METRICS_REFRESH_INTERVAL": "1m",
             "UPTIME_LOCATIONS": "eu, us ,eu",
             "UPTIME_BLOCK_PRIVATE_TARGETS": "yes",
             "UPTIME_RATE_LIMIT": "off",
@@ -104,6 +134,8 @@ def test_it_parses_values(tmp_path: Path) -> None:
         }
     )
     assert settings.session_ttl == 12 * 3600
+    assert settings.session_max_age == 30 * 86400
+    assert (settings.test_run_timeout, settings.metrics_refresh_interval) == (120, 60)
     assert settings.locations == ("eu", "us")
     assert settings.block_private_targets is True
     assert settings.rate_limit is None

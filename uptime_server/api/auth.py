@@ -6,6 +6,7 @@ The OAuth login/callback routes and the CLI exchange live in
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from flask import Blueprint, jsonify, request
@@ -46,8 +47,17 @@ def get_user() -> Any:
 @bp.post("/refresh")
 def refresh() -> Any:
     row = current_session()
-    expires = refresh_session(row, now=now(), ttl=settings().session_ttl)
-    response = jsonify({"message": "Session refreshed", "expires_at": isoformat(expires)})
+    config = settings()
+    expires = refresh_session(
+        row, now=now(), ttl=config.session_ttl, max_age=config.session_max_age
+    )
+    message = "Session refreshed"
+    if expires < now() + timedelta(seconds=config.session_ttl):
+        message = (
+            "Session refreshed up to its maximum age (UPTIME_SESSION_MAX_AGE); "
+            "sign in again before it expires"
+        )
+    response = jsonify({"message": message, "expires_at": isoformat(expires)})
     set_cookie(response, session_token(request), expires)
     return response
 

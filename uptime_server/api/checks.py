@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from flask import Blueprint, request
+from flask import Blueprint, current_app, request
 from flask_login import current_user
 
 from uptime_server import monitors as svc
+from uptime_server.api.check_slots import RunSlots
 from uptime_server.context import now, settings, state
 from uptime_server.engine.clock import isoformat
 from uptime_server.engine.probe_loop import ProbeLoop, shared_probe_loop
@@ -54,7 +55,16 @@ def run_test(monitor: Monitor) -> dict[str, Any]:
             f"Monitors of type {monitor.type} are not checked in this version",
         )
     started = now()
-    job = _probe_loop().run_sync(check_spec(monitor))
+    limit = settings().test_run_timeout
+    job = _probe_loop().run_sync(check_spec(monitor), deadline=limit)
+    if job.timed_out:
+        # Cut short, the run says nothing about the target under its own
+        # timeout and retries: nothing is recorded, the schedule goes on.
+        raise ApiError(
+            "TEST_RUN_TIMEOUT",
+            f"The test run did not finish within {limit}s (UPTIME_TEST_RUN_TIMEOUT); "
+            "nothing was recorded, and scheduled checks go on as usual",
+        )
     if job.result is None:
         raise RuntimeError(f"test check of monitor {monitor.id} failed: {job.error!r}")
     result = job.result
@@ -79,9 +89,16 @@ def run_test(monitor: Monitor) -> dict[str, Any]:
     }
 
 
+def test_slots() -> RunSlots:
+    """The app's cap on test runs under way (``check_slots``)."""
+    return current_app.extensions["uptime_test_slots"]
+
+
 @bp.post("/<int:monitor_id>/test")
 def test(monitor_id: int) -> Any:
-    return {"data": run_test(svc.get_owned(current_user, monitor_id))}
+    monitor = svc.get_owned(current_user, monitor_id)
+    with test_slots().hold(current_user.id):
+        return {"data": run_test(monitor)}
 
 
 def _window(args: Any) -> tuple[datetime, datetime]:

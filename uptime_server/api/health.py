@@ -6,10 +6,9 @@ import logging
 from typing import Any
 
 from flask import Blueprint
-from peewee import JOIN, fn
 
 from uptime_server.context import now, state
-from uptime_server.models import Monitor, MonitorLocation
+from uptime_server.metrics_snapshot import overdue_seconds
 
 log = logging.getLogger(__name__)
 bp = Blueprint("health", __name__)
@@ -17,23 +16,7 @@ bp = Blueprint("health", __name__)
 
 def scheduler_lag_seconds() -> float:
     """How overdue the most overdue unclaimed check is (0 when none is late)."""
-    current = now()
-    oldest = (
-        MonitorLocation.select(fn.MIN(MonitorLocation.next_check_at))
-        .join(Monitor, JOIN.INNER)
-        .where(
-            (Monitor.paused == False)  # noqa: E712
-            & (MonitorLocation.next_check_at <= current)
-            & (
-                MonitorLocation.lease_expires_at.is_null()
-                | (MonitorLocation.lease_expires_at < current)
-            )
-        )
-        .scalar()
-    )
-    if oldest is None:
-        return 0.0
-    return round(max(0.0, (current - oldest).total_seconds()), 3)
+    return overdue_seconds(now())
 
 
 @bp.get("/healthz")

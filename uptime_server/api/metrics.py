@@ -1,48 +1,54 @@
 """GET /metrics: Prometheus text format (decisions §7).
 
-Per scrape, a custom collector reads the database: per monitor ``up``, last
-response time, 24h uptime and TLS certificate expiry, the outbox backlog
-and the dispatch lag (how overdue the most overdue unclaimed check is). The
+A scrape reads no table: the database figures (outbox backlog, dispatch lag
+and, with ``UPTIME_METRICS_TOKEN`` set, the per-monitor series) come from the
+snapshot a daemon loop refreshes (``uptime_server.metrics_snapshot``); the
 engine's in-process counters (``uptime_server.engine.metrics``) follow.
-With ``UPTIME_METRICS_TOKEN`` set, a scrape needs
-``Authorization: Bearer <token>``; without it /metrics is open.
+
+Without ``UPTIME_METRICS_TOKEN`` /metrics is open and serves only the
+process and engine series: monitor names and ids of every user stay private.
+With it, a scrape needs ``Authorization: Bearer <token>`` and gets the
+per-monitor series too.
 """
 
 from __future__ import annotations
 
 import hmac
 from collections.abc import Iterator
-from datetime import datetime
 from typing import Any
 
-import peewee
 from flask import Blueprint, Response, request
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder
 
-from uptime_server.api.health import scheduler_lag_seconds
-from uptime_server.context import now, settings, state
+from uptime_server.context import settings, state
 from uptime_server.engine import metrics as engine_metrics
 from uptime_server.errors import ApiError
-from uptime_server.models import Monitor, Outbox
-from uptime_server.stats import uptime_by_monitor
+from uptime_server.metrics_snapshot import MetricsCache, Snapshot
 
 bp = Blueprint("metrics", __name__)
 
-LABELS = ["monitor_id", "name"]
-UP_STATUSES = {"online": 1.0, "warning": 1.0, "offline": 0.0}
+
+def metrics_cache() -> MetricsCache:
+    return state().services["metrics_cache"]
 
 
 @bp.get("/metrics")
 def scrape() -> Any:
-    _authorize(settings().metrics_token)
+    token = settings().metrics_token
+    _authorize(token)
+    cache = metrics_cache()
+    snapshot = cache.snapshot
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(DatabaseCollector(now(), _dispatch_lag()))
+    registry.register(SnapshotCollector(snapshot, _live_dispatch_lag()))
     registry.register(_Forward(engine_metrics.REGISTRY))
     # Text format 0.0.4 unless the scraper asks for a newer one.
     encode, content_type = choose_encoder(request.headers.get("Accept", ""))
-    return Response(encode(registry), content_type=content_type)
+    body = encode(registry)
+    if token and snapshot is not None:
+        body = cache.monitor_series(snapshot, encode) + body
+    return Response(body, content_type=content_type)
 
 
 def _authorize(token: str | None) -> None:
@@ -59,10 +65,10 @@ def _authorize(token: str | None) -> None:
         )
 
 
-def _dispatch_lag() -> float:
-    # A running scheduler knows its lag best; otherwise read it off the due times.
+def _live_dispatch_lag() -> float | None:
+    # A running scheduler knows its lag in memory; otherwise the snapshot's figure.
     hook = state().services.get("scheduler_lag")
-    return float(hook()) if hook is not None else scheduler_lag_seconds()
+    return float(hook()) if hook is not None else None
 
 
 class _Forward:
@@ -75,79 +81,32 @@ class _Forward:
         return self.registry.collect()
 
 
-class DatabaseCollector:
-    """Figures read from the database at scrape time."""
+class SnapshotCollector:
+    """The engine-wide figures of the latest snapshot (none before the first)."""
 
-    def __init__(self, at: datetime, dispatch_lag: float) -> None:
-        self.at = at
+    def __init__(self, snapshot: Snapshot | None, dispatch_lag: float | None) -> None:
+        self.snapshot = snapshot
         self.dispatch_lag = dispatch_lag
 
     def collect(self) -> Iterator[Metric]:
-        yield from self._monitors()
-        backlog = GaugeMetricFamily(
-            "uptime_outbox_backlog", "Emails and Slack posts waiting for delivery."
-        )
-        backlog.add_metric([], Outbox.select().where(Outbox.status == "pending").count())
-        yield backlog
-        lag = GaugeMetricFamily(
-            "uptime_dispatch_lag_seconds",
-            "How overdue the most overdue unclaimed check is (0 when none is late).",
-        )
-        lag.add_metric([], self.dispatch_lag)
-        yield lag
-
-    def _monitors(self) -> Iterator[Metric]:
-        families = {
-            "up": GaugeMetricFamily(
-                "uptime_monitor_up",
-                "1 if the last check run passed, 0 if it failed.",
-                labels=LABELS,
-            ),
-            "paused": GaugeMetricFamily(
-                "uptime_monitor_paused", "1 if the monitor is paused.", labels=LABELS
-            ),
-            "rt": GaugeMetricFamily(
-                "uptime_monitor_response_time_seconds",
-                "Response time of the last check run.",
-                labels=LABELS,
-            ),
-            "uptime": GaugeMetricFamily(
-                "uptime_monitor_uptime_24h_ratio",
-                "Share of passed check runs over the last 24 hours (0..1).",
-                labels=LABELS,
-            ),
-            "cert": GaugeMetricFamily(
-                "uptime_monitor_cert_expiry_timestamp_seconds",
-                "When the TLS certificate of the monitored URL expires (Unix time).",
-                labels=LABELS,
-            ),
-        }
-        for chunk in peewee.chunked(_monitor_rows(), 1000):
-            uptime = uptime_by_monitor([row[0] for row in chunk], self.at, ("24h",))
-            for mid, name, status, paused, rt, cert in chunk:
-                labels = [str(mid), name]
-                families["paused"].add_metric(labels, 1.0 if paused else 0.0)
-                if status in UP_STATUSES:
-                    families["up"].add_metric(labels, UP_STATUSES[status])
-                if rt is not None:
-                    families["rt"].add_metric(labels, rt / 1000)
-                if uptime[mid]["24h"] is not None:
-                    families["uptime"].add_metric(labels, uptime[mid]["24h"] / 100)
-                if cert is not None:
-                    families["cert"].add_metric(labels, cert.timestamp())
-        yield from families.values()
-
-
-def _monitor_rows() -> list[tuple]:
-    return list(
-        Monitor.select(
-            Monitor.id,
-            Monitor.name,
-            Monitor.status,
-            Monitor.paused,
-            Monitor.response_time,
-            Monitor.cert_expires_at,
-        )
-        .order_by(Monitor.id)
-        .tuples()
-    )
+        lag = self.dispatch_lag
+        if self.snapshot is not None:
+            taken = GaugeMetricFamily(
+                "uptime_metrics_snapshot_timestamp_seconds",
+                "When the database figures of this page were read (Unix time).",
+            )
+            taken.add_metric([], self.snapshot.taken_at.timestamp())
+            yield taken
+            backlog = GaugeMetricFamily(
+                "uptime_outbox_backlog", "Emails and Slack posts waiting for delivery."
+            )
+            backlog.add_metric([], self.snapshot.outbox_backlog)
+            yield backlog
+            lag = self.snapshot.dispatch_lag if lag is None else lag
+        if lag is not None:
+            family = GaugeMetricFamily(
+                "uptime_dispatch_lag_seconds",
+                "How overdue the most overdue unclaimed check is (0 when none is late).",
+            )
+            family.add_metric([], lag)
+            yield family

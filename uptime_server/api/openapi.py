@@ -36,6 +36,7 @@ ERROR_TEXT = {
     413: "Request body over 1 MiB",
     429: "Rate limit exceeded; retry after Retry-After seconds",
     500: "Internal error (no details are disclosed)",
+    504: "A test run did not finish within UPTIME_TEST_RUN_TIMEOUT; nothing was recorded",
 }
 RATE_HEADERS = {
     "Retry-After": "Seconds until the limit resets",

@@ -291,7 +291,7 @@ def monitor_paths() -> JSON:
                 "Run one check now and record it",
                 "monitors",
                 {200: _json(_data("TestResult"))},
-                errors=(404, 409),
+                errors=(404, 409, 504),
                 params=one,
                 unsafe=True,
             ),
@@ -458,7 +458,9 @@ def service_paths() -> JSON:
                     "service",
                     {
                         200: {
-                            "description": "Prometheus text format",
+                            "description": "Prometheus text format: process and engine "
+                            "series; the per-monitor series only with UPTIME_METRICS_TOKEN "
+                            "set and sent as a bearer token",
                             "content": {"text/plain": {"schema": {"type": "string"}}},
                         }
                     },

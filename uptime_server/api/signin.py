@@ -45,9 +45,10 @@ def login(provider: str) -> Any:
     next_url = login_state.safe_next(request.args.get("next"))
     cli = cli_handoff.cli_request(request.args)
     secret_key = settings().secret_key
+    cookie = login_state.browser_cookie(settings().base_url)
     pending = login_state.new_login(
         oidc=spec.is_oidc,
-        browser_cookie=request.cookies.get(login_state.COOKIE_NAME),
+        browser_cookie=request.cookies.get(cookie.name),
         secret_key=secret_key,
         now=now(),
     )
@@ -69,10 +70,10 @@ def login(provider: str) -> Any:
     )
     response = _redirect(url)
     response.set_cookie(
-        login_state.COOKIE_NAME,
+        cookie.name,
         pending.browser_cookie,
         max_age=login_state.STATE_TTL,
-        path=login_state.COOKIE_PATH,
+        path=cookie.path,
         secure=True,
         httponly=True,
         samesite="Lax",
@@ -88,7 +89,7 @@ def callback(provider: str) -> Any:
     state = login_state.claim_state(
         provider=provider,
         state=request.args.get("state"),
-        browser_cookie=request.cookies.get(login_state.COOKIE_NAME),
+        browser_cookie=request.cookies.get(login_state.browser_cookie(settings().base_url).name),
         secret_key=settings().secret_key,
         now=now(),
     )
@@ -112,7 +113,13 @@ def cli_exchange() -> Any:
     ticket, verifier = cli_handoff.exchange_request(json_body())
     # Not one transaction: a ticket spent by a wrong verifier stays spent.
     row = cli_handoff.redeem_ticket(ticket, verifier, now=now())
-    token, session = create_session(row.user, row.provider, now=now(), ttl=settings().session_ttl)
+    token, session = create_session(
+        row.user,
+        row.provider,
+        now=now(),
+        ttl=settings().session_ttl,
+        max_age=settings().session_max_age,
+    )
     log.info("CLI sign-in of user %s with %s", row.user.id, row.provider)
     response = jsonify(
         {
@@ -172,7 +179,13 @@ def _browser_session(user: User, provider: str, next_url: str) -> Response:
         if old_token:
             # A new token at every sign-in: the pre-login cookie dies here.
             Session.delete().where(Session.token_hash == hash_token(old_token)).execute()
-        token, session = create_session(user, provider, now=now(), ttl=settings().session_ttl)
+        token, session = create_session(
+            user,
+            provider,
+            now=now(),
+            ttl=settings().session_ttl,
+            max_age=settings().session_max_age,
+        )
     log.info("user %s signed in with %s", user.id, provider)
     response = _redirect(next_url)
     set_cookie(response, token, session.expires_at)

@@ -29,6 +29,10 @@ from uptime_server.models import CliTicket, OAuthState
 STATE_TTL = 600
 COOKIE_NAME = "uptime_oauth"
 COOKIE_PATH = "/api/v1/auth"
+# Over https the cookie is ``__Host-`` prefixed: browsers then take it only
+# from this very host, with Secure, Path=/ and no Domain, so a sibling
+# subdomain cannot plant its own browser id (cookie tossing) and pass the check.
+HOST_COOKIE_NAME = "__Host-" + COOKIE_NAME
 _SALT = "uptime.oauth.browser"
 _UNSAFE_NEXT = re.compile(r"[\x00-\x20\x7f\\]")
 # Once decoded, an escaped space (%20) is fine; control characters are not.
@@ -44,6 +48,20 @@ class PendingLogin:
     nonce: str | None
     browser_id: str
     browser_cookie: str
+
+
+@dataclass(frozen=True)
+class BrowserCookie:
+    """Name and path of the cookie that binds a sign-in to its browser."""
+
+    name: str
+    path: str
+
+
+def browser_cookie(base_url: str) -> BrowserCookie:
+    if urlsplit(base_url).scheme == "https":
+        return BrowserCookie(HOST_COOKIE_NAME, "/")
+    return BrowserCookie(COOKIE_NAME, COOKIE_PATH)
 
 
 def sha256(value: str) -> str:

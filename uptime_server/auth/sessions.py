@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from flask import Flask, Request, Response, current_app, g, request
 from flask_login import LoginManager
 
+from uptime_server.engine.clock import utc
 from uptime_server.errors import ApiError
 from uptime_server.models import Session, User
 
@@ -27,7 +28,9 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def create_session(user: User, provider: str, *, now: datetime, ttl: int) -> tuple[str, Session]:
+def create_session(
+    user: User, provider: str, *, now: datetime, ttl: int, max_age: int | None = None
+) -> tuple[str, Session]:
     """Mint a new session for *user*; return (token, row). The token is shown once."""
     token = secrets.token_urlsafe(32)
     row = Session.create(
@@ -35,28 +38,39 @@ def create_session(user: User, provider: str, *, now: datetime, ttl: int) -> tup
         token_hash=hash_token(token),
         provider=provider,
         created_at=now,
-        expires_at=now + timedelta(seconds=ttl),
+        expires_at=_expiry(now, now, ttl, max_age),
     )
     return token, row
 
 
-def find_session(token: str, *, now: datetime) -> Session | None:
+def find_session(token: str, *, now: datetime, max_age: int | None = None) -> Session | None:
     if not token or len(token) > 200:
         return None
-    row = (
-        Session.select(Session, User)
-        .join(User)
-        .where(Session.token_hash == hash_token(token), Session.expires_at > now)
-        .first()
-    )
-    return row
+    query = Session.select(Session, User).join(User)
+    query = query.where(Session.token_hash == hash_token(token), Session.expires_at > now)
+    if max_age is not None:
+        # Rows refreshed under a longer maximum age than today's end now too.
+        query = query.where(Session.created_at > now - timedelta(seconds=max_age))
+    return query.first()
 
 
-def refresh_session(row: Session, *, now: datetime, ttl: int) -> datetime:
-    expires = now + timedelta(seconds=ttl)
+def refresh_session(
+    row: Session, *, now: datetime, ttl: int, max_age: int | None = None
+) -> datetime:
+    """Extend the session by *ttl*, never past *max_age* after it was created."""
+    expires = _expiry(row.created_at, now, ttl, max_age)
     Session.update(expires_at=expires).where(Session.id == row.id).execute()
     row.expires_at = expires
     return expires
+
+
+def _expiry(created: datetime, now: datetime, ttl: int, max_age: int | None) -> datetime:
+    expires = now + timedelta(seconds=ttl)
+    if max_age is None:
+        return expires
+    # Refreshing slides the expiry, but a stolen cookie must die some day:
+    # the absolute lifetime counts from sign-in.
+    return min(expires, utc(created) + timedelta(seconds=max_age))
 
 
 def revoke_session(row: Session) -> None:
@@ -97,7 +111,8 @@ def init_login(app: Flask) -> LoginManager:
         token = session_token(req)
         if not token:
             return None
-        row = find_session(token, now=current_app.extensions["uptime"].clock.now())
+        uptime = current_app.extensions["uptime"]
+        row = find_session(token, now=uptime.clock.now(), max_age=uptime.settings.session_max_age)
         if row is None:
             return None
         g.uptime_session = row

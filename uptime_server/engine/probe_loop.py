@@ -39,6 +39,10 @@ class ProbeJob:
     result: RunResult | None = None
     error: BaseException | None = None
     cancelled: bool = False
+    # Seconds the whole run (every attempt and retry pause) may take once
+    # started; past it the run is cancelled and ``timed_out`` set.
+    deadline: float | None = None
+    timed_out: bool = False
 
 
 OnDone = Callable[[list[ProbeJob]], None]
@@ -119,12 +123,22 @@ class ProbeLoop:
             self._pending += len(batch)
         self._loop.call_soon_threadsafe(self._enqueue, batch, on_done)
 
-    def run_sync(self, spec: CheckSpec, timeout: float | None = None) -> ProbeJob:
-        """Run one check now and wait for it (the API's "test" endpoint)."""
+    def run_sync(
+        self, spec: CheckSpec, timeout: float | None = None, *, deadline: float | None = None
+    ) -> ProbeJob:
+        """Run one check now and wait for it (the API's "test" endpoint).
+
+        With a *deadline* the run is cancelled after that many seconds and
+        comes back with ``timed_out`` set. *timeout* bounds the wait itself
+        (a backstop: by default the run's budget, or its deadline, plus 30 s).
+        """
         done = threading.Event()
-        job = ProbeJob(spec)
+        job = ProbeJob(spec, deadline=deadline)
         self.submit([job], lambda _jobs: done.set())
-        limit = timeout if timeout is not None else run_budget(spec) + 30
+        if timeout is not None:
+            limit = timeout
+        else:
+            limit = (deadline if deadline is not None else run_budget(spec)) + 30
         if not done.wait(limit):
             raise TimeoutError(f"check did not finish within {limit:.0f}s")
         return job
@@ -149,7 +163,7 @@ class ProbeLoop:
                 self._running[task] = job
                 try:
                     job.started_at = self.clock.now()
-                    job.result = await self.prober.run(job.spec, sleep=self._sleep)
+                    job.result = await self._run(job)
                 except asyncio.CancelledError:
                     job.cancelled = True
                     self._end(job, on_done)
@@ -161,6 +175,19 @@ class ProbeLoop:
             # At once, not in the done callback a turn later: jobs queued in
             # between must see this slot free.
             self._forget(task)
+
+    async def _run(self, job: ProbeJob) -> RunResult | None:
+        run = self.prober.run(job.spec, sleep=self._sleep)
+        if job.deadline is None:
+            return await run
+        try:
+            async with asyncio.timeout(job.deadline) as limit:
+                return await run
+        except TimeoutError:
+            if not limit.expired():
+                raise
+            job.timed_out = True
+            return None
 
     def _forget(self, task: asyncio.Task[None]) -> None:
         self._running.pop(task, None)

@@ -1,0 +1,127 @@
+"""The API's HTTP server: waitress, configured as the daemon runs it.
+
+Waitress reads a whole request body, to memory or to a temporary file,
+before it calls the app. So the body limit is waitress's own: a declared
+``Content-Length`` over it is refused from the headers, before a byte of the
+body is read, and a chunked body as soon as it passes the limit. The app
+checks the same limit again for servers other than this one (the test
+client). Waitress answers its own refusals (413, a malformed request) in
+plain text; ``JsonErrorTask`` gives them the API's error shape instead.
+
+Lingering close (RFC 9112 §9.6): a client refused mid-upload is usually
+still sending. Were the socket closed with its data unread, the kernel would
+answer with a reset, which may erase the 413 from the client's buffers
+before it is read. So after a refusal ``JsonErrorChannel`` sends its answer,
+ends its side of the connection, and reads and drops what the client still
+sends, for ``LINGER_SECONDS`` at most, before it closes (as nginx does).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from typing import Any
+
+from waitress.channel import HTTPChannel
+from waitress.server import BaseWSGIServer, create_server
+from waitress.task import ErrorTask
+
+from uptime_server.config import Settings
+
+MAX_BODY = 1024 * 1024  # request bodies, decisions §4
+LINGER_SECONDS = 10.0
+# Sent with every response, the app's and waitress's own.
+RESPONSE_HEADERS = {"X-Content-Type-Options": "nosniff"}
+
+_WAITRESS_ERRORS = {
+    413: ("PAYLOAD_TOO_LARGE", "Request body exceeds 1 MiB"),
+    431: ("VALIDATION_ERROR", "Request headers are too large"),
+    500: ("INTERNAL_ERROR", "Internal error"),
+}
+
+
+class JsonErrorTask(ErrorTask):
+    """Waitress's error response, in ``{"error": {code, message, details}}`` form."""
+
+    def execute(self) -> None:
+        error = self.request.error
+        code, message = _WAITRESS_ERRORS.get(
+            error.code, ("VALIDATION_ERROR", f"Malformed HTTP request: {error.body}")
+        )
+        body = json.dumps({"error": {"code": code, "message": message, "details": {}}}).encode()
+        self.status = f"{error.code} {error.reason}"
+        self.response_headers.append(("Content-Type", "application/json"))
+        self.response_headers.extend(RESPONSE_HEADERS.items())
+        self.set_close_on_finish()
+        self.channel.linger_on_close = True
+        self.content_length = len(body)
+        self.write(body)
+
+
+class JsonErrorChannel(HTTPChannel):
+    """Waitress's channel with JSON errors and a lingering close after them."""
+
+    error_task_class = JsonErrorTask
+    linger_on_close = False
+    linger_until: float | None = None
+
+    def handle_close(self) -> None:
+        if self.linger_on_close and self.linger_until is None and self.connected:
+            try:
+                self.socket.shutdown(socket.SHUT_WR)  # the answer is out: FIN after it
+            except OSError:
+                pass
+            else:
+                self.linger_until = time.monotonic() + LINGER_SECONDS
+                return
+        super().handle_close()
+
+    def readable(self) -> bool:
+        if self.linger_until is None:
+            return super().readable()
+        if time.monotonic() > self.linger_until:
+            super().handle_close()  # out of the map: select() never sees the fd
+            return False
+        return True
+
+    def writable(self) -> bool:
+        return self.linger_until is None and super().writable()
+
+    def handle_read(self) -> None:
+        if self.linger_until is None:
+            super().handle_read()
+            return
+        # recv() closes the channel itself on end of stream or a reset.
+        self.recv(self.adj.recv_bytes)
+        if self.linger_until is not None and time.monotonic() > self.linger_until:
+            super().handle_close()
+
+
+def create_api_server(
+    app: Any,
+    settings: Settings,
+    *,
+    socket_map: dict[int, Any] | None = None,
+    threads: int | None = None,
+    ident: str = "uptime",
+    **where: Any,
+) -> Any:
+    """A waitress server for *app* (not started); *where* is host/port or sockets.
+
+    *socket_map* is waitress's map of its sockets, for whoever must close them later.
+    """
+    sockets: dict[int, Any] = {} if socket_map is None else socket_map
+    server = create_server(
+        app,
+        map=sockets,
+        threads=threads or settings.http_threads,
+        ident=ident,
+        # Waitress refuses a body of this many bytes or more: MAX_BODY passes.
+        max_request_body_size=MAX_BODY + 1,
+        **where,
+    )
+    for dispatcher in list(sockets.values()):
+        if isinstance(dispatcher, BaseWSGIServer):
+            dispatcher.channel_class = JsonErrorChannel
+    return server
