@@ -74,20 +74,20 @@ class Overtime(Exception):
 class Budget:
     """A deadline, checked every few steps of a walk."""
 
-    __slots__ = ("clock", "deadline", "_steps")
+    __slots__ = ("clock", "deadline", "steps")
 
     def __init__(self, deadline: float, clock: Clock = time.monotonic) -> None:
         self.deadline = deadline
         self.clock = clock
-        self._steps = 0
+        self.steps = 0
 
     def check(self) -> None:
         if self.clock() > self.deadline:
             raise Overtime
 
     def tick(self) -> None:
-        self._steps += 1
-        if self._steps % _CHECK_EVERY == 0:
+        self.steps += 1
+        if self.steps % _CHECK_EVERY == 0:
             self.check()
 
 
