@@ -205,6 +205,9 @@ def _matches(node: jp.JSONPath, datum: Any, budget: Budget) -> Iterator[jp.Datum
     elif kind is _UNION:
         yield from _matches(node.left, datum, budget)
         yield from _matches(node.right, datum, budget)
+    elif kind is _WILDCARD and jp.auto_id_field is None:
+        # Wildcard.find's children, without a list of all of them at once.
+        yield from _children(jp.DatumInContext.wrap(datum))
     elif kind is jp.Where or kind is jp.WhereNot:
         wanted = kind is jp.Where
         for sub in _matches(node.left, datum, budget):
@@ -243,11 +246,30 @@ def _children(datum: jp.DatumInContext) -> Iterator[jp.DatumInContext]:
 
 
 def _filtered(node: Any, datum: Any, budget: Budget) -> Iterator[jp.DatumInContext]:
-    """Filter.find, one candidate at a time (each linked to its parent, so `$` works)."""
-    for candidate in _children(jp.DatumInContext.wrap(datum)):
+    """Filter.find, one candidate at a time.
+
+    As Filter.find does, a candidate is linked to its parent (a datum with a
+    path) only when an expression uses `$`, or once it has matched: building
+    one for each of 100,000 array items that do not match costs more than the
+    test itself.
+    """
+    parent = jp.DatumInContext.wrap(datum)
+    value = parent.value
+    if isinstance(value, list):
+        items: Iterator[tuple[Any, Any]] = iter(enumerate(value))
+        make_path: Callable[[Any], jp.JSONPath] = jp.Index
+    elif isinstance(value, dict):
+        items, make_path = iter(value.items()), jp.Fields._compliant_constructor
+    else:
+        return
+    linked = getattr(node, "_references_root", lambda: True)()
+    for key, child in items:
         budget.tick()
-        if all(expression.find(candidate) for expression in node.expressions):
-            yield candidate
+        subject = jp.DatumInContext(child, path=make_path(key), context=parent) if linked else child
+        if all(expression.find(subject) for expression in node.expressions):
+            yield (
+                subject if linked else jp.DatumInContext(child, path=make_path(key), context=parent)
+            )
 
 
 # -- a check's JSON rule ---------------------------------------------------------
