@@ -1,8 +1,10 @@
 """One http/https check run (decisions §1), with aiohttp on asyncio. No DB access.
 
-A `Prober` is built once per process: it owns the two TLS contexts and one
-`ClientSession` whose connector goes through the SSRF guard. Every exception of
-a check ends here as a short human error string; callers never see a traceback.
+A `Prober` is built once per process: it owns the two TLS contexts, one
+`ClientSession` whose connector goes through the SSRF guard, and the threads
+that evaluate JSONPath rules off the loop (`json_path.JsonPathRunner`). Every
+exception of a check ends here as a short human error string, free of control
+characters; callers never see a traceback.
 """
 
 from __future__ import annotations
