@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP_FLAGS := --disable-pip-version-check -q
 
-.PHONY: run test lint format bench bench-api bench-checks bench-stats clean
+.PHONY: run test lint format bench bench-api bench-checks bench-stats bench-jsonpath clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,10 +48,15 @@ bench-api: $(VENV)/.installed-run
 bench-stats: $(VENV)/.installed-dev
 	$(BIN)/python bench/bench_stats.py
 
-bench: bench-api bench-checks bench-stats
+bench: bench-api bench-checks bench-stats bench-jsonpath
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
 
 bench-checks: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.bench_checks
+
+# Dispatch lag of N ordinary monitors with and without one pathological
+# JSONPath monitor (about a minute).
+bench-jsonpath: $(VENV)/.installed-dev
+	$(BIN)/python -m bench.bench_jsonpath

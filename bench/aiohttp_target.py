@@ -1,4 +1,7 @@
-"""The fallback bench target: 200 "ok" over HTTP and HTTPS (argv: ports, cert, key)."""
+"""The fallback bench target: 200 "ok" over HTTP and HTTPS (argv: ports, cert, key).
+
+``/nested`` answers ``NESTED_JSON`` (see ``bench.target``) for JSONPath benchmarks.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +11,20 @@ import sys
 
 from aiohttp import web
 
+from bench.target import NESTED_JSON
+
 
 async def _ok(request: web.Request) -> web.Response:
     return web.Response(text="ok")
 
 
+async def _nested(request: web.Request) -> web.Response:
+    return web.Response(text=NESTED_JSON, content_type="application/json")
+
+
 async def _serve(http_port: int, https_port: int, context: ssl.SSLContext) -> None:
     app = web.Application()
+    app.router.add_get("/nested", _nested)
     app.router.add_route("*", "/{tail:.*}", _ok)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()

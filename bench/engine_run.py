@@ -6,6 +6,9 @@ database and CA of the environment (UPTIME_*), then prints one JSON line:
 - ``burst``: until N checks are completed and recorded (or SECONDS pass):
   the time to the last completed and the last recorded check;
 - ``steady``: for SECONDS: dispatch lags (start − due) and the process's RSS.
+
+``BENCH_EXCLUDE_MONITORS`` (comma list of monitor ids) leaves those monitors'
+runs out of the lag figures (a monitor under test, not one of "the others").
 """
 
 from __future__ import annotations
@@ -69,11 +72,32 @@ def _start_recorder(scheduler: CheckScheduler) -> float:
     return _cpu_s(f"/proc/{child._process.pid}/stat")
 
 
+def _exclude_from_lags(scheduler: CheckScheduler, monitor_ids: set[int]) -> list[float]:
+    """Lags of every run but those of *monitor_ids*, collected as runs end."""
+    lags: list[float] = []
+    on_done = scheduler._on_done
+
+    def record(jobs: list) -> None:  # noqa: ANN001 - ProbeJob
+        lags.extend(
+            (job.started_at - job.key.due).total_seconds()
+            for job in jobs
+            if not job.cancelled
+            and job.started_at is not None
+            and job.key.monitor_id not in monitor_ids
+        )
+        on_done(jobs)
+
+    scheduler._on_done = record  # type: ignore[method-assign]
+    return lags
+
+
 def main() -> None:
     mode, count, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
     settings = prepare(load_settings())
     in_process = os.environ.get("BENCH_RECORDER") == "thread"
     scheduler = CheckScheduler(settings, recorder_process=not in_process)
+    excluded = {int(i) for i in os.environ.get("BENCH_EXCLUDE_MONITORS", "").split(",") if i}
+    kept_lags = _exclude_from_lags(scheduler, excluded) if excluded else None
     runner = LoopRunner(scheduler, Clock())
     recorder_cpu_before = _start_recorder(scheduler)
     threads_before = _threads_cpu()
@@ -92,7 +116,7 @@ def main() -> None:
             recorded_at = now
             break
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-    lags = list(scheduler.dispatch_lags)
+    lags = list(scheduler.dispatch_lags if kept_lags is None else kept_lags)
     rss = _rss_mb(os.getpid())
     threads_cpu = {
         name: round(value - threads_before.get(name, 0.0), 2)

@@ -2,8 +2,8 @@
 
 nginx when it is installed (one worker, so the engine keeps the other core),
 otherwise a small aiohttp server (``python -m bench.aiohttp_target``). Both
-answer every request with 200 "ok" and serve TLS with a trustme certificate
-for 127.0.0.1.
+answer every request with 200 "ok" (``/nested``: ``NESTED_JSON``) and serve
+TLS with a trustme certificate for 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import trustme
+
+# 900 bytes of arrays nested 450 deep: `$..*..*..*` on it is cubic in the depth.
+NESTED_JSON = "[" * 450 + "]" * 450
 
 NGINX_CONF = """
 worker_processes 1;
@@ -39,6 +42,7 @@ http {{
         ssl_certificate {dir}/cert.pem;
         ssl_certificate_key {dir}/key.pem;
         location / {{ return 200 "ok"; }}
+        location = /nested {{ default_type application/json; return 200 '{nested}'; }}
     }}
 }}
 """
@@ -93,7 +97,11 @@ def start_target(workdir: Path, *, prefer_nginx: bool = True) -> Target:
     )
     if prefer_nginx and nginx:
         conf = workdir / "nginx.conf"
-        conf.write_text(NGINX_CONF.format(dir=workdir, http_port=http_port, https_port=https_port))
+        conf.write_text(
+            NGINX_CONF.format(
+                dir=workdir, http_port=http_port, https_port=https_port, nested=NESTED_JSON
+            )
+        )
         cmd = [nginx, "-c", str(conf), "-e", str(workdir / "error.log")]
         kind = "nginx"
     else:

@@ -8,7 +8,17 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from uptime_cli.output import DASH, duration, key_values, ms, pct, short_when, when
+from uptime_cli.output import (
+    DASH,
+    cell,
+    duration,
+    key_values,
+    ms,
+    pct,
+    printable,
+    short_when,
+    when,
+)
 
 TICKS = "▁▂▃▄▅▆▇█"
 BAR_WIDTH = 24
@@ -115,7 +125,7 @@ def sparklines(series: list[dict[str, Any]]) -> Table:
     span = f"{ms(min(present))}–{ms(max(present))}" if present else "no data"
     table.add_row("Response", Text(sparkline(latency, lo=0), style="cyan"), span)
     first, last = series[0].get("start"), series[-1].get("start")
-    table.add_row("", Text(f"{when(first)} → {when(last)}", style="dim"), "")
+    table.add_row("", Text(printable(f"{when(first)} → {when(last)}"), style="dim"), "")
     return table
 
 
@@ -148,8 +158,8 @@ def bars(series: list[dict[str, Any]], width: int = 80) -> Table:
         latency = b.get("avg_response_time")
         start = b.get("start") or ""
         table.add_row(
-            start[:10] if daily else short_when(start),
-            str(b.get("checks", 0)),
+            cell(start[:10] if daily else short_when(start)),
+            cell(b.get("checks", 0)),
             Text(bar(up, 100, bar_width), style=uptime_style(up)),
             pct(up),
             Text(bar(latency, top_latency, bar_width), style="cyan"),

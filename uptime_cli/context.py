@@ -16,6 +16,7 @@ import typer
 
 from uptime_cli import credentials
 from uptime_cli.client import ApiClient
+from uptime_cli.output import printable
 
 # Exit codes (decisions §8).
 OK = 0
@@ -78,7 +79,8 @@ class CliState:
 
     @staticmethod
     def _trace(line: str) -> None:
-        sys.stderr.write(f"[http] {line}\n")
+        # The reason phrase is the server's text.
+        sys.stderr.write(f"[http] {printable(line)}\n")
 
 
 def state(ctx: typer.Context) -> CliState:

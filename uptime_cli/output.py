@@ -3,6 +3,12 @@
 Data goes to stdout, messages to stderr. Consoles are made per call so they
 write to whatever ``sys.stdout``/``sys.stderr`` are at that moment (tests
 swap them).
+
+Everything shown that came from a server (names, URLs, errors, messages)
+goes through ``printable`` and into a ``Text``: no control character reaches
+the terminal (an ESC would let a monitored service or another user drive it),
+and no rich markup in a name (``[link=...]``) is interpreted. JSON output
+stays exact JSON, with DEL and C1 characters escaped too.
 """
 
 from __future__ import annotations
@@ -35,8 +41,27 @@ def err() -> Console:
     return Console(stderr=True, highlight=False)
 
 
+# C0, DEL and C1: whitespace controls become a space, the others are dropped.
+_CONTROLS = {
+    code: " " if chr(code) in "\t\n\v\f\r" else None for code in (*range(0x20), *range(0x7F, 0xA0))
+}
+# json.dumps escapes C0 itself; with ensure_ascii=False it writes DEL and C1 raw.
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
+def printable(text: str) -> str:
+    """*text* without control characters, for a terminal."""
+    return text.translate(_CONTROLS)
+
+
+def cell(value: Any) -> Text:
+    """A value from the server as table text: printable, never read as markup."""
+    return value if isinstance(value, Text) else Text(printable(plain(value)))
+
+
 def print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    text = json.dumps(value, indent=2, ensure_ascii=False).translate(_JSON_ESCAPES)
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 
@@ -58,26 +83,26 @@ def show(
 
 
 def success(message: str) -> None:
-    err().print(Text("✓ ", style="green") + Text(message))
+    err().print(Text("✓ ", style="green") + Text(printable(message)))
 
 
 def info(message: str) -> None:
-    err().print(Text(message))
+    err().print(Text(printable(message)))
 
 
 def warn(message: str) -> None:
-    err().print(Text("! ", style="yellow") + Text(message))
+    err().print(Text("! ", style="yellow") + Text(printable(message)))
 
 
 def failure(message: str) -> None:
-    err().print(Text("uptime: ", style="bold red") + Text(message))
+    err().print(Text("uptime: ", style="bold red") + Text(printable(message)))
 
 
 # -- value formatting ---------------------------------------------------------
 
 
 def status_text(status: str | None, paused: bool = False) -> Text:
-    label = Text(status or DASH, style=STATUS_STYLES.get(status or "", ""))
+    label = Text(printable(status or DASH), style=STATUS_STYLES.get(status or "", ""))
     if paused:
         label.append(" (paused)", style="dim")
     return label
@@ -133,11 +158,17 @@ def plain(value: Any) -> str:
 
 
 def key_values(title: str | None, rows: Iterable[tuple[str, Any]]) -> Table:
-    table = Table(title=title, show_header=False, box=None, title_justify="left", pad_edge=False)
+    table = Table(
+        title=None if title is None else cell(title),
+        show_header=False,
+        box=None,
+        title_justify="left",
+        pad_edge=False,
+    )
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     for key, value in rows:
-        table.add_row(key, value if isinstance(value, Text) else plain(value))
+        table.add_row(key, cell(value))
     return table
 
 
@@ -168,13 +199,13 @@ def monitors_table(items: list[dict[str, Any]]) -> Table:
         table.add_column(name, justify=justify, no_wrap=name != "URL", overflow="fold")
     for m in items:
         table.add_row(
-            str(m["id"]),
-            m.get("name") or "",
+            cell(m["id"]),
+            cell(m.get("name") or ""),
             status_text(m.get("status"), bool(m.get("paused"))),
-            pct(m.get("uptime_24h")),
-            ms(m.get("response_time")),
-            when(m.get("last_check")),
-            m.get("url") or DASH,
+            cell(pct(m.get("uptime_24h"))),
+            cell(ms(m.get("response_time"))),
+            cell(when(m.get("last_check"))),
+            cell(m.get("url") or DASH),
         )
     return table
 
@@ -262,13 +293,13 @@ def history_table(records: list[dict[str, Any]]) -> Table:
         )
     for r in records:
         table.add_row(
-            when(r.get("checked_at")),
+            cell(when(r.get("checked_at"))),
             status_text(r.get("status")),
-            plain(r.get("status_code")),
-            ms(r.get("response_time")),
-            plain(r.get("attempts")),
-            plain(r.get("location")),
-            r.get("error") or "",
+            cell(r.get("status_code")),
+            cell(ms(r.get("response_time"))),
+            cell(r.get("attempts")),
+            cell(r.get("location")),
+            cell(r.get("error") or ""),
         )
     return table
 
@@ -296,11 +327,12 @@ def bulk_view(result: dict[str, Any]) -> Table:
     table.add_column("ID", justify="right")
     table.add_column("RESULT")
     for monitor_id in result.get("succeeded", []):
-        table.add_row(str(monitor_id), Text(f"{result.get('action')} ok", style="green"))
+        ok = f"{result.get('action')} ok"
+        table.add_row(cell(monitor_id), Text(printable(ok), style="green"))
     for failed in result.get("failed", []):
         error = failed.get("error") or {}
         message = f"{error.get('code')}: {error.get('message')}"
-        table.add_row(str(failed.get("id")), Text(message, style="red"))
+        table.add_row(cell(failed.get("id")), Text(printable(message), style="red"))
     return table
 
 
@@ -318,14 +350,14 @@ def notifications_table(items: list[dict[str, Any]]) -> Table:
         )
     for n in items:
         table.add_row(
-            str(n.get("id")),
-            str(n.get("monitor_name") or n.get("monitor_id")),
-            n.get("type") or "",
+            cell(n.get("id")),
+            cell(n.get("monitor_name") or n.get("monitor_id")),
+            cell(n.get("type") or ""),
             status_text(n.get("status")),
             "✓" if n.get("acknowledged") else "",
-            short_when(n.get("started_at")),
-            duration(n.get("duration")),
-            n.get("message") or "",
+            cell(short_when(n.get("started_at"))),
+            cell(duration(n.get("duration"))),
+            cell(n.get("message") or ""),
         )
     return table
 

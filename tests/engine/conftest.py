@@ -137,6 +137,12 @@ async def _big(request: web.Request) -> web.Response:
     return web.Response(body=b"a" * 4096 + b"MARKER", content_type="text/plain")
 
 
+async def _nested(request: web.Request) -> web.Response:
+    """Arrays nested {depth} deep: `$..*..*..*` on it is cubic in the depth."""
+    depth = int(request.match_info["depth"])
+    return web.Response(text="[" * depth + "]" * depth, content_type="application/json")
+
+
 async def _set_cookie(request: web.Request) -> web.Response:
     response = web.Response(text="cookie set")
     response.set_cookie("session", "secret")
@@ -157,6 +163,7 @@ def build_app() -> web.Application:
     app.router.add_get("/trickle", _trickle)
     app.router.add_get("/big", _big)
     app.router.add_get("/set-cookie", _set_cookie)
+    app.router.add_get("/nested/{depth}", _nested)
     return app
 
 

@@ -70,7 +70,7 @@ def _browser_login(st: CliState, provider: str, *, open_browser: bool, timeout: 
             output.info("Opening the sign-in page in your browser. If it does not open, visit:")
         else:
             output.info("Open this URL in a browser to sign in:")
-        output.err().print(url, soft_wrap=True, markup=False)
+        output.err().print(output.printable(url), soft_wrap=True, markup=False)
         output.info("Waiting for the sign-in to complete (Ctrl-C to cancel)…")
 
     try:

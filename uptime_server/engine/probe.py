@@ -1,8 +1,10 @@
 """One http/https check run (decisions §1), with aiohttp on asyncio. No DB access.
 
-A `Prober` is built once per process: it owns the two TLS contexts and one
-`ClientSession` whose connector goes through the SSRF guard. Every exception of
-a check ends here as a short human error string; callers never see a traceback.
+A `Prober` is built once per process: it owns the two TLS contexts, one
+`ClientSession` whose connector goes through the SSRF guard, and the threads
+that evaluate JSONPath rules off the loop (`json_path.JsonPathRunner`). Every
+exception of a check ends here as a short human error string, free of control
+characters; callers never see a traceback.
 """
 
 from __future__ import annotations
@@ -23,15 +25,18 @@ from cryptography import x509
 from yarl import URL
 
 from uptime_server.engine.guard import (
+    TARGET_NOT_ALLOWED,
     GuardedResolver,
     GuardedSocketFactory,
+    TargetNotAllowed,
     check_url,
 )
+from uptime_server.engine.json_path import TIME_LIMIT, JsonPathRunner, validate_json_path
 from uptime_server.engine.probe_rules import (
     ProbeFailure,
     describe_error,
     evaluate,
-    validate_json_path,
+    printable,
 )
 
 __all__ = [
@@ -87,6 +92,7 @@ class ProbeConfig:
     ca_bundle: str | None = None
     user_agent: str = "uptime/0.1.0"
     max_redirects: int = 10
+    json_path_time_limit: float = TIME_LIMIT  # seconds; see json_path
 
 
 @dataclass
@@ -113,7 +119,7 @@ class RunResult:
 class _Hops:
     """What the attempt saw so far, kept when a later hop fails."""
 
-    status: int | None = None
+    status: int | None = None  # set once a response arrived
     cert_expires_at: datetime | None = None
 
     def saw_cert(self, expires_at: datetime | None) -> None:
@@ -182,7 +188,9 @@ class Prober:
     queueing never counts as response time); the caller bounds it.
     """
 
-    def __init__(self, config: ProbeConfig | None = None) -> None:
+    def __init__(
+        self, config: ProbeConfig | None = None, *, json_paths: JsonPathRunner | None = None
+    ) -> None:
         self.config = config or ProbeConfig()
         self._verifying, self._lenient = _ssl_contexts(
             self.config.ca_bundle,
@@ -190,6 +198,8 @@ class Prober:
             os.environ.get("SSL_CERT_DIR"),
         )
         self._session: aiohttp.ClientSession | None = None
+        self._owns_json_paths = json_paths is None
+        self._json_paths = json_paths or JsonPathRunner(time_limit=self.config.json_path_time_limit)
 
     async def __aenter__(self) -> Prober:
         return self
@@ -201,6 +211,8 @@ class Prober:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self._owns_json_paths:
+            self._json_paths.close()
 
     async def run(self, spec: CheckSpec, *, sleep: Sleep = asyncio.sleep) -> RunResult:
         """Up to 1 + retry_count attempts, `min(check_interval, 10)` s apart."""
@@ -221,12 +233,15 @@ class Prober:
             async with asyncio.timeout(spec.timeout):
                 status, body, charset = await self._fetch(spec, hops)
         except Exception as exc:  # the module edge: every failure becomes a string
-            return AttemptResult(
-                False, None, hops.status, describe_error(exc, spec.timeout), hops.cert_expires_at
-            )
+            error = describe_error(exc, spec.timeout, after_response=hops.status is not None)
+            return AttemptResult(False, None, hops.status, printable(error), hops.cert_expires_at)
         elapsed = round((time.perf_counter() - started) * 1000)
         error = evaluate(spec, status, body, charset)
-        return AttemptResult(error is None, elapsed, status, error, hops.cert_expires_at)
+        if error is None and spec.json_path:
+            error = await self._json_paths.check(spec.json_path, spec.expected_json_value, body)
+        # The one place a run's error is made: what is stored, mailed and shown
+        # carries no control characters.
+        return AttemptResult(error is None, elapsed, status, printable(error), hops.cert_expires_at)
 
     def _get_session(self) -> aiohttp.ClientSession:
         # Created lazily: a ClientSession belongs to the loop it is created in.
@@ -312,7 +327,13 @@ def _redirect_target(current: URL, location: str, *, block_private: bool) -> URL
         target = current.join(URL(location))
     except (ValueError, TypeError) as exc:
         raise ProbeFailure("invalid redirect location") from exc
-    return check_url(target, block_private=block_private)
+    try:
+        return check_url(target, block_private=block_private)
+    except TargetNotAllowed as exc:
+        if str(exc) == TARGET_NOT_ALLOWED:
+            raise
+        # Not "unsupported URL scheme: <scheme>": the Location is the target's text.
+        raise ProbeFailure("redirect to an unsupported URL") from exc
 
 
 def _redirect_method(status: int, method: str, data: bytes | None) -> tuple[str, bytes | None]:

@@ -1,25 +1,25 @@
 """Pass rules of one attempt and the error strings a failed attempt carries.
 
 Pure functions: no I/O, so the wording of every error is testable on its own.
+An error never quotes what the target sent (body, header values, a parser's
+view of a malformed response): a monitor must not become a way to read a
+service one error at a time. Status codes are fine. The JSONPath rule lives in
+``json_path`` (it runs off the event loop).
 """
 
 from __future__ import annotations
 
 import errno
-import functools
-import json
+import re
 import socket
 import ssl
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import aiohttp
-from jsonpath_ng.ext import parse as parse_json_path
 
 from uptime_server.engine.guard import TARGET_NOT_ALLOWED, RefusedAtConnect, TargetNotAllowed
 
 if TYPE_CHECKING:
-    from jsonpath_ng import JSONPath
-
     from uptime_server.engine.probe import CheckSpec
 
 # Errors are stored and mailed; a 1 KiB expected_content must not make them huge.
@@ -38,63 +38,19 @@ class ProbeFailure(Exception):
     """A failed attempt whose message is already the human error string."""
 
 
-def validate_json_path(expr: str) -> str | None:
-    """An error message if `expr` is not a JSONPath jsonpath-ng can run, else None."""
-    if not expr or not expr.strip():
-        return "JSONPath is empty"
-    try:
-        _compiled(expr)
-    except Exception as exc:  # jsonpath-ng raises several unrelated types
-        return f"invalid JSONPath: {exc}"
-    return None
-
-
-@functools.lru_cache(maxsize=1024)
-def _compiled(expr: str) -> JSONPath:
-    # Parsing goes through PLY and is slow; monitors reuse the same few paths.
-    return parse_json_path(expr)
-
-
 def evaluate(spec: CheckSpec, status: int, body: bytes, charset: str | None) -> str | None:
-    """The first pass rule (decisions §1) the response breaks, as an error; None if it passes."""
+    """The first of pass rules 2-4 (decisions §1) the response breaks, as an error; None if
+    it passes. Rule 5, the JSONPath, is `json_path.JsonPathRunner`'s."""
     if status not in spec.expected_status:
         codes = ", ".join(str(code) for code in spec.expected_status)
         return f"expected status in [{codes}], got {status}"
     if spec.expected_content or spec.excluded_content:
         text = _decode(body, charset)
         if spec.expected_content and spec.expected_content not in text:
-            return f'expected content "{_quote(spec.expected_content)}" not found'
+            return f'expected content "{shorten(spec.expected_content)}" not found'
         if spec.excluded_content and spec.excluded_content in text:
-            return f'excluded content "{_quote(spec.excluded_content)}" found'
-    if spec.json_path:
-        return _check_json(spec.json_path, spec.expected_json_value, body)
+            return f'excluded content "{shorten(spec.excluded_content)}" found'
     return None
-
-
-def _check_json(path: str, expected: str | None, body: bytes) -> str | None:
-    try:
-        document = json.loads(body)
-    except (ValueError, RecursionError):
-        return "response is not JSON"
-    try:
-        matches = _compiled(path).find(document)
-    except Exception as exc:  # a bad path or an evaluation error in an extension
-        return f"JSONPath {path}: {exc}"
-    if not matches:
-        return f"JSONPath {path}: no match"
-    if expected is None:
-        return None
-    got = render_json_value(matches[0].value)
-    if got != expected:
-        return f'JSONPath {path}: expected "{_quote(expected)}", got "{_quote(got)}"'
-    return None
-
-
-def render_json_value(value: Any) -> str:
-    """A JSON string by its value; anything else by its JSON text (`true`, `42`, `null`)."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _decode(body: bytes, charset: str | None) -> str:
@@ -104,43 +60,85 @@ def _decode(body: bytes, charset: str | None) -> str:
         return body.decode("utf-8", errors="replace")
 
 
-def _quote(text: str) -> str:
+def shorten(text: str) -> str:
     return text if len(text) <= _QUOTE_LIMIT else text[: _QUOTE_LIMIT - 1] + "…"
 
 
-def describe_error(exc: BaseException, timeout: int) -> str:
-    """The short human error for an exception raised by an attempt."""
+def printable(error: str | None) -> str | None:
+    """*error* as stored and shown: no C0/C1 control characters, DEL included.
+
+    Errors end up in terminals, logs and emails; an ESC from a peer (or a
+    monitor name written to the database by hand) must not drive them.
+    Whitespace controls become a space, so words stay apart; the rest go.
+    """
+    return None if error is None else error.translate(_CONTROLS)
+
+
+# C0, DEL and C1: whitespace controls become a space, the others are dropped.
+_CONTROLS = {
+    code: " " if chr(code) in "\t\n\v\f\r" else None for code in (*range(0x20), *range(0x7F, 0xA0))
+}
+
+
+def describe_error(exc: BaseException, timeout: int, *, after_response: bool = False) -> str:
+    """The short human error for an exception raised by an attempt.
+
+    *after_response*: a response of this attempt has arrived (the failure is
+    in its body or at a redirect hop). A host or value named from then on may
+    come from the target (a Location header), so it is not repeated.
+    """
     if isinstance(exc, ProbeFailure | TargetNotAllowed):
         return str(exc)
     if isinstance(exc, TimeoutError):  # aiohttp's timeouts subclass it too
         return f"timeout after {timeout}s"
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
-        return f"TLS certificate verify failed: {_cert_reason(exc.certificate_error)}"
+        reason = _cert_reason(exc.certificate_error)
+        if after_response:  # "Hostname mismatch, certificate is not valid for '<host>'"
+            reason = reason.partition(",")[0]
+        return f"TLS certificate verify failed: {reason}"
     if isinstance(exc, aiohttp.ClientConnectorSSLError):
         return f"TLS handshake failed: {_ssl_reason(exc.os_error)}"
     if isinstance(exc, aiohttp.ClientConnectorError):
-        return _connect_error(exc)
+        return _connect_error(exc, after_response)
     if isinstance(exc, aiohttp.ServerDisconnectedError):
         return "server disconnected"
     if isinstance(exc, aiohttp.ClientPayloadError):
         return "incomplete response body"
     if isinstance(exc, aiohttp.ClientResponseError):
-        return f"invalid HTTP response: {exc.message}"
+        return _invalid_response(exc.message)
     if isinstance(exc, aiohttp.InvalidURL):
         return "invalid URL"
     if isinstance(exc, ValueError):  # e.g. a header value aiohttp will not send
-        return f"invalid request: {exc}"
+        return "invalid request" if after_response else f"invalid request: {exc}"
     if isinstance(exc, OSError):
         return _os_error(exc)
     return f"check failed: {type(exc).__name__}"
 
 
-def _connect_error(exc: aiohttp.ClientConnectorError) -> str:
+# aiohttp's parser errors read "<what>:\n\n  b'<the offending bytes>'\n  ^";
+# only a <what> made of words is kept, never the bytes.
+_PARSER_WHAT = re.compile(r"[A-Za-z][A-Za-z -]{0,60}")
+
+
+def _invalid_response(message: str) -> str:
+    what, sep, _ = str(message).partition(":\n")
+    if sep and _PARSER_WHAT.fullmatch(what):
+        return f"invalid HTTP response: {what[0].lower()}{what[1:]}"
+    if str(message).startswith("Got more than"):  # LineTooLong, which quotes the line
+        return "invalid HTTP response: line too long"
+    return "invalid HTTP response"
+
+
+def _connect_error(exc: aiohttp.ClientConnectorError, after_response: bool) -> str:
     cause = exc.os_error
     if isinstance(cause, RefusedAtConnect) or TARGET_NOT_ALLOWED in str(cause):
         return TARGET_NOT_ALLOWED
     if isinstance(cause, socket.gaierror):
-        return f"DNS lookup failed: {exc.host}"
+        return (
+            "DNS lookup failed for the redirect target"
+            if after_response
+            else (f"DNS lookup failed: {exc.host}")
+        )
     return _os_error(cause)
 
 
