@@ -37,11 +37,12 @@ from typing import Any
 import peewee
 
 from uptime_server import db as dbmod
-from uptime_server import migrations, rollups
+from uptime_server import migrations
+from uptime_server.clock import ManualClock
 from uptime_server.config import Settings, load_settings
-from uptime_server.engine.clock import ManualClock
 from uptime_server.engine.recorder import CheckOutcome, Recorder
 from uptime_server.models import Monitor, Notification, User
+from uptime_server.stats import rollups
 
 NOW = datetime(2026, 11, 22, 12, 2, 30, tzinfo=UTC)
 DAY = 86400
@@ -191,7 +192,7 @@ def open_db(path: Path, **env: str) -> Settings:
 
 
 def new_monitor(settings: Settings, user: User, name: str) -> Monitor:
-    from uptime_server import monitors as svc
+    from uptime_server import monitor_service
     from uptime_server.validation import MonitorConfig
 
     cfg = MonitorConfig.model_validate(
@@ -199,7 +200,7 @@ def new_monitor(settings: Settings, user: User, name: str) -> Monitor:
         context={"settings": settings},
     )
     with dbmod.database.connection_context():
-        return svc.create_monitor(user, cfg, now=NOW, settings=settings)
+        return monitor_service.create_monitor(user, cfg, now=NOW, settings=settings)
 
 
 def build_history(settings: Settings, user: User, days: int, real_days: int) -> Monitor:

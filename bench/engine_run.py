@@ -21,11 +21,11 @@ import threading
 import time
 from datetime import UTC, datetime
 
+from uptime_server.clock import Clock
 from uptime_server.config import load_settings
 from uptime_server.daemon import prepare
-from uptime_server.engine.clock import Clock
-from uptime_server.engine.runner import LoopRunner
 from uptime_server.engine.scheduler import CheckScheduler
+from uptime_server.loops import LoopRunner
 
 
 def _rss_mb(pid: int) -> dict[str, float]:

@@ -21,9 +21,9 @@ import pytest
 
 from tests import pg
 from uptime_server import db as dbmod
-from uptime_server import migrations, monitors
+from uptime_server import migrations, monitor_service
+from uptime_server.clock import ManualClock
 from uptime_server.config import Settings, load_settings
-from uptime_server.engine.clock import ManualClock
 from uptime_server.local_users import mint_local_session
 from uptime_server.models import MODELS, Monitor, User
 from uptime_server.validation import MonitorConfig
@@ -187,6 +187,6 @@ def make_monitor(alice: ApiUser, settings: Settings, clock: ManualClock) -> Any:
         body = {"name": name, "url": "http://127.0.0.1:9/", "type": "http", **fields}
         cfg = MonitorConfig.model_validate(body, context={"settings": settings})
         user = (owner or alice).user
-        return monitors.create_monitor(user, cfg, now=clock.now(), settings=settings)
+        return monitor_service.create_monitor(user, cfg, now=clock.now(), settings=settings)
 
     return make

@@ -32,10 +32,10 @@ from uptime_server.api import (
 from uptime_server.api.access import is_login_limited, is_public
 from uptime_server.api.check_slots import RunSlots
 from uptime_server.auth.sessions import check_csrf, current_session, init_login
+from uptime_server.clock import Clock
 from uptime_server.config import Settings, ensure_secret_key
 from uptime_server.context import UptimeState
-from uptime_server.engine.clock import Clock
-from uptime_server.http_server import MAX_BODY, RESPONSE_HEADERS
+from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
 from uptime_server.metrics_snapshot import metrics_cache_for
 
 # One blueprint per resource: under /api/v1, and at the root.
@@ -56,7 +56,7 @@ def create_app(
     app = Flask("uptime_server")
     app.config.update(
         SECRET_KEY=settings.secret_key,
-        MAX_CONTENT_LENGTH=MAX_BODY,
+        MAX_CONTENT_LENGTH=MAX_REQUEST_BODY,
         SESSION_COOKIE_NAME="uptime_flask",
         JSON_SORT_KEYS=False,
     )
@@ -89,7 +89,7 @@ def create_app(
 def _refuse_large_body() -> None:
     # Werkzeug enforces MAX_CONTENT_LENGTH only when a view reads the body;
     # a declared length over the limit is refused whatever the view.
-    if request.content_length is not None and request.content_length > MAX_BODY:
+    if request.content_length is not None and request.content_length > MAX_REQUEST_BODY:
         raise RequestEntityTooLarge()
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from flask import current_app
 
+from uptime_server.clock import Clock
 from uptime_server.config import Settings
-from uptime_server.engine.clock import Clock
 
 
 @dataclass

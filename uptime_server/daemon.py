@@ -47,10 +47,10 @@ def default_components(settings: Settings, options: DaemonOptions) -> list[Compo
 
     Each part of the engine adds its own line here.
     """
-    from uptime_server.engine.clock import Clock
+    from uptime_server.clock import Clock
     from uptime_server.engine.housekeeping import default_housekeeping
-    from uptime_server.engine.runner import LoopRunner
     from uptime_server.engine.scheduler import CheckScheduler
+    from uptime_server.loops import LoopRunner
     from uptime_server.metrics_snapshot import MetricsRefresher
 
     clock = Clock()

@@ -29,7 +29,7 @@ from waitress.task import ErrorTask
 
 from uptime_server.config import Settings
 
-MAX_BODY = 1024 * 1024  # request bodies, decisions §4
+MAX_REQUEST_BODY = 1024 * 1024  # request bodies, decisions §4
 LINGER_SECONDS = 10.0
 # Sent with every response, the app's and waitress's own.
 RESPONSE_HEADERS = {"X-Content-Type-Options": "nosniff"}
@@ -117,8 +117,8 @@ def create_api_server(
         map=sockets,
         threads=threads or settings.http_threads,
         ident=ident,
-        # Waitress refuses a body of this many bytes or more: MAX_BODY passes.
-        max_request_body_size=MAX_BODY + 1,
+        # Waitress refuses a body of this many bytes or more: MAX_REQUEST_BODY passes.
+        max_request_body_size=MAX_REQUEST_BODY + 1,
         **where,
     )
     for dispatcher in list(sockets.values()):

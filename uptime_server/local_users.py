@@ -7,10 +7,10 @@ access to the database, which is the authorisation.
 from __future__ import annotations
 
 from uptime_server.auth.sessions import create_session
+from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.db import database, write_tx
 from uptime_server.email_syntax import normalize_email
-from uptime_server.engine.clock import Clock
 from uptime_server.models import User
 
 LOCAL_PROVIDER = "local"

@@ -29,7 +29,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from uptime_server.config import Settings
 from uptime_server.db import database
 from uptime_server.models import Monitor, MonitorLocation, Outbox
-from uptime_server.stats import uptime_by_monitor
+from uptime_server.stats.figures import uptime_by_monitor
 
 log = logging.getLogger(__name__)
 

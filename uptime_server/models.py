@@ -278,7 +278,7 @@ class Rollup(BaseModel):
 
     ``resolution`` is the bucket width in seconds (300, 3600, 86400) and
     ``bucket`` its start as epoch seconds. ``hist`` is a sparse, mergeable
-    log-scaled histogram of response times (see ``uptime_server.rollups``)
+    log-scaled histogram of response times (see ``uptime_server.stats.rollups``)
     and ``p95`` the percentile read from it, kept with the row.
     """
 

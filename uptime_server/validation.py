@@ -29,16 +29,16 @@ from pydantic import (
 
 from uptime_server.config import Settings
 from uptime_server.email_syntax import normalize_email
-from uptime_server.engine import guard
 from uptime_server.engine.json_path import MAX_LENGTH as JSON_PATH_MAX_LENGTH
 from uptime_server.engine.json_path import validate_json_path
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import DEFAULT_EXPECTED_STATUS, MONITOR_TYPES
+from uptime_server.net import guard
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 MAX_URL = 2048
-MAX_BODY = 64 * 1024
+MAX_MONITOR_BODY = 64 * 1024
 # The check frames its own request: a monitor's header could contradict the
 # body length or the target (request smuggling, a second Host) or break the
 # connection handling.
@@ -174,7 +174,7 @@ class MonitorConfig(BaseModel):
     body: str | None = Field(
         None,
         description="Request body sent by the check; at most 64 KiB of UTF-8.",
-        json_schema_extra={"maxLength": MAX_BODY},
+        json_schema_extra={"maxLength": MAX_MONITOR_BODY},
     )
     expected_content: str | None = Field(None, max_length=1024)
     excluded_content: str | None = Field(None, max_length=1024)
@@ -259,7 +259,7 @@ class MonitorConfig(BaseModel):
     @field_validator("body")
     @classmethod
     def _body(cls, v: str | None) -> str | None:
-        if v is not None and len(v.encode()) > MAX_BODY:
+        if v is not None and len(v.encode()) > MAX_MONITOR_BODY:
             raise ValueError("must be at most 64 KiB")
         return v
 

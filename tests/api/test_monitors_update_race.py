@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.api.shapes import create
-from uptime_server import monitors as svc
+from uptime_server import monitor_service
 from uptime_server.engine.recorder import CheckOutcome, Recorder
 from uptime_server.errors import ApiError
 from uptime_server.models import Monitor, MonitorLocation, Notification
@@ -50,8 +50,8 @@ def failing_run(monitor: Monitor, clock: Any) -> CheckOutcome:
 
 
 def edit(monitor: Monitor, patch: dict[str, Any], settings: Any, clock: Any) -> Monitor:
-    cfg = parse_monitor_update(svc.config_of(monitor), patch, settings)
-    return svc.update_monitor(monitor, cfg, now=clock.now())
+    cfg = parse_monitor_update(monitor_service.config_of(monitor), patch, settings)
+    return monitor_service.update_monitor(monitor, cfg, now=clock.now())
 
 
 def state_of(monitor_id: int) -> dict[str, Any]:
@@ -61,7 +61,7 @@ def state_of(monitor_id: int) -> dict[str, Any]:
 
 def test_the_engine_state_written_during_an_edit_survives_it(alice, settings, clock):
     mid = create(alice)
-    read_for_edit = svc.get_owned(alice.user, mid)
+    read_for_edit = monitor_service.get_owned(alice.user, mid)
 
     clock.advance(60)
     Recorder(settings).record([failing_run(read_for_edit, clock)], now=clock.now())
@@ -85,8 +85,10 @@ def test_the_engine_state_written_during_an_edit_survives_it(alice, settings, cl
 
 def test_a_pause_during_an_edit_survives_it(alice, settings, clock):
     mid = create(alice)
-    read_for_edit = svc.get_owned(alice.user, mid)
-    svc.pause_monitor(svc.get_owned(alice.user, mid), "deploy", now=clock.now())
+    read_for_edit = monitor_service.get_owned(alice.user, mid)
+    monitor_service.pause_monitor(
+        monitor_service.get_owned(alice.user, mid), "deploy", now=clock.now()
+    )
 
     edit(read_for_edit, {"check_interval": 120}, settings, clock)
 
@@ -97,8 +99,8 @@ def test_a_pause_during_an_edit_survives_it(alice, settings, clock):
 
 def test_an_edit_of_a_monitor_deleted_meanwhile_is_not_found(alice, settings, clock):
     mid = create(alice)
-    read_for_edit = svc.get_owned(alice.user, mid)
-    svc.delete_monitor(read_for_edit)
+    read_for_edit = monitor_service.get_owned(alice.user, mid)
+    monitor_service.delete_monitor(read_for_edit)
 
     with pytest.raises(ApiError) as raised:
         edit(read_for_edit, {"name": "ghost"}, settings, clock)
@@ -110,7 +112,7 @@ def test_an_edit_of_a_monitor_deleted_meanwhile_is_not_found(alice, settings, cl
 
 def test_a_type_change_still_starts_the_monitor_over(alice, settings, clock):
     mid = create(alice)
-    read_for_edit = svc.get_owned(alice.user, mid)
+    read_for_edit = monitor_service.get_owned(alice.user, mid)
     Recorder(settings).record([failing_run(read_for_edit, clock)], now=clock.now())
     version = Monitor.get_by_id(mid).state_version
 
@@ -123,4 +125,4 @@ def test_a_type_change_still_starts_the_monitor_over(alice, settings, clock):
 
 
 def test_no_configuration_field_is_an_engine_column():
-    assert not set(svc.CONFIG_FIELDS) & {*ENGINE_STATE, "response_time", "last_success"}
+    assert not set(monitor_service.CONFIG_FIELDS) & {*ENGINE_STATE, "response_time", "last_success"}

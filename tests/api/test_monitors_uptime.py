@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tests.api.shapes import create
-from uptime_server import rollups
 from uptime_server.db import write_tx
+from uptime_server.stats import rollups
 
 # Not on any 5-minute, hour or day boundary, so every kind of edge is exercised.
 NOW = datetime(2026, 11, 22, 12, 3, 17, tzinfo=UTC)

@@ -14,8 +14,8 @@ import pytest
 from tests.e2e.conftest import wait_for
 from tests.notify.world import probe
 from uptime_server import db as dbmod
+from uptime_server.clock import Clock
 from uptime_server.config import load_settings
-from uptime_server.engine.clock import Clock
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import Monitor
 

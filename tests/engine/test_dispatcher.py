@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from uptime_server import monitors as svc
+from uptime_server import monitor_service
 from uptime_server.engine.dispatcher import (
     FIRST_SPREAD_CAP,
     Claim,
@@ -30,7 +30,7 @@ def claimed_ids(claims):
 def test_it_claims_due_unpaused_monitors_of_its_location(make_monitor, settings, clock):
     due = [make_monitor(f"due{i}") for i in range(3)]
     paused = make_monitor("paused")
-    svc.pause_monitor(paused, None, now=clock.now())
+    monitor_service.pause_monitor(paused, None, now=clock.now())
     make_monitor("eu", locations=["eu"])
     make_monitor("tcp", type="tcp", url=None)
     later = make_monitor("later")

@@ -15,7 +15,8 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
 from uptime_server.engine import probe as probe_module
-from uptime_server.engine.guard import (
+from uptime_server.engine.probe import CheckSpec, ProbeConfig
+from uptime_server.net.guard import (
     GuardedResolver,
     GuardedSocketFactory,
     RefusedAtConnect,
@@ -24,7 +25,6 @@ from uptime_server.engine.guard import (
     check_url,
     parse_ip_host,
 )
-from uptime_server.engine.probe import CheckSpec, ProbeConfig
 
 from .conftest import run_check
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from uptime_server import monitors as svc
+from uptime_server import monitor_service
 from uptime_server.engine import recorder_batch
 from uptime_server.engine.recorder import CheckOutcome, Recorder, StaleState
 from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification, Outbox
@@ -72,7 +72,7 @@ def test_locations_combine_within_a_batch(make_monitor, settings, clock):
 def test_a_deleted_monitor_is_skipped_and_the_rest_recorded(make_monitor, settings, clock):
     gone, kept = make_monitor("gone"), make_monitor("kept")
     outcomes = [run(gone, clock.now(), True), run(kept, clock.now(), True)]
-    svc.delete_monitor(gone)
+    monitor_service.delete_monitor(gone)
     done = Recorder(settings).record(outcomes, now=clock.now())
     assert [d.skipped for d in done] == ["deleted", None]
     assert [r.monitor_id for r in CheckRun.select()] == [kept.id]

@@ -16,7 +16,7 @@ import pytest
 
 from tests.engine.targets import CountingServer
 from tests.engine.traces import traces
-from uptime_server import monitors as svc
+from uptime_server import monitor_service
 from uptime_server.app import create_app
 from uptime_server.engine.dispatcher import Dispatcher, first_offset
 from uptime_server.engine.probe import Prober
@@ -55,7 +55,7 @@ def make_monitor(db, alice, settings, clock, target):
             **fields,
         }
         cfg = MonitorConfig.model_validate(body, context={"settings": settings})
-        return svc.create_monitor(alice.user, cfg, now=clock.now(), settings=settings)
+        return monitor_service.create_monitor(alice.user, cfg, now=clock.now(), settings=settings)
 
     return make
 
@@ -214,7 +214,7 @@ def test_a_crashing_probe_does_not_stop_the_others(make_monitor, make_scheduler,
 def test_a_paused_monitor_is_never_checked(make_monitor, make_scheduler, clock, target):
     paused = make_monitor("paused")
     make_monitor("running")
-    svc.pause_monitor(paused, "maintenance", now=clock.now())
+    monitor_service.pause_monitor(paused, "maintenance", now=clock.now())
     scheduler = make_scheduler()
     for _ in range(10):
         step(clock, [scheduler], 5)

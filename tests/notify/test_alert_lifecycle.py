@@ -191,12 +191,12 @@ def test_crlf_in_a_monitor_name_cannot_inject_headers(world):
 
 
 def test_pausing_resolves_without_an_email(world, clock):
-    from uptime_server import monitors as svc
+    from uptime_server import monitor_service
 
     m = world.monitor()
     world.check(m, status=503)
     world.deliver()
-    svc.pause_monitor(Monitor.get_by_id(m.id), "maintenance", now=clock.now())
+    monitor_service.pause_monitor(Monitor.get_by_id(m.id), "maintenance", now=clock.now())
     world.check(m, status=200)
     world.deliver()
     assert subjects(world.inbox) == ["[Uptime] DOWN: api-prod"]

@@ -331,7 +331,7 @@ def test_slack_goes_to_the_address_the_guard_checked(
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_the_daemon_runs_the_loop_in_a_thread(monitor, fail, settings, smtp_server):
-    from uptime_server.engine.clock import Clock
+    from uptime_server.clock import Clock
 
     fail(monitor)  # due at the manual clock's time, which is not in the future
     Outbox.update(next_attempt_at=Clock().now()).execute()

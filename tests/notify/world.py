@@ -14,9 +14,9 @@ from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from uptime_server import monitors as svc
+from uptime_server import monitor_service
+from uptime_server.clock import ManualClock
 from uptime_server.config import Settings
-from uptime_server.engine.clock import ManualClock
 from uptime_server.engine.probe import CheckSpec, ProbeConfig, run_check_sync
 from uptime_server.engine.recorder import CheckOutcome, Recorder
 from uptime_server.models import AlertSettings, Monitor, User
@@ -38,7 +38,7 @@ def make_monitor(
         {"name": name, "url": url, "type": "http", "expected_status": [200], "timeout": 5},
         context={"settings": settings},
     )
-    monitor = svc.create_monitor(user, cfg, now=clock.now(), settings=settings)
+    monitor = monitor_service.create_monitor(user, cfg, now=clock.now(), settings=settings)
     if alerts:
         AlertSettings.update(**alerts).where(AlertSettings.monitor == monitor.id).execute()
     return monitor

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from uptime_cli.main import app
 from uptime_server import db as dbmod
 from uptime_server.auth.sessions import find_session
-from uptime_server.engine.clock import Clock
+from uptime_server.clock import Clock
 from uptime_server.models import User
 
 

@@ -20,7 +20,7 @@ import requests
 
 from tests.api.shapes import sqlite_only
 from tests.live_server import serving
-from uptime_server.http_server import MAX_BODY
+from uptime_server.http_server import MAX_REQUEST_BODY
 
 pytestmark = sqlite_only  # about the HTTP server, not the database
 FIFTY_MB = 50 * 1024 * 1024
@@ -95,8 +95,8 @@ def test_a_client_sending_all_of_a_50_mb_upload_gets_the_json_413(live: str, ali
 
 
 def test_a_body_of_exactly_the_limit_reaches_the_app(live: str, alice: Any):
-    body = b'{"name": "' + b"x" * (MAX_BODY - 12) + b'"}'
-    assert len(body) == MAX_BODY
+    body = b'{"name": "' + b"x" * (MAX_REQUEST_BODY - 12) + b'"}'
+    assert len(body) == MAX_REQUEST_BODY
     response = requests.post(
         f"{live}/api/v1/monitors",
         data=body,

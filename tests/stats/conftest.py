@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from uptime_server import monitors as svc
+from uptime_server import monitor_service
 from uptime_server.engine.recorder import CheckOutcome, Recorder
 from uptime_server.models import Monitor
 from uptime_server.validation import MonitorConfig
@@ -63,7 +63,7 @@ def new_monitor(db, settings, clock):
             {"name": name, "url": "http://127.0.0.1:9/", "type": "http"},
             context={"settings": settings},
         )
-        return svc.create_monitor(owner.user, cfg, now=clock.now(), settings=settings)
+        return monitor_service.create_monitor(owner.user, cfg, now=clock.now(), settings=settings)
 
     return make
 

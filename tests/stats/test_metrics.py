@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.stats.conftest import Run, outcome_of
 from uptime_server.app import create_app
 from uptime_server.daemon import DaemonOptions, default_components
-from uptime_server.engine import metrics as engine_metrics
+from uptime_server.engine import counters
 from uptime_server.engine.recorder import Recorder
 from uptime_server.metrics_snapshot import MetricsRefresher
 from uptime_server.models import Monitor, MonitorLocation
@@ -181,11 +181,11 @@ def test_without_a_token_it_serves_no_monitor_series(settings, clock, db, alice,
 @sqlite_only
 def test_engine_counters_are_exposed(scraper):
     before = scrape(scraper)
-    engine_metrics.record_check("online")
-    engine_metrics.record_check("offline")
-    engine_metrics.record_check("online")
-    engine_metrics.record_check_error()
-    engine_metrics.record_dispatch_delay(1.5)
+    counters.record_check("online")
+    counters.record_check("offline")
+    counters.record_check("online")
+    counters.record_check_error()
+    counters.record_dispatch_delay(1.5)
     after = scrape(scraper)
 
     def delta(name, **labels):

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from tests.stats.test_stats_api import DAY_RUNS, HISTORY
-from uptime_server.stats import monitor_stats, uptime_by_monitor
+from uptime_server.stats.figures import monitor_stats, uptime_by_monitor
 
 
 def test_monitor_objects_and_list_items_carry_uptime(alice, new_monitor, feeder):

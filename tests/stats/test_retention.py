@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from tests.stats.conftest import Run, every
-from uptime_server import retention
 from uptime_server.engine.housekeeping import Housekeeping
 from uptime_server.models import CheckRun, Rollup
-from uptime_server.rollups import DAY, FIVE_MIN, HOUR
-from uptime_server.stats import monitor_stats
+from uptime_server.stats import retention
+from uptime_server.stats.figures import monitor_stats
+from uptime_server.stats.rollups import DAY, FIVE_MIN, HOUR
 
 NOW = datetime(2026, 11, 22, 12, 2, 30, tzinfo=UTC)  # not on a 5-minute boundary
 

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 import pytest
 
 from tests.stats.conftest import nearest_rank
-from uptime_server.rollups import (
+from uptime_server.stats.figures import bucket_count, default_granularity, window
+from uptime_server.stats.rollups import (
     DAY,
     FIVE_MIN,
     HOUR,
@@ -20,7 +21,6 @@ from uptime_server.rollups import (
     hist_index,
     percentile,
 )
-from uptime_server.stats import bucket_count, default_granularity, window
 
 NOW = datetime(2026, 11, 22, 12, 3, 17, 500000, tzinfo=UTC)
 

@@ -150,8 +150,8 @@ def _local_login(st: CliState, email: str | None, name: str | None) -> credentia
 
 def _session_owner(token: str) -> tuple[dict[str, Any], str]:
     from uptime_server.auth.sessions import hash_token
+    from uptime_server.clock import isoformat
     from uptime_server.db import database
-    from uptime_server.engine.clock import isoformat
     from uptime_server.models import Session, User
 
     with database.connection_context():

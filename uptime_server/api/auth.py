@@ -20,8 +20,8 @@ from uptime_server.auth.sessions import (
     session_token,
     set_cookie,
 )
+from uptime_server.clock import isoformat
 from uptime_server.context import now, settings
-from uptime_server.engine.clock import isoformat
 from uptime_server.models import User
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")

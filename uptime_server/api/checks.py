@@ -8,10 +8,10 @@ from typing import Any
 from flask import Blueprint, current_app, request
 from flask_login import current_user
 
-from uptime_server import monitors as svc
+from uptime_server import monitor_service
 from uptime_server.api.check_slots import RunSlots
+from uptime_server.clock import isoformat
 from uptime_server.context import now, settings, state
-from uptime_server.engine.clock import isoformat
 from uptime_server.engine.probe_loop import ProbeLoop, shared_probe_loop
 from uptime_server.engine.recorder import CheckOutcome, Recorder
 from uptime_server.engine.spec import check_spec, probe_config
@@ -96,7 +96,7 @@ def test_slots() -> RunSlots:
 
 @bp.post("/<int:monitor_id>/test")
 def test(monitor_id: int) -> Any:
-    monitor = svc.get_owned(current_user, monitor_id)
+    monitor = monitor_service.get_owned(current_user, monitor_id)
     with test_slots().hold(current_user.id):
         return {"data": run_test(monitor)}
 
@@ -118,7 +118,7 @@ def _day_before(until: datetime) -> datetime:
 
 @bp.get("/<int:monitor_id>/history")
 def history(monitor_id: int) -> Any:
-    monitor = svc.get_owned(current_user, monitor_id)
+    monitor = monitor_service.get_owned(current_user, monitor_id)
     since, until = _window(request.args)
     limit = int_param(request.args, "limit", 100, 1, 1000)
     rows = list(

@@ -3,7 +3,7 @@
 A scrape reads no table: the database figures (outbox backlog, dispatch lag
 and, with ``UPTIME_METRICS_TOKEN`` set, the per-monitor series) come from the
 snapshot a daemon loop refreshes (``uptime_server.metrics_snapshot``); the
-engine's in-process counters (``uptime_server.engine.metrics``) follow.
+engine's in-process counters (``uptime_server.engine.counters``) follow.
 
 Without ``UPTIME_METRICS_TOKEN`` /metrics is open and serves only the
 process and engine series: monitor names and ids of every user stay private.
@@ -23,7 +23,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder
 
 from uptime_server.context import settings, state
-from uptime_server.engine import metrics as engine_metrics
+from uptime_server.engine import counters
 from uptime_server.errors import ApiError
 from uptime_server.metrics_snapshot import MetricsCache, Snapshot
 
@@ -42,7 +42,7 @@ def scrape() -> Any:
     snapshot = cache.snapshot
     registry = CollectorRegistry(auto_describe=False)
     registry.register(SnapshotCollector(snapshot, _live_dispatch_lag()))
-    registry.register(_Forward(engine_metrics.REGISTRY))
+    registry.register(_Forward(counters.REGISTRY))
     # Text format 0.0.4 unless the scraper asks for a newer one.
     encode, content_type = choose_encoder(request.headers.get("Accept", ""))
     body = encode(registry)

@@ -9,15 +9,15 @@ from flask import Blueprint, request
 from flask_login import current_user
 from peewee import SQL, NodeList, fn
 
-from uptime_server import monitors as svc
+from uptime_server import monitor_service
 from uptime_server.api.body import json_body
+from uptime_server.clock import isoformat
 from uptime_server.context import now, settings
 from uptime_server.db import write_tx
-from uptime_server.engine.clock import isoformat
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import AlertSettings, Monitor
 from uptime_server.query_params import choice_param, int_param
-from uptime_server.stats import uptime_by_monitor
+from uptime_server.stats.figures import uptime_by_monitor
 from uptime_server.validation import (
     AlertSettingsIn,
     check_patch_fields,
@@ -86,7 +86,7 @@ def monitor_json(m: Monitor) -> dict[str, Any]:
         "last_success": isoformat(m.last_success),
         "last_failure": isoformat(m.last_failure),
         "cert_expires_at": isoformat(m.cert_expires_at),
-        "next_check_at": isoformat(svc.next_check_at(m)),
+        "next_check_at": isoformat(monitor_service.next_check_at(m)),
         "created_at": isoformat(m.created_at),
         "updated_at": isoformat(m.updated_at),
     }
@@ -148,7 +148,7 @@ def list_monitors() -> Any:
 @bp.post("")
 def create() -> Any:
     cfg = parse_monitor(json_body(), settings())
-    m = svc.create_monitor(current_user, cfg, now=now(), settings=settings())
+    m = monitor_service.create_monitor(current_user, cfg, now=now(), settings=settings())
     data = {
         "id": m.id,
         "name": m.name,
@@ -162,19 +162,19 @@ def create() -> Any:
 
 @bp.get("/<int:monitor_id>")
 def show(monitor_id: int) -> Any:
-    return {"data": monitor_json(svc.get_owned(current_user, monitor_id))}
+    return {"data": monitor_json(monitor_service.get_owned(current_user, monitor_id))}
 
 
 @bp.put("/<int:monitor_id>")
 def update(monitor_id: int) -> Any:
-    m = svc.get_owned(current_user, monitor_id)
-    cfg = parse_monitor_update(svc.config_of(m), json_body(), settings())
-    return {"data": monitor_json(svc.update_monitor(m, cfg, now=now()))}
+    m = monitor_service.get_owned(current_user, monitor_id)
+    cfg = parse_monitor_update(monitor_service.config_of(m), json_body(), settings())
+    return {"data": monitor_json(monitor_service.update_monitor(m, cfg, now=now()))}
 
 
 @bp.delete("/<int:monitor_id>")
 def delete(monitor_id: int) -> Any:
-    svc.delete_monitor(svc.get_owned(current_user, monitor_id))
+    monitor_service.delete_monitor(monitor_service.get_owned(current_user, monitor_id))
     return {"message": "Monitor deleted"}
 
 
@@ -202,14 +202,16 @@ def _valid_reason(reason: Any) -> bool:
 
 @bp.post("/<int:monitor_id>/pause")
 def pause(monitor_id: int) -> Any:
-    m = svc.get_owned(current_user, monitor_id)
-    m = svc.pause_monitor(m, _reason(), now=now())
+    m = monitor_service.get_owned(current_user, monitor_id)
+    m = monitor_service.pause_monitor(m, _reason(), now=now())
     return {"message": "Monitor paused", "data": monitor_json(m)}
 
 
 @bp.post("/<int:monitor_id>/resume")
 def resume(monitor_id: int) -> Any:
-    m = svc.resume_monitor(svc.get_owned(current_user, monitor_id), now=now())
+    m = monitor_service.resume_monitor(
+        monitor_service.get_owned(current_user, monitor_id), now=now()
+    )
     return {"message": "Monitor resumed", "data": monitor_json(m)}
 
 
@@ -224,13 +226,13 @@ def _alert_settings(m: Monitor) -> AlertSettings:
 
 @bp.get("/<int:monitor_id>/alerts")
 def get_alerts(monitor_id: int) -> Any:
-    m = svc.get_owned(current_user, monitor_id)
+    m = monitor_service.get_owned(current_user, monitor_id)
     return {"data": alerts_json(_alert_settings(m), current_user.email)}
 
 
 @bp.put("/<int:monitor_id>/alerts")
 def put_alerts(monitor_id: int) -> Any:
-    m = svc.get_owned(current_user, monitor_id)
+    m = monitor_service.get_owned(current_user, monitor_id)
     stored = {k: getattr(_alert_settings(m), k) for k in ALERT_FIELDS}
     new = parse_alert_settings(stored, json_body())
     preserve = [getattr(AlertSettings, k) for k in ALERT_FIELDS]
@@ -250,7 +252,7 @@ def bulk() -> Any:
     if not isinstance(body, dict):
         raise validation_error({"body": ["must be a JSON object"]})
     action, ids, reason, patch = _bulk_request(body)
-    result = svc.bulk_action(
+    result = monitor_service.bulk_action(
         current_user, action, ids, reason=reason, patch=patch, now=now(), settings=settings()
     )
     return {"data": {"action": action, **result}}
@@ -269,7 +271,8 @@ def _bulk_request(body: dict[str, Any]) -> tuple[str, list[int], str | None, dic
         not isinstance(ids, list)
         or not 1 <= len(ids) <= 100
         or not all(
-            isinstance(i, int) and not isinstance(i, bool) and 0 < i <= svc.MAX_ID for i in ids
+            isinstance(i, int) and not isinstance(i, bool) and 0 < i <= monitor_service.MAX_ID
+            for i in ids
         )
     ):
         details["monitor_ids"] = ["must be a list of 1 to 100 positive integer ids"]

@@ -8,9 +8,9 @@ from typing import Any
 from flask import Blueprint, request
 from flask_login import current_user
 
-from uptime_server import notifications as svc
+from uptime_server import notification_service
+from uptime_server.clock import isoformat
 from uptime_server.context import now
-from uptime_server.engine.clock import isoformat
 from uptime_server.models import Notification
 from uptime_server.query_params import choice_param, int_param, time_param
 
@@ -55,7 +55,7 @@ def _page_args() -> tuple[int, int]:
 
 @bp.get("/active")
 def active() -> Any:
-    rows = svc.list_active(current_user)
+    rows = notification_service.list_active(current_user)
     return {
         "data": [notification_json(n) for n in rows],
         "meta": {"count": len(rows), "timestamp": isoformat(now())},
@@ -65,7 +65,7 @@ def active() -> Any:
 @bp.get("/recent")
 def recent() -> Any:
     page, limit = _page_args()
-    result = svc.list_recent(current_user, now=now(), page=page, limit=limit)
+    result = notification_service.list_recent(current_user, now=now(), page=page, limit=limit)
     return {
         "data": [notification_json(n) for n in result.rows],
         "pagination": {
@@ -80,13 +80,13 @@ def recent() -> Any:
 @bp.get("")
 def list_notifications() -> Any:
     page, limit = _page_args()
-    filters = svc.Filters(
+    filters = notification_service.Filters(
         monitor_id=int_param(request.args, "monitor_id", None, 1, None),  # type: ignore[arg-type]
         type=choice_param(request.args, "type", TYPES),
         status=choice_param(request.args, "status", STATUSES),
         since=time_param(request.args, "since"),
     )
-    result = svc.list_filtered(current_user, filters, page=page, limit=limit)
+    result = notification_service.list_filtered(current_user, filters, page=page, limit=limit)
     pages = math.ceil(result.total / limit)
     return {
         "data": [notification_json(n) for n in result.rows],
@@ -103,12 +103,14 @@ def list_notifications() -> Any:
 
 @bp.get("/<int:notification_id>")
 def show(notification_id: int) -> Any:
-    return {"data": notification_json(svc.get_owned(current_user, notification_id))}
+    return {
+        "data": notification_json(notification_service.get_owned(current_user, notification_id))
+    }
 
 
 @bp.post("/<int:notification_id>/acknowledge")
 def acknowledge(notification_id: int) -> Any:
-    n = svc.acknowledge(current_user, notification_id, now=now())
+    n = notification_service.acknowledge(current_user, notification_id, now=now())
     return {
         "message": "Notification acknowledged",
         "data": {
@@ -121,7 +123,7 @@ def acknowledge(notification_id: int) -> Any:
 
 @bp.post("/<int:notification_id>/resolve")
 def resolve(notification_id: int) -> Any:
-    n = svc.resolve(current_user, notification_id, now=now())
+    n = notification_service.resolve(current_user, notification_id, now=now())
     return {
         "message": "Notification resolved",
         "data": {"id": n.id, "status": "resolved", "resolved_at": isoformat(n.resolved_at)},

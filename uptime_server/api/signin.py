@@ -19,9 +19,9 @@ from uptime_server.api.body import json_body
 from uptime_server.auth import cli_handoff, login_state, signup
 from uptime_server.auth.oauth import ProviderSpec, authorization_url, fetch_profile, provider_spec
 from uptime_server.auth.sessions import create_session, hash_token, session_token, set_cookie
+from uptime_server.clock import isoformat
 from uptime_server.context import now, settings
 from uptime_server.db import write_tx
-from uptime_server.engine.clock import isoformat
 from uptime_server.errors import ApiError
 from uptime_server.models import OAuthState, Session, User
 

@@ -7,11 +7,11 @@ from typing import Any
 from flask import Blueprint, request
 from flask_login import current_user
 
-from uptime_server import monitors as svc
+from uptime_server import monitor_service
 from uptime_server.context import now
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.query_params import choice_param
-from uptime_server.stats import (
+from uptime_server.stats.figures import (
     GRANULARITIES,
     MAX_BUCKETS,
     PERIODS,
@@ -26,7 +26,7 @@ bp = Blueprint("stats", __name__)
 @bp.get("/monitors/<int:monitor_id>/stats")
 def show(monitor_id: int) -> Any:
     period, granularity = _params(request.args)
-    monitor = svc.get_owned(current_user, monitor_id)
+    monitor = monitor_service.get_owned(current_user, monitor_id)
     return {"data": monitor_stats(monitor.id, period, granularity, now())}
 
 

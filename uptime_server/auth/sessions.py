@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from flask import Flask, Request, Response, current_app, g, request
 from flask_login import LoginManager
 
-from uptime_server.engine.clock import utc
+from uptime_server.clock import utc
 from uptime_server.errors import ApiError
 from uptime_server.models import Session, User
 

@@ -16,11 +16,11 @@ from datetime import datetime
 
 import schedule
 
-from uptime_server import retention
+from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.db import database, write_tx
-from uptime_server.engine.clock import Clock
 from uptime_server.models import CliTicket, OAuthState, Session
+from uptime_server.stats import retention
 
 log = logging.getLogger(__name__)
 

@@ -24,19 +24,15 @@ import aiohttp
 from cryptography import x509
 from yarl import URL
 
-from uptime_server.engine.guard import (
+from uptime_server.engine.json_path import TIME_LIMIT, JsonPathRunner, validate_json_path
+from uptime_server.engine.probe_rules import ProbeFailure, evaluate, printable
+from uptime_server.net.errors import describe_error
+from uptime_server.net.guard import (
     TARGET_NOT_ALLOWED,
     GuardedResolver,
     GuardedSocketFactory,
     TargetNotAllowed,
     check_url,
-)
-from uptime_server.engine.json_path import TIME_LIMIT, JsonPathRunner, validate_json_path
-from uptime_server.engine.probe_rules import (
-    ProbeFailure,
-    describe_error,
-    evaluate,
-    printable,
 )
 
 __all__ = [

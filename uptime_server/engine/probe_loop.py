@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from uptime_server.engine.clock import Clock
+from uptime_server.clock import Clock
 from uptime_server.engine.probe import CheckSpec, ProbeConfig, Prober, RunResult, Sleep
 from uptime_server.engine.spec import run_budget
 

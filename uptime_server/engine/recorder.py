@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from uptime_server import rollups
 from uptime_server.config import Settings
 from uptime_server.db import database, retry_locked, write_tx
 from uptime_server.engine import state
@@ -36,6 +35,7 @@ from uptime_server.engine.recorder_batch import Batch, BatchMonitor, MonitorWrit
 from uptime_server.models import AlertSettings, Monitor, Notification, User
 from uptime_server.notify import outbox
 from uptime_server.notify.message import notification_message
+from uptime_server.stats import rollups
 
 if TYPE_CHECKING:
     from uptime_server.engine.probe import RunResult

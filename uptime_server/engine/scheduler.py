@@ -42,9 +42,9 @@ import time
 from collections import Counter, deque
 from datetime import datetime
 
+from uptime_server.clock import Clock
 from uptime_server.config import Settings
-from uptime_server.engine import metrics
-from uptime_server.engine.clock import Clock
+from uptime_server.engine import counters
 from uptime_server.engine.dispatcher import DEFAULT_BATCH, Claim, Dispatcher, next_due
 from uptime_server.engine.probe import Prober, Sleep
 from uptime_server.engine.probe_loop import ProbeJob, ProbeLoop
@@ -176,18 +176,18 @@ class CheckScheduler:
             if job.started_at is not None
         ]
         self.dispatch_lags.extend(lags)
-        metrics.record_dispatch_delays(lags)
+        counters.record_dispatch_delays(lags)
         now = self.clock.now()
         statuses: Counter[str] = Counter()
         items = [self._item(job, now, statuses) for job in ran]
-        metrics.record_checks(statuses)
+        counters.record_checks(statuses)
         self.writer.put_many(items)
 
     def _item(self, job: ProbeJob, now: datetime, statuses: Counter[str]) -> Item:
         claim: Claim = job.key
         result = job.result
         if job.error is not None or result is None or job.started_at is None:
-            metrics.record_check_error()
+            counters.record_check_error()
             log.error(
                 "monitor %s: check crashed (%r); pushed to its next slot",
                 claim.monitor_id,

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from uptime_server.clock import Clock
 from uptime_server.db import database
-from uptime_server.engine.clock import Clock
 from uptime_server.engine.dispatcher import Claim
 from uptime_server.engine.recorder import CheckOutcome, Recorded
 

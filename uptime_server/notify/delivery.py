@@ -35,10 +35,10 @@ from datetime import datetime, timedelta
 
 from peewee import SQL, fn
 
+from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.db import database, is_sqlite, retry_locked, write_tx
-from uptime_server.engine.clock import Clock
-from uptime_server.engine.runner import LoopRunner
+from uptime_server.loops import LoopRunner
 from uptime_server.models import Notification, Outbox
 from uptime_server.notify.message import build_email, single_line, slack_payload
 from uptime_server.notify.outbox import content_from_json

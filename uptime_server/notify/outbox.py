@@ -15,7 +15,7 @@ from datetime import datetime
 from email.utils import parseaddr
 from typing import Any
 
-from uptime_server.engine.clock import isoformat, utc
+from uptime_server.clock import isoformat, utc
 from uptime_server.models import AlertSettings, Monitor, Notification, Outbox
 from uptime_server.notify.message import AlertContent, subject
 

@@ -29,8 +29,8 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from uptime_server.engine.guard import TARGET_NOT_ALLOWED, TargetNotAllowed
-from uptime_server.engine.probe_rules import describe_error
+from uptime_server.net.errors import describe_error
+from uptime_server.net.guard import TARGET_NOT_ALLOWED, TargetNotAllowed
 from uptime_server.notify.webhook_http import WebhookReply, post_json
 
 log = logging.getLogger(__name__)

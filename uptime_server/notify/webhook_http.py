@@ -29,7 +29,7 @@ import aiohttp
 from multidict import CIMultiDict
 from yarl import URL
 
-from uptime_server.engine.guard import GuardedResolver, GuardedSocketFactory, check_url
+from uptime_server.net.guard import GuardedResolver, GuardedSocketFactory, check_url
 
 MAX_REPLY_BYTES = 64 * 1024  # enough for any error text a webhook sends back
 

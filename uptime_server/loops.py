@@ -14,7 +14,7 @@ import logging
 import threading
 from typing import Protocol
 
-from uptime_server.engine.clock import Clock
+from uptime_server.clock import Clock
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from typing import Any
 from uptime_server.config import Settings
 from uptime_server.db import database, retry_locked, write_tx
 from uptime_server.models import CheckRun, Monitor, Rollup
-from uptime_server.rollups import FIVE_MIN, HOUR, KEEP
+from uptime_server.stats.rollups import FIVE_MIN, HOUR, KEEP
 
 log = logging.getLogger(__name__)
 

@@ -44,9 +44,9 @@ from typing import Any
 import peewee
 from peewee import SQL, fn
 
-from uptime_server.engine.clock import isoformat
+from uptime_server.clock import isoformat
 from uptime_server.models import Notification, Rollup
-from uptime_server.rollups import (
+from uptime_server.stats.rollups import (
     DAY,
     FIVE_MIN,
     HOUR,

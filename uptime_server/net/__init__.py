@@ -1,0 +1,1 @@
+"""Outbound network policy shared by probes and notification channels."""

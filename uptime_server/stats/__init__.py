@@ -1,0 +1,1 @@
+"""Statistics: roll-ups written with each check, figures read from them, retention."""
