@@ -62,7 +62,7 @@ from peewee import fn
 
 from uptime_server.config import Settings
 from uptime_server.db import database, is_sqlite, retry_locked, write_tx
-from uptime_server.engine.probe import CheckSpec
+from uptime_server.engine.probe_types import CheckSpec
 from uptime_server.engine.spec import SPEC_FIELDS, check_spec, run_budget
 from uptime_server.models import CHECKED_TYPES, Monitor, MonitorLocation
 

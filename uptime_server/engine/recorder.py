@@ -38,7 +38,7 @@ from uptime_server.notify.message import notification_message
 from uptime_server.stats import rollups
 
 if TYPE_CHECKING:
-    from uptime_server.engine.probe import RunResult
+    from uptime_server.engine.probe_types import RunResult
 
 log = logging.getLogger(__name__)
 
