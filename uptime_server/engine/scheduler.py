@@ -46,12 +46,13 @@ from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.engine import counters
 from uptime_server.engine.dispatcher import DEFAULT_BATCH, Claim, Dispatcher, next_due
+from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.probe import Prober, Sleep
 from uptime_server.engine.probe_loop import ProbeJob, ProbeLoop
-from uptime_server.engine.recorder import CheckOutcome, Recorder
+from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.recorder_process import RecorderProcess
 from uptime_server.engine.spec import probe_config
-from uptime_server.engine.writer import Item, PushForward, ResultWriter
+from uptime_server.engine.writer import Item, ResultWriter
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +155,7 @@ class CheckScheduler:
                 log.error(
                     "monitor %s: %s; pushed to its next slot", claim.monitor_id, claim.spec_error
                 )
-                self.writer.put(PushForward(claim))
+                self.writer.put(claim)  # pushed forward
                 continue
             jobs.append(ProbeJob(claim.spec, key=claim))
         with self._lock:
@@ -193,7 +194,7 @@ class CheckScheduler:
                 claim.monitor_id,
                 job.error,
             )
-            return PushForward(claim)
+            return claim  # pushed forward
         # The recorder decides degraded/certificate warnings; this counter
         # only separates failed runs and runs that needed a retry.
         label = "offline" if not result.passed else "warning" if result.retried else "online"
