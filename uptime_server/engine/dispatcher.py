@@ -54,7 +54,7 @@ import secrets
 import socket
 import zlib
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -250,17 +250,42 @@ class Dispatcher:
     def oldest_due(self, now: datetime) -> datetime | None:
         """The earliest ``next_check_at`` this location could claim now or later."""
         with database.connection_context():
-            return (
-                MonitorLocation.select(fn.MIN(MonitorLocation.next_check_at))
-                .join(Monitor, on=(MonitorLocation.monitor == Monitor.id))
-                .where(
-                    (MonitorLocation.location == self.location)
-                    & _lease_free(now)
-                    & (Monitor.paused == False)  # noqa: E712
-                    & Monitor.type.in_(CHECKED_TYPES)
-                )
-                .scalar()
-            )
+            return oldest_due(now, self.location)
+
+
+def oldest_due(now: datetime, location: str | None = None) -> datetime | None:
+    """The earliest ``next_check_at`` a dispatcher could claim now or later.
+
+    Of *location*'s rows, or of every location's when None. The caller holds a
+    connection.
+    """
+    claimable = (
+        _lease_free(now)
+        & (Monitor.paused == False)  # noqa: E712
+        & Monitor.type.in_(CHECKED_TYPES)
+    )
+    if location is not None:
+        claimable &= MonitorLocation.location == location
+    return (
+        MonitorLocation.select(fn.MIN(MonitorLocation.next_check_at))
+        .join(Monitor, on=(MonitorLocation.monitor == Monitor.id))
+        .where(claimable)
+        .scalar()
+    )
+
+
+def scheduler_lag(
+    now: datetime, *, location: str | None = None, waiting: Iterable[datetime] = ()
+) -> float:
+    """Seconds the most overdue check is late at *now*; 0 when none is.
+
+    The one definition of scheduler lag (/healthz, /metrics, the scheduler):
+    among the due times of checks claimed and not started (*waiting*, which
+    only a running scheduler knows) and the oldest claimable row in the
+    database (of *location*, or of all). The caller holds a connection.
+    """
+    late = [due for due in (*waiting, oldest_due(now, location)) if due is not None and due <= now]
+    return round((now - min(late)).total_seconds(), 3) if late else 0.0
 
 
 # Only the holder of a lease gives it back; a NULL due time leaves the schedule.
