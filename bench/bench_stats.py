@@ -40,7 +40,8 @@ from uptime_server import db as dbmod
 from uptime_server import migrations
 from uptime_server.clock import ManualClock
 from uptime_server.config import Settings, load_settings
-from uptime_server.engine.recorder import CheckOutcome, Recorder
+from uptime_server.engine.outcomes import CheckOutcome
+from uptime_server.engine.recorder import Recorder
 from uptime_server.models import Monitor, Notification, User
 from uptime_server.stats import rollups
 

@@ -22,13 +22,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import peewee
-from peewee import JOIN, fn
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from uptime_server.config import Settings
 from uptime_server.db import database
-from uptime_server.models import Monitor, MonitorLocation, Outbox
+from uptime_server.engine.dispatcher import scheduler_lag
+from uptime_server.models import Monitor, Outbox
 from uptime_server.stats.figures import uptime_by_monitor
 
 log = logging.getLogger(__name__)
@@ -38,26 +38,6 @@ UP_STATUSES = {"online": 1.0, "warning": 1.0, "offline": 0.0}
 _EOF = b"# EOF\n"
 
 Encoder = Callable[[CollectorRegistry], bytes]
-
-
-def overdue_seconds(current: datetime) -> float:
-    """How overdue the most overdue unclaimed check is (0 when none is late)."""
-    oldest = (
-        MonitorLocation.select(fn.MIN(MonitorLocation.next_check_at))
-        .join(Monitor, JOIN.INNER)
-        .where(
-            (Monitor.paused == False)  # noqa: E712
-            & (MonitorLocation.next_check_at <= current)
-            & (
-                MonitorLocation.lease_expires_at.is_null()
-                | (MonitorLocation.lease_expires_at < current)
-            )
-        )
-        .scalar()
-    )
-    if oldest is None:
-        return 0.0
-    return round(max(0.0, (current - oldest).total_seconds()), 3)
 
 
 @dataclass
@@ -104,7 +84,7 @@ def read_snapshot(now: datetime, *, per_monitor: bool) -> Snapshot:
     return Snapshot(
         taken_at=now,
         outbox_backlog=backlog,
-        dispatch_lag=overdue_seconds(now),
+        dispatch_lag=scheduler_lag(now),
         monitor_families=monitor_families(now) if per_monitor else [],
     )
 

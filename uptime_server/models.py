@@ -23,6 +23,7 @@ import peewee as pw
 
 from uptime_server.db import database
 
+# A monitor that names no expected status passes on any 2xx status registered with IANA.
 DEFAULT_EXPECTED_STATUS = [200, 201, 202, 203, 204, 205, 206, 207, 208, 226]
 MONITOR_TYPES = ("http", "https", "tcp", "ping", "dns")
 CHECKED_TYPES = ("http", "https")

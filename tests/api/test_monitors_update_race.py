@@ -14,7 +14,8 @@ import pytest
 
 from tests.api.shapes import create
 from uptime_server import monitor_service
-from uptime_server.engine.recorder import CheckOutcome, Recorder
+from uptime_server.engine.outcomes import CheckOutcome
+from uptime_server.engine.recorder import Recorder
 from uptime_server.errors import ApiError
 from uptime_server.models import Monitor, MonitorLocation, Notification
 from uptime_server.validation import parse_monitor_update

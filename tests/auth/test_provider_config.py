@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from uptime_server.auth.oauth import (
+from uptime_server.auth.provider_spec import (
     GITHUB_AUTHORIZE_URL,
     GITHUB_TOKEN_URL,
     GITHUB_USER_URL,

@@ -22,7 +22,8 @@ import pytest
 import trustme
 from aiohttp import web
 
-from uptime_server.engine.probe import CheckSpec, ProbeConfig, Prober, RunResult
+from uptime_server.engine.probe import ProbeConfig, Prober
+from uptime_server.engine.probe_types import CheckSpec, RunResult
 
 # Addresses that never leave the machine (0.0.0.0 and :: connect locally).
 _LOCAL = ("127.0.0.0/8", "::1/128", "0.0.0.0/32", "::/128")

@@ -14,6 +14,7 @@ from uptime_server.engine.dispatcher import (
     Dispatcher,
     first_offset,
     next_due,
+    scheduler_lag,
 )
 from uptime_server.models import MonitorLocation
 
@@ -184,3 +185,24 @@ def test_after_a_stall_missed_slots_are_skipped_and_the_phase_kept(clock):
     assert following - woke >= timedelta(seconds=30)  # at least half an interval away
     assert following - woke <= timedelta(seconds=90)
     assert (following - claim.due) % timedelta(seconds=60) == timedelta(0)
+
+
+def test_scheduler_lag_is_how_late_the_oldest_claimable_check_is(make_monitor, settings, clock):
+    # The one definition behind /healthz, /metrics and a running scheduler.
+    now = clock.now()
+    local, eu, paused = make_monitor("local"), make_monitor("eu", locations=["eu"]), make_monitor()
+    monitor_service.pause_monitor(paused, None, now=now)
+    for monitor, late in ((local, 30), (eu, 90), (paused, 600)):
+        MonitorLocation.update(next_check_at=now - timedelta(seconds=late)).where(
+            MonitorLocation.monitor == monitor.id
+        ).execute()
+
+    assert scheduler_lag(now) == 90.0  # every location; paused monitors never count
+    assert scheduler_lag(now, location="local") == 30.0
+    # Claimed and not started yet: only the scheduler holding them knows.
+    assert scheduler_lag(now, location="local", waiting=[now - timedelta(seconds=45)]) == 45.0
+    Dispatcher(settings, location="eu", worker_id="w").claim(now)
+    assert scheduler_lag(now) == 30.0  # a leased row is the claimer's to report
+    assert scheduler_lag(now, location="local", waiting=[now + timedelta(seconds=5)]) == 30.0
+    MonitorLocation.update(next_check_at=now + timedelta(seconds=5)).execute()
+    assert scheduler_lag(now) == 0.0

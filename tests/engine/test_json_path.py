@@ -17,7 +17,8 @@ from uptime_server.engine.json_path import (
     first_match,
     validate_json_path,
 )
-from uptime_server.engine.probe import CheckSpec, Prober, RunResult
+from uptime_server.engine.probe import Prober
+from uptime_server.engine.probe_types import CheckSpec, RunResult
 
 # A 900-byte body on which jsonpath-ng's own find() of `$..*..*..*` takes seconds.
 NESTED = ("[" * 450 + "]" * 450).encode()

@@ -11,15 +11,9 @@ from urllib.parse import quote
 
 import pytest
 
-from uptime_server.engine.probe import (
-    AttemptResult,
-    CheckSpec,
-    ProbeConfig,
-    Prober,
-    RunResult,
-    run_check_sync,
-    validate_json_path,
-)
+from uptime_server.engine.json_path import validate_json_path
+from uptime_server.engine.probe import ProbeConfig, Prober, run_check_sync
+from uptime_server.engine.probe_types import CheckSpec, RunResult
 
 from .conftest import TLSServers, run_check
 from .targets import CountingServer
@@ -224,7 +218,7 @@ def test_retries_wait_min_of_interval_and_ten_seconds(http_url: str) -> None:
 
 
 def test_attempt_returns_one_attempt(http_url: str) -> None:
-    async def go() -> AttemptResult:
+    async def go() -> RunResult:
         async with Prober() as prober:
             return await prober.attempt(CheckSpec(f"{http_url}/flaky/{uuid.uuid4()}"))
 

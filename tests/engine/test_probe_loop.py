@@ -11,13 +11,14 @@ import pytest
 
 from tests.engine.targets import CountingServer
 from uptime_server.engine import probe_loop
-from uptime_server.engine.probe import CheckSpec, ProbeConfig
+from uptime_server.engine.probe import ProbeConfig
 from uptime_server.engine.probe_loop import (
     ProbeJob,
     ProbeLoop,
     close_shared_probe_loops,
     shared_probe_loop,
 )
+from uptime_server.engine.probe_types import CheckSpec
 
 
 @pytest.fixture
@@ -148,7 +149,8 @@ def test_the_least_recently_used_shared_loop_beyond_the_limit_is_closed(target):
 
 _EXIT_WITHOUT_CLOSING = """
 import sys
-from uptime_server.engine.probe import CheckSpec, ProbeConfig
+from uptime_server.engine.probe_types import CheckSpec
+from uptime_server.engine.probe import ProbeConfig
 from uptime_server.engine.probe_loop import shared_probe_loop
 
 job = shared_probe_loop(ProbeConfig(), 1).run_sync(CheckSpec(url=sys.argv[1]), timeout=10)

@@ -8,7 +8,8 @@ import pytest
 
 from tests.engine.traces import traces
 from uptime_server import monitor_service
-from uptime_server.engine.recorder import CheckOutcome, Recorder
+from uptime_server.engine.outcomes import CheckOutcome
+from uptime_server.engine.recorder import Recorder
 from uptime_server.models import (
     AlertSettings,
     CheckRun,

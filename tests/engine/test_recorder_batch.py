@@ -8,7 +8,8 @@ import pytest
 
 from uptime_server import monitor_service
 from uptime_server.engine import recorder_batch
-from uptime_server.engine.recorder import CheckOutcome, Recorder, StaleState
+from uptime_server.engine.outcomes import CheckOutcome
+from uptime_server.engine.recorder import Recorder, StaleState
 from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification, Outbox
 
 

@@ -19,8 +19,9 @@ from tests.engine.traces import traces
 from uptime_server import monitor_service
 from uptime_server.app import create_app
 from uptime_server.engine.dispatcher import Dispatcher, first_offset
+from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.probe import Prober
-from uptime_server.engine.recorder import CheckOutcome, Recorder
+from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.recorder_process import RecorderProcess, RecorderProcessError
 from uptime_server.engine.scheduler import CheckScheduler
 from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification

@@ -17,8 +17,10 @@ from typing import Any
 from uptime_server import monitor_service
 from uptime_server.clock import ManualClock
 from uptime_server.config import Settings
-from uptime_server.engine.probe import CheckSpec, ProbeConfig, run_check_sync
-from uptime_server.engine.recorder import CheckOutcome, Recorder
+from uptime_server.engine.outcomes import CheckOutcome
+from uptime_server.engine.probe import ProbeConfig, run_check_sync
+from uptime_server.engine.probe_types import CheckSpec
+from uptime_server.engine.recorder import Recorder
 from uptime_server.models import AlertSettings, Monitor, User
 from uptime_server.validation import MonitorConfig
 

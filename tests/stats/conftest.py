@@ -9,7 +9,8 @@ from datetime import datetime, timedelta
 import pytest
 
 from uptime_server import monitor_service
-from uptime_server.engine.recorder import CheckOutcome, Recorder
+from uptime_server.engine.outcomes import CheckOutcome
+from uptime_server.engine.recorder import Recorder
 from uptime_server.models import Monitor
 from uptime_server.validation import MonitorConfig
 

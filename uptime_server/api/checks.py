@@ -12,8 +12,9 @@ from uptime_server import monitor_service
 from uptime_server.api.check_slots import RunSlots
 from uptime_server.clock import isoformat
 from uptime_server.context import now, settings, state
+from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.probe_loop import ProbeLoop, shared_probe_loop
-from uptime_server.engine.recorder import CheckOutcome, Recorder
+from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.spec import check_spec, probe_config
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import CheckRun, Monitor

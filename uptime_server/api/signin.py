@@ -17,7 +17,8 @@ from uptime_server.api.access import login_limited, public
 from uptime_server.api.auth import user_json
 from uptime_server.api.body import json_body
 from uptime_server.auth import cli_handoff, login_state, signup
-from uptime_server.auth.oauth import ProviderSpec, authorization_url, fetch_profile, provider_spec
+from uptime_server.auth.oauth import authorization_url, fetch_profile
+from uptime_server.auth.provider_spec import ProviderSpec, provider_spec
 from uptime_server.auth.sessions import create_session, hash_token, session_token, set_cookie
 from uptime_server.clock import isoformat
 from uptime_server.context import now, settings

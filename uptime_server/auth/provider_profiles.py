@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from uptime_server.auth.oauth import ProviderSpec
+    from uptime_server.auth.provider_spec import ProviderSpec
 
 GITHUB_ACCEPT = {"Accept": "application/vnd.github+json"}
 GOOGLE_ISSUER = "https://accounts.google.com"

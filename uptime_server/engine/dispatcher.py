@@ -54,6 +54,7 @@ import secrets
 import socket
 import zlib
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -61,8 +62,8 @@ from typing import Any
 from peewee import fn
 
 from uptime_server.config import Settings
-from uptime_server.db import database, is_sqlite, retry_locked, write_tx
-from uptime_server.engine.probe import CheckSpec
+from uptime_server.db import database, execute_many, is_sqlite, retry_locked, write_tx
+from uptime_server.engine.probe_types import CheckSpec
 from uptime_server.engine.spec import SPEC_FIELDS, check_spec, run_budget
 from uptime_server.models import CHECKED_TYPES, Monitor, MonitorLocation
 
@@ -230,19 +231,16 @@ class Dispatcher:
         self._update_claims(claims, now)
 
     def _update_claims(self, claims: list[Claim], now: datetime | None) -> None:
-        if not claims:
+        leases = [
+            (next_due(c, now) if now is not None else None, c.monitor_id, c.location, c.lease_owner)
+            for c in claims
+        ]
+        if not leases:
             return
 
         def tx() -> None:
             with write_tx():
-                for claim in claims:
-                    changes: dict[Any, Any] = {"lease_owner": None, "lease_expires_at": None}
-                    if now is not None:
-                        changes["next_check_at"] = next_due(claim, now)
-                    MonitorLocation.update(**changes).where(
-                        (MonitorLocation.id == claim.row_id)
-                        & (MonitorLocation.lease_owner == claim.lease_owner)
-                    ).execute()
+                give_back(leases)
 
         with database.connection_context():
             retry_locked(tx)()
@@ -252,17 +250,66 @@ class Dispatcher:
     def oldest_due(self, now: datetime) -> datetime | None:
         """The earliest ``next_check_at`` this location could claim now or later."""
         with database.connection_context():
-            return (
-                MonitorLocation.select(fn.MIN(MonitorLocation.next_check_at))
-                .join(Monitor, on=(MonitorLocation.monitor == Monitor.id))
-                .where(
-                    (MonitorLocation.location == self.location)
-                    & _lease_free(now)
-                    & (Monitor.paused == False)  # noqa: E712
-                    & Monitor.type.in_(CHECKED_TYPES)
-                )
-                .scalar()
-            )
+            return oldest_due(now, self.location)
+
+
+def oldest_due(now: datetime, location: str | None = None) -> datetime | None:
+    """The earliest ``next_check_at`` a dispatcher could claim now or later.
+
+    Of *location*'s rows, or of every location's when None. The caller holds a
+    connection.
+    """
+    claimable = (
+        _lease_free(now)
+        & (Monitor.paused == False)  # noqa: E712
+        & Monitor.type.in_(CHECKED_TYPES)
+    )
+    if location is not None:
+        claimable &= MonitorLocation.location == location
+    return (
+        MonitorLocation.select(fn.MIN(MonitorLocation.next_check_at))
+        .join(Monitor, on=(MonitorLocation.monitor == Monitor.id))
+        .where(claimable)
+        .scalar()
+    )
+
+
+def scheduler_lag(
+    now: datetime, *, location: str | None = None, waiting: Iterable[datetime] = ()
+) -> float:
+    """Seconds the most overdue check is late at *now*; 0 when none is.
+
+    The one definition of scheduler lag (/healthz, /metrics, the scheduler):
+    among the due times of checks claimed and not started (*waiting*, which
+    only a running scheduler knows) and the oldest claimable row in the
+    database (of *location*, or of all). The caller holds a connection.
+    """
+    late = [due for due in (*waiting, oldest_due(now, location)) if due is not None and due <= now]
+    return round((now - min(late)).total_seconds(), 3) if late else 0.0
+
+
+# Only the holder of a lease gives it back; a NULL due time leaves the schedule.
+_GIVE_BACK = (
+    "UPDATE monitor_locations SET next_check_at = COALESCE(?, next_check_at), "
+    "lease_owner = NULL, lease_expires_at = NULL "
+    "WHERE monitor_id = ? AND location = ? AND lease_owner = ?"
+)
+
+
+def give_back(leases: Sequence[tuple[datetime | None, int, str, str]]) -> None:
+    """Drop leases, each ``(next due time or None, monitor id, location, lease owner)``.
+
+    The one way a claim ends without a recorded run: given back unrun (due
+    unchanged, free for anyone at once) or pushed forward to its next slot
+    after a failure on our side, by the dispatcher or inside the recorder's
+    transaction. Runs in the caller's transaction.
+    """
+    rows = [(_db_time(due), *key) for due, *key in leases]
+    execute_many(_GIVE_BACK, rows)
+
+
+def _db_time(value: datetime | None) -> Any:
+    return MonitorLocation.next_check_at.db_value(value)
 
 
 def _lease_free(now: datetime) -> Any:

@@ -17,15 +17,16 @@ import ssl
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import aiohttp
 from cryptography import x509
 from yarl import URL
 
-from uptime_server.engine.json_path import TIME_LIMIT, JsonPathRunner, validate_json_path
+from uptime_server.engine.json_path import TIME_LIMIT, JsonPathRunner
 from uptime_server.engine.probe_rules import ProbeFailure, evaluate, printable
+from uptime_server.engine.probe_types import RETRY_DELAY_CAP, CheckSpec, RunResult
 from uptime_server.net.errors import describe_error
 from uptime_server.net.guard import (
     TARGET_NOT_ALLOWED,
@@ -34,20 +35,6 @@ from uptime_server.net.guard import (
     TargetNotAllowed,
     check_url,
 )
-
-__all__ = [
-    "DEFAULT_EXPECTED_STATUS",
-    "AttemptResult",
-    "CheckSpec",
-    "ProbeConfig",
-    "Prober",
-    "RunResult",
-    "run_check_sync",
-    "validate_json_path",
-]
-
-DEFAULT_EXPECTED_STATUS: tuple[int, ...] = (200, 201, 202, 203, 204, 205, 206, 207, 208, 226)
-RETRY_DELAY_CAP = 10  # seconds; a retry waits min(check_interval, this)
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # aiohttp >= 3.12 lets us check the address at connect(); older versions rely
@@ -64,51 +51,15 @@ Sleep = Callable[[float], Awaitable[object]]
 
 
 @dataclass(frozen=True)
-class CheckSpec:
-    url: str
-    method: str = "GET"
-    headers: dict[str, str] = field(default_factory=dict)
-    body: str | None = None
-    timeout: int = 30
-    follow_redirects: bool = True
-    verify_ssl: bool = True
-    expected_status: tuple[int, ...] = DEFAULT_EXPECTED_STATUS
-    expected_content: str | None = None
-    excluded_content: str | None = None
-    json_path: str | None = None
-    expected_json_value: str | None = None
-    retry_count: int = 0
-    check_interval: int = 60
-
-
-@dataclass(frozen=True)
 class ProbeConfig:
+    """The process-wide probe settings every Prober of the process shares."""
+
     block_private: bool = False
     max_body_bytes: int = 1048576
     ca_bundle: str | None = None
     user_agent: str = "uptime/0.1.0"
     max_redirects: int = 10
     json_path_time_limit: float = TIME_LIMIT  # seconds; see json_path
-
-
-@dataclass
-class AttemptResult:
-    passed: bool
-    response_time: int | None  # ms
-    status_code: int | None
-    error: str | None
-    cert_expires_at: datetime | None = None
-
-
-@dataclass
-class RunResult:
-    passed: bool
-    response_time: int | None
-    status_code: int | None
-    error: str | None
-    attempts: int
-    cert_expires_at: datetime | None
-    retried: bool  # passed, but only after a retry
 
 
 @dataclass
@@ -212,7 +163,7 @@ class Prober:
 
     async def run(self, spec: CheckSpec, *, sleep: Sleep = asyncio.sleep) -> RunResult:
         """Up to 1 + retry_count attempts, `min(check_interval, 10)` s apart."""
-        results: list[AttemptResult] = []
+        results: list[RunResult] = []
         for number in range(1 + max(spec.retry_count, 0)):
             if number:
                 await sleep(min(spec.check_interval, RETRY_DELAY_CAP))
@@ -221,8 +172,8 @@ class Prober:
                 break
         return _summarise(results)
 
-    async def attempt(self, spec: CheckSpec) -> AttemptResult:
-        """One attempt, never raising (except cancellation)."""
+    async def attempt(self, spec: CheckSpec) -> RunResult:
+        """One attempt (a run of one), never raising (except cancellation)."""
         hops = _Hops()
         started = time.perf_counter()
         try:
@@ -230,14 +181,14 @@ class Prober:
                 status, body, charset = await self._fetch(spec, hops)
         except Exception as exc:  # the module edge: every failure becomes a string
             error = describe_error(exc, spec.timeout, after_response=hops.status is not None)
-            return AttemptResult(False, None, hops.status, printable(error), hops.cert_expires_at)
+            return RunResult(False, None, hops.status, printable(error), hops.cert_expires_at)
         elapsed = round((time.perf_counter() - started) * 1000)
         error = evaluate(spec, status, body, charset)
         if error is None and spec.json_path:
             error = await self._json_paths.check(spec.json_path, spec.expected_json_value, body)
         # The one place a run's error is made: what is stored, mailed and shown
         # carries no control characters.
-        return AttemptResult(error is None, elapsed, status, printable(error), hops.cert_expires_at)
+        return RunResult(error is None, elapsed, status, printable(error), hops.cert_expires_at)
 
     def _get_session(self) -> aiohttp.ClientSession:
         # Created lazily: a ClientSession belongs to the loop it is created in.
@@ -355,14 +306,12 @@ async def _read_capped(resp: aiohttp.ClientResponse, limit: int) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def _summarise(results: list[AttemptResult]) -> RunResult:
+def _summarise(results: list[RunResult]) -> RunResult:
+    """The run: its last attempt, with the count and the last certificate expiry seen."""
     last = results[-1]
     cert = next((r.cert_expires_at for r in reversed(results) if r.cert_expires_at), None)
-    return RunResult(
-        passed=last.passed,
-        response_time=last.response_time,
-        status_code=last.status_code,
-        error=last.error,
+    return replace(
+        last,
         attempts=len(results),
         cert_expires_at=cert,
         retried=last.passed and len(results) > 1,

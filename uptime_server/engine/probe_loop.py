@@ -25,7 +25,8 @@ from datetime import datetime
 from typing import Any
 
 from uptime_server.clock import Clock
-from uptime_server.engine.probe import CheckSpec, ProbeConfig, Prober, RunResult, Sleep
+from uptime_server.engine.probe import ProbeConfig, Prober, Sleep
+from uptime_server.engine.probe_types import CheckSpec, RunResult
 from uptime_server.engine.spec import run_budget
 
 log = logging.getLogger(__name__)

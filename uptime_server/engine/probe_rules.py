@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from uptime_server.net.errors import KnownFailure
 
 if TYPE_CHECKING:
-    from uptime_server.engine.probe import CheckSpec
+    from uptime_server.engine.probe_types import CheckSpec
 
 # Errors are stored and mailed; a 1 KiB expected_content must not make them huge.
 _QUOTE_LIMIT = 100

@@ -24,89 +24,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from uptime_server.config import Settings
 from uptime_server.db import database, retry_locked, write_tx
 from uptime_server.engine import state
-from uptime_server.engine.recorder_batch import Batch, BatchMonitor, MonitorWrite, Plan
+from uptime_server.engine.outcomes import CheckOutcome, Plan, Recorded
+from uptime_server.engine.recorder_batch import Batch, BatchMonitor
 from uptime_server.models import AlertSettings, Monitor, Notification, User
 from uptime_server.notify import outbox
 from uptime_server.notify.message import notification_message
 from uptime_server.stats import rollups
 
-if TYPE_CHECKING:
-    from uptime_server.engine.probe import RunResult
-
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class CheckOutcome:
-    """One finished check run in one location, as the runner hands it over.
-
-    ``monitor_id`` and ``monitor_created_at`` together name the monitor that
-    was checked: should that monitor be deleted while its check runs and its
-    id ever reach another monitor, the outcome still names only the old one.
-    """
-
-    monitor_id: int
-    monitor_created_at: datetime
-    location: str
-    checked_at: datetime
-    passed: bool
-    response_time: int | None
-    status_code: int | None
-    error: str | None
-    attempts: int = 1
-    retried: bool = False
-    cert_expires_at: datetime | None = None
-    # Scheduling: the next due time and the lease to release (None for an
-    # ad-hoc "test now" run, which leaves the schedule alone).
-    next_check_at: datetime | None = None
-    lease_owner: str | None = None
-
-    @classmethod
-    def from_run(
-        cls,
-        result: RunResult,
-        *,
-        monitor_id: int,
-        monitor_created_at: datetime,
-        location: str,
-        checked_at: datetime,
-        next_check_at: datetime | None = None,
-        lease_owner: str | None = None,
-    ) -> CheckOutcome:
-        """The outcome of a probe's run (without a schedule: an ad-hoc run)."""
-        return cls(
-            monitor_id=monitor_id,
-            monitor_created_at=monitor_created_at,
-            location=location,
-            checked_at=checked_at,
-            passed=result.passed,
-            response_time=result.response_time,
-            status_code=result.status_code,
-            error=result.error,
-            attempts=result.attempts,
-            retried=result.retried,
-            cert_expires_at=result.cert_expires_at,
-            next_check_at=next_check_at,
-            lease_owner=lease_owner,
-        )
-
-
-@dataclass
-class Recorded:
-    monitor_id: int
-    run_id: int | None = None
-    run_status: str | None = None
-    monitor_status: str | None = None
-    opened: list[int] = field(default_factory=list)
-    resolved: list[int] = field(default_factory=list)
-    skipped: str | None = None
 
 
 class StaleState(RuntimeError):
@@ -175,10 +105,8 @@ class Recorder:
             if monitor.paused or not monitor.checks_supported:
                 done.skipped = "paused" if monitor.paused else "unsupported"
             else:
-                plan.write = self._apply_state(monitor, outcome, run_status, batch)
-                plan.opens = plan.write.transition.open_incident
-                plan.resolves = plan.write.transition.resolve_incident
-                done.monitor_status = plan.write.transition.status
+                self._apply_state(monitor, plan, run_status, batch)
+                done.monitor_status = plan.status
         except Exception:  # noqa: BLE001 - one bad monitor never stops the rest
             log.exception(
                 "recording check of monitor %s failed; pushing it forward", outcome.monitor_id
@@ -188,9 +116,10 @@ class Recorder:
         return plan
 
     def _apply_state(
-        self, monitor: BatchMonitor, outcome: CheckOutcome, run_status: str, batch: Batch
-    ) -> MonitorWrite:
-        """The monitor's next state after this run; the batch's view moves on with it."""
+        self, monitor: BatchMonitor, plan: Plan, run_status: str, batch: Batch
+    ) -> None:
+        """The monitor's next state after this run, into *plan*; the batch's view moves on."""
+        outcome = plan.outcome
         prev = state.MonitorState(
             status=monitor.status,
             consecutive_failures=monitor.consecutive_failures,
@@ -208,27 +137,21 @@ class Recorder:
         offline_since = None
         if tr.status == "offline":
             offline_since = monitor.offline_since or outcome.checked_at
-        write = MonitorWrite(
-            monitor_id=monitor.id,
-            version=monitor.state_version,
-            outcome=outcome,
-            transition=tr,
-            offline_since=offline_since,
-            cert_expires_at=outcome.cert_expires_at or monitor.cert_expires_at,
-            passed=run_status != "offline",
-        )
+        plan.transition = tr
+        plan.version = monitor.state_version
+        plan.offline_since = offline_since
+        plan.cert_expires_at = outcome.cert_expires_at or monitor.cert_expires_at
         # Later runs of this monitor in the same batch start from this state.
         monitor.status = tr.status
         monitor.consecutive_failures = tr.consecutive_failures
         monitor.alerts_suppressed = tr.alerts_suppressed
         monitor.offline_since = offline_since
-        monitor.cert_expires_at = write.cert_expires_at
+        monitor.cert_expires_at = plan.cert_expires_at
         monitor.state_version += 1
         if tr.open_incident:
             batch.active_flags[monitor.id] = True
         elif tr.resolve_incident:
             batch.active_flags[monitor.id] = False
-        return write
 
     # -- notifications: the rare runs that open or resolve an incident -------
 
@@ -250,9 +173,8 @@ class Recorder:
                 now=now,
             )
 
-        assert plan.write is not None
         if plan.opens:
-            started = plan.write.offline_since or outcome.checked_at
+            started = plan.offline_since or outcome.checked_at
             note = self._open_incident(monitor, outcome, started)
             batch.active[monitor.id] = note
             enqueue(note)

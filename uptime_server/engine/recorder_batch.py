@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import peewee
 
 from uptime_server.db import database, execute_many, execute_values, is_sqlite
-from uptime_server.engine.state import Transition
+from uptime_server.engine.dispatcher import give_back
+from uptime_server.engine.outcomes import Plan
 from uptime_server.models import (
     CHECKED_TYPES,
     AlertSettings,
@@ -25,9 +26,6 @@ from uptime_server.models import (
     MonitorLocation,
     Notification,
 )
-
-if TYPE_CHECKING:
-    from uptime_server.engine.recorder import CheckOutcome, Recorded
 
 # What the state logic reads of a monitor; the rest is fetched only for alerts.
 _MONITOR_COLUMNS = (
@@ -73,32 +71,6 @@ class BatchMonitor:
     @property
     def checks_supported(self) -> bool:
         return self.type in CHECKED_TYPES
-
-
-@dataclass
-class MonitorWrite:
-    """A monitor's new state after one run, guarded by the version it was read at."""
-
-    monitor_id: int
-    version: int
-    outcome: CheckOutcome
-    transition: Transition
-    offline_since: datetime | None
-    cert_expires_at: datetime | None
-    passed: bool
-
-
-@dataclass
-class Plan:
-    """What the recorder decided for one outcome."""
-
-    outcome: CheckOutcome
-    done: Recorded
-    record_run: bool = False
-    write: MonitorWrite | None = None
-    opens: bool = False
-    resolves: bool = False
-    push_forward: bool = False
 
 
 class Batch:
@@ -166,44 +138,54 @@ class Batch:
     def write_runs(self, plans: list[Plan]) -> bool:
         """Runs, monitor states and schedule rows; False if a state guard failed."""
         _insert_runs([p for p in plans if p.record_run])
-        writes = [p.write for p in plans if p.write is not None]
-        if not self._update_monitors(writes):
+        if not _update_monitors([p for p in plans if p.transition is not None]):
             return False
         leased = [p for p in plans if p.record_run and p.outcome.lease_owner is not None]
         adhoc = [p for p in plans if p.record_run and p.outcome.lease_owner is None]
-        forward = [p for p in plans if p.push_forward and p.outcome.lease_owner is not None]
-        leased_rows = [_slot_params(p, leased=True) for p in leased]
-        if is_sqlite():
-            execute_many(_UPDATE_SLOT_LEASED, leased_rows)
-        elif leased_rows:
-            # One claim is one outcome, so a (slot, lease) pair is in the list
-            # once; were it twice, the first would have released the lease.
-            unique = list({row[3:]: row for row in reversed(leased_rows)}.values())
-            execute_values(_PG_UPDATE_SLOTS_LEASED, unique, _PG_SLOT_TEMPLATE)
-        execute_many(_UPDATE_SLOT_ADHOC, [_slot_params(p, leased=False) for p in adhoc])
-        execute_many(_PUSH_FORWARD, [_forward_params(p) for p in forward])
+        _update_leased_slots(leased)
+        execute_many(_UPDATE_SLOT_ADHOC, [_slot_params(p, _ADHOC_SLOT) for p in adhoc])
+        give_back(
+            [
+                (p.outcome.next_check_at, p.outcome.monitor_id, p.outcome.location, owner)
+                for p in plans
+                if p.push_forward and (owner := p.outcome.lease_owner) is not None
+            ]
+        )
         return True
 
-    def _update_monitors(self, writes: list[MonitorWrite]) -> bool:
-        """Every guarded state update applied? Both backends count the rows changed.
 
-        SQLite runs one guarded UPDATE per write (a loop in C). PostgreSQL gets
-        one ``UPDATE … FROM (VALUES …)`` per page, with a monitor's writes of
-        this batch folded into one row guarded by the first one's version.
-        """
-        if not writes:
-            return True
-        if is_sqlite():
-            params = [_monitor_params(w) for w in writes]
-            return execute_many(_UPDATE_MONITOR, params, count=True) == len(writes)
-        rows = _folded_monitor_params(writes)
-        changed, _ = execute_values(_PG_UPDATE_MONITORS, rows, _PG_MONITOR_TEMPLATE)
-        return changed == len(rows)
+# Each statement below is built from one list of (column, PostgreSQL cast)
+# pairs, and its parameters from the same list by name, so the SQL, the
+# VALUES template and the parameter rows cannot disagree on an order. The casts
+# type the VALUES columns (a column NULL in every row would be text otherwise).
+Columns = tuple[tuple[str, str], ...]
 
 
-_RUN_COLUMNS = (
-    "monitor_id, location, checked_at, status, response_time, status_code, error, attempts"
+def _names(columns: Columns) -> list[str]:
+    return [name for name, _cast in columns]
+
+
+def _template(columns: Columns) -> str:
+    return "(" + ", ".join(f"%s{cast}" for _name, cast in columns) + ")"
+
+
+def _dt(value: datetime | None) -> Any:
+    return Monitor.last_check.db_value(value)
+
+
+# -- runs ------------------------------------------------------------------------
+
+_RUN = (
+    ("monitor_id", ""),
+    ("location", ""),
+    ("checked_at", "::timestamp"),
+    ("status", ""),
+    ("response_time", "::integer"),
+    ("status_code", "::integer"),
+    ("error", ""),
+    ("attempts", "::integer"),
 )
+_INSERT_RUNS = f"INSERT INTO check_runs ({', '.join(_names(_RUN))}) VALUES "
 
 
 def _insert_runs(plans: list[Plan]) -> None:
@@ -212,15 +194,15 @@ def _insert_runs(plans: list[Plan]) -> None:
         return
     if not is_sqlite():
         rows = [_run_params(plan) for plan in plans]
-        sql = f"INSERT INTO check_runs ({_RUN_COLUMNS}) VALUES %s RETURNING id"
-        _, ids = execute_values(sql, rows, _PG_RUN_TEMPLATE, fetch=True)
+        sql = _INSERT_RUNS + "%s RETURNING id"
+        _, ids = execute_values(sql, rows, _template(_RUN), fetch=True)
         for plan, (run_id,) in zip(plans, ids, strict=True):
             plan.done.run_id = run_id
         return
+    row = "(" + ", ".join(["?"] * len(_RUN)) + ")"
     for chunk in peewee.chunked(plans, _RUN_CHUNK):
-        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
         params = [value for plan in chunk for value in _run_params(plan)]
-        sql = f"INSERT INTO check_runs ({_RUN_COLUMNS}) VALUES {values}"
+        sql = _INSERT_RUNS + ", ".join([row] * len(chunk))
         # Under the write lock one INSERT takes consecutive rowids.
         last = database.execute_sql(sql, params).lastrowid
         for plan, run_id in zip(chunk, range(last - len(chunk) + 1, last + 1), strict=True):
@@ -229,136 +211,184 @@ def _insert_runs(plans: list[Plan]) -> None:
 
 def _run_params(plan: Plan) -> tuple[Any, ...]:
     o = plan.outcome
-    return (
-        o.monitor_id,
-        o.location,
-        _dt(o.checked_at),
-        plan.done.run_status,
-        o.response_time,
-        o.status_code,
-        o.error,
-        o.attempts,
-    )
+    values = {
+        "monitor_id": o.monitor_id,
+        "location": o.location,
+        "checked_at": _dt(o.checked_at),
+        "status": plan.done.run_status,
+        "response_time": o.response_time,
+        "status_code": o.status_code,
+        "error": o.error,
+        "attempts": o.attempts,
+    }
+    return tuple(values[name] for name in _names(_RUN))
 
 
-def _dt(value: datetime | None) -> Any:
-    return Monitor.last_check.db_value(value)
+# -- monitor states --------------------------------------------------------------
 
+# What a run sets; then what it sets only when not NULL (a success keeps the
+# last failure's time, and the other way round); then the guard.
+_MONITOR_SET = (
+    ("status", ""),
+    ("consecutive_failures", "::integer"),
+    ("alerts_suppressed", "::boolean"),
+    ("offline_since", "::timestamp"),
+    ("response_time", "::integer"),
+    ("status_code", "::integer"),
+    ("last_error", ""),
+    ("last_check", "::timestamp"),
+    ("cert_expires_at", "::timestamp"),
+)
+_MONITOR_KEEP = (("last_success", "::timestamp"), ("last_failure", "::timestamp"))
+_MONITOR_GUARD = (("id", "::integer"), ("version", "::integer"))
+_MONITOR = (*_MONITOR_SET, *_MONITOR_KEEP, *_MONITOR_GUARD)
 
 _UPDATE_MONITOR = (
-    "UPDATE monitors SET status = ?, consecutive_failures = ?, alerts_suppressed = ?, "
-    "offline_since = ?, response_time = ?, status_code = ?, last_error = ?, last_check = ?, "
-    "cert_expires_at = ?, last_success = COALESCE(?, last_success), "
-    "last_failure = COALESCE(?, last_failure), state_version = state_version + 1 "
-    "WHERE id = ? AND state_version = ?"
-)
-
-
-def _monitor_params(write: MonitorWrite) -> tuple[Any, ...]:
-    outcome = write.outcome
-    tr = write.transition
-    return (
-        tr.status,
-        tr.consecutive_failures,
-        Monitor.alerts_suppressed.db_value(tr.alerts_suppressed),
-        _dt(write.offline_since),
-        outcome.response_time,
-        outcome.status_code,
-        outcome.error,
-        _dt(outcome.checked_at),
-        _dt(write.cert_expires_at),
-        _dt(outcome.checked_at) if write.passed else None,
-        None if write.passed else _dt(outcome.checked_at),
-        write.monitor_id,
-        write.version,
+    "UPDATE monitors SET "
+    + ", ".join(
+        [
+            *(f"{c} = ?" for c in _names(_MONITOR_SET)),
+            *(f"{c} = COALESCE(?, {c})" for c in _names(_MONITOR_KEEP)),
+            "state_version = state_version + 1",
+        ]
     )
-
-
-# PostgreSQL: the same updates, many rows per statement. The casts type the
-# VALUES columns (a column NULL in every row would be text otherwise).
+    + " WHERE id = ? AND state_version = ?"
+)
+# PostgreSQL: the same updates, many rows per statement; a monitor's writes of
+# one batch are folded into one row that adds ``writes`` to its version.
+_PG_MONITOR = (*_MONITOR, ("writes", "::integer"))
 _PG_UPDATE_MONITORS = (
-    "UPDATE monitors AS m SET status = v.status, "
-    "consecutive_failures = v.consecutive_failures, alerts_suppressed = v.alerts_suppressed, "
-    "offline_since = v.offline_since, response_time = v.response_time, "
-    "status_code = v.status_code, last_error = v.last_error, last_check = v.last_check, "
-    "cert_expires_at = v.cert_expires_at, "
-    "last_success = COALESCE(v.last_success, m.last_success), "
-    "last_failure = COALESCE(v.last_failure, m.last_failure), "
-    "state_version = m.state_version + v.writes "
-    "FROM (VALUES %s) AS v(status, consecutive_failures, alerts_suppressed, offline_since, "
-    "response_time, status_code, last_error, last_check, cert_expires_at, last_success, "
-    "last_failure, id, version, writes) "
+    "UPDATE monitors AS m SET "
+    + ", ".join(
+        [
+            *(f"{c} = v.{c}" for c in _names(_MONITOR_SET)),
+            *(f"{c} = COALESCE(v.{c}, m.{c})" for c in _names(_MONITOR_KEEP)),
+            "state_version = m.state_version + v.writes",
+        ]
+    )
+    + f" FROM (VALUES %s) AS v({', '.join(_names(_PG_MONITOR))}) "
     "WHERE m.id = v.id AND m.state_version = v.version"
 )
-_PG_MONITOR_TEMPLATE = (
-    "(%s, %s::integer, %s::boolean, %s::timestamp, %s::integer, %s::integer, %s, "
-    "%s::timestamp, %s::timestamp, %s::timestamp, %s::timestamp, %s::integer, %s::integer, "
-    "%s::integer)"
-)
-_PG_RUN_TEMPLATE = "(%s, %s, %s::timestamp, %s, %s::integer, %s::integer, %s, %s::integer)"
 
 
-def _folded_monitor_params(writes: list[MonitorWrite]) -> list[tuple[Any, ...]]:
+def _update_monitors(plans: list[Plan]) -> bool:
+    """Every guarded state update applied? Both backends count the rows changed.
+
+    SQLite runs one guarded UPDATE per write (a loop in C). PostgreSQL gets
+    one ``UPDATE … FROM (VALUES …)`` per page, with a monitor's writes of
+    this batch folded into one row guarded by the first one's version.
+    """
+    if not plans:
+        return True
+    if is_sqlite():
+        params = [tuple(_monitor_values(p).values()) for p in plans]
+        return execute_many(_UPDATE_MONITOR, params, count=True) == len(plans)
+    rows = _folded_monitor_params(plans)
+    changed, _ = execute_values(_PG_UPDATE_MONITORS, rows, _template(_PG_MONITOR))
+    return changed == len(rows)
+
+
+def _monitor_values(plan: Plan) -> dict[str, Any]:
+    """The parameters of one guarded update, by column, in ``_MONITOR``'s order."""
+    outcome, tr = plan.outcome, plan.transition
+    assert tr is not None
+    checked_at = _dt(outcome.checked_at)
+    passed = plan.done.run_status != "offline"
+    values = {
+        "status": tr.status,
+        "consecutive_failures": tr.consecutive_failures,
+        "alerts_suppressed": Monitor.alerts_suppressed.db_value(tr.alerts_suppressed),
+        "offline_since": _dt(plan.offline_since),
+        "response_time": outcome.response_time,
+        "status_code": outcome.status_code,
+        "last_error": outcome.error,
+        "last_check": checked_at,
+        "cert_expires_at": _dt(plan.cert_expires_at),
+        "last_success": checked_at if passed else None,
+        "last_failure": None if passed else checked_at,
+        "id": outcome.monitor_id,
+        "version": plan.version,
+    }
+    return {name: values[name] for name in _names(_MONITOR)}
+
+
+def _folded_monitor_params(plans: list[Plan]) -> list[tuple[Any, ...]]:
     """One row per monitor: what its writes, applied in order, would leave.
 
     The last write's state; the last non-null success and failure times; the
     first write's version as the guard, and the count of writes to add to it.
     """
-    folded: dict[int, list[Any]] = {}
-    for write in writes:
-        params = _monitor_params(write)
-        row = folded.get(write.monitor_id)
+    folded: dict[int, dict[str, Any]] = {}
+    for plan in plans:
+        values = _monitor_values(plan)
+        row = folded.get(plan.outcome.monitor_id)
         if row is None:
-            folded[write.monitor_id] = [*params, 1]
+            folded[plan.outcome.monitor_id] = {**values, "writes": 1}
             continue
-        success, failure = params[9], params[10]
-        row[:9] = params[:9]
-        row[9] = success if success is not None else row[9]
-        row[10] = failure if failure is not None else row[10]
-        row[13] += 1
-    return [tuple(row) for row in folded.values()]
+        row.update((name, values[name]) for name in _names(_MONITOR_SET))
+        row.update(
+            (name, values[name]) for name in _names(_MONITOR_KEEP) if values[name] is not None
+        )
+        row["writes"] += 1
+    return [tuple(row[name] for name in _names(_PG_MONITOR)) for row in folded.values()]
 
 
-# Only the holder of the claim moves the schedule on.
-_UPDATE_SLOT_LEASED = (
-    "UPDATE monitor_locations SET last_status = ?, last_checked_at = ?, next_check_at = ?, "
-    "lease_owner = NULL, lease_expires_at = NULL "
-    "WHERE monitor_id = ? AND location = ? AND lease_owner = ?"
+# -- schedule rows ---------------------------------------------------------------
+
+# Only the holder of the claim moves the schedule on (and drops the lease).
+_LEASED_SLOT = (
+    ("last_status", ""),
+    ("last_checked_at", "::timestamp"),
+    ("next_check_at", "::timestamp"),
+    ("monitor_id", "::integer"),
+    ("location", ""),
+    ("lease_owner", ""),
 )
-_UPDATE_SLOT_ADHOC = (
-    "UPDATE monitor_locations SET last_status = ?, last_checked_at = ? "
-    "WHERE monitor_id = ? AND location = ?"
+_SLOT_KEY = ("monitor_id", "location", "lease_owner")
+_UPDATE_SLOT_LEASED = (
+    "UPDATE monitor_locations SET "
+    + ", ".join(f"{c} = ?" for c in _names(_LEASED_SLOT) if c not in _SLOT_KEY)
+    + ", lease_owner = NULL, lease_expires_at = NULL "
+    + "WHERE "
+    + " AND ".join(f"{c} = ?" for c in _SLOT_KEY)
 )
 _PG_UPDATE_SLOTS_LEASED = (
-    "UPDATE monitor_locations AS ml SET last_status = v.last_status, "
-    "last_checked_at = v.checked_at, next_check_at = v.next_check_at, "
-    "lease_owner = NULL, lease_expires_at = NULL "
-    "FROM (VALUES %s) AS v(last_status, checked_at, next_check_at, monitor_id, location, "
-    "lease_owner) "
-    "WHERE ml.monitor_id = v.monitor_id AND ml.location = v.location "
-    "AND ml.lease_owner = v.lease_owner"
+    "UPDATE monitor_locations AS ml SET "
+    + ", ".join(f"{c} = v.{c}" for c in _names(_LEASED_SLOT) if c not in _SLOT_KEY)
+    + ", lease_owner = NULL, lease_expires_at = NULL "
+    + f"FROM (VALUES %s) AS v({', '.join(_names(_LEASED_SLOT))}) WHERE "
+    + " AND ".join(f"ml.{c} = v.{c}" for c in _SLOT_KEY)
 )
-_PG_SLOT_TEMPLATE = "(%s, %s::timestamp, %s::timestamp, %s::integer, %s, %s)"
-_PUSH_FORWARD = (
-    "UPDATE monitor_locations SET next_check_at = ?, lease_owner = NULL, lease_expires_at = NULL "
-    "WHERE monitor_id = ? AND location = ? AND lease_owner = ?"
+# An ad-hoc run ("test now") records its status and leaves the schedule alone.
+_ADHOC_SLOT = (("last_status", ""), ("last_checked_at", ""), ("monitor_id", ""), ("location", ""))
+_UPDATE_SLOT_ADHOC = (
+    "UPDATE monitor_locations SET "
+    + ", ".join(f"{c} = ?" for c in _names(_ADHOC_SLOT)[:2])
+    + " WHERE "
+    + " AND ".join(f"{c} = ?" for c in _names(_ADHOC_SLOT)[2:])
 )
 
 
-def _slot_params(plan: Plan, *, leased: bool) -> tuple[Any, ...]:
-    o = plan.outcome
-    if leased:
-        return (
-            plan.done.run_status,
-            _dt(o.checked_at),
-            _dt(o.next_check_at),
-            o.monitor_id,
-            o.location,
-            o.lease_owner,
-        )
-    return (plan.done.run_status, _dt(o.checked_at), o.monitor_id, o.location)
+def _update_leased_slots(plans: list[Plan]) -> None:
+    rows = [_slot_params(p, _LEASED_SLOT) for p in plans]
+    if is_sqlite():
+        execute_many(_UPDATE_SLOT_LEASED, rows)
+    elif rows:
+        # One claim is one outcome, so a (slot, lease) pair is in the list
+        # once; were it twice, the first would have released the lease.
+        key = [_names(_LEASED_SLOT).index(c) for c in _SLOT_KEY]
+        unique = list({tuple(row[i] for i in key): row for row in reversed(rows)}.values())
+        execute_values(_PG_UPDATE_SLOTS_LEASED, unique, _template(_LEASED_SLOT))
 
 
-def _forward_params(plan: Plan) -> tuple[Any, ...]:
+def _slot_params(plan: Plan, columns: Columns) -> tuple[Any, ...]:
     o = plan.outcome
-    return (_dt(o.next_check_at), o.monitor_id, o.location, o.lease_owner)
+    values = {
+        "last_status": plan.done.run_status,
+        "last_checked_at": _dt(o.checked_at),
+        "next_check_at": _dt(o.next_check_at),
+        "monitor_id": o.monitor_id,
+        "location": o.location,
+        "lease_owner": o.lease_owner,
+    }
+    return tuple(values[name] for name in _names(columns))

@@ -24,7 +24,7 @@ from typing import Any
 
 from uptime_server.config import Settings
 from uptime_server.engine.dispatcher import Claim
-from uptime_server.engine.recorder import CheckOutcome, Recorded
+from uptime_server.engine.outcomes import CheckOutcome, Recorded
 
 log = logging.getLogger(__name__)
 

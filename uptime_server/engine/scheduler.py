@@ -20,7 +20,7 @@ A check that raises in the probe (a bug, not a failing target) or cannot be
 built from its monitor is logged and pushed forward to its next slot without
 a run recorded; the recorder does the same for a run whose state logic raises.
 
-Lag (``services["scheduler_lag"]``, shown by /healthz as
+Lag (``services["scheduler_lag"]``, ``dispatcher.scheduler_lag``; shown by /healthz as
 ``scheduler_lag_seconds``): how late the most overdue check of this location
 is right now, in seconds: ``now − the oldest due time`` among the checks this
 process has claimed and not started yet and the due, unclaimed rows in the
@@ -44,14 +44,22 @@ from datetime import datetime
 
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
+from uptime_server.db import database
 from uptime_server.engine import counters
-from uptime_server.engine.dispatcher import DEFAULT_BATCH, Claim, Dispatcher, next_due
+from uptime_server.engine.dispatcher import (
+    DEFAULT_BATCH,
+    Claim,
+    Dispatcher,
+    next_due,
+    scheduler_lag,
+)
+from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.probe import Prober, Sleep
 from uptime_server.engine.probe_loop import ProbeJob, ProbeLoop
-from uptime_server.engine.recorder import CheckOutcome, Recorder
+from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.recorder_process import RecorderProcess
 from uptime_server.engine.spec import probe_config
-from uptime_server.engine.writer import Item, PushForward, ResultWriter
+from uptime_server.engine.writer import Item, ResultWriter
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +162,7 @@ class CheckScheduler:
                 log.error(
                     "monitor %s: %s; pushed to its next slot", claim.monitor_id, claim.spec_error
                 )
-                self.writer.put(PushForward(claim))
+                self.writer.put(claim)  # pushed forward
                 continue
             jobs.append(ProbeJob(claim.spec, key=claim))
         with self._lock:
@@ -193,7 +201,7 @@ class CheckScheduler:
                 claim.monitor_id,
                 job.error,
             )
-            return PushForward(claim)
+            return claim  # pushed forward
         # The recorder decides degraded/certificate warnings; this counter
         # only separates failed runs and runs that needed a retry.
         label = "offline" if not result.passed else "warning" if result.retried else "online"
@@ -262,9 +270,6 @@ class CheckScheduler:
     def lag(self) -> float:
         now = self.clock.now()
         with self._lock:
-            waiting = min((c.due for c in self._waiting.values()), default=None)
-        oldest = self.dispatcher.oldest_due(now)
-        candidates = [d for d in (waiting, oldest) if d is not None and d <= now]
-        if not candidates:
-            return 0.0
-        return round((now - min(candidates)).total_seconds(), 3)
+            waiting = [c.due for c in self._waiting.values()]
+        with database.connection_context():
+            return scheduler_lag(now, location=self.location, waiting=waiting)

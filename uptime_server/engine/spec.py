@@ -11,12 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from uptime_server.config import Settings
-from uptime_server.engine.probe import (
-    DEFAULT_EXPECTED_STATUS,
-    RETRY_DELAY_CAP,
-    CheckSpec,
-    ProbeConfig,
-)
+from uptime_server.engine.probe import ProbeConfig
+from uptime_server.engine.probe_types import RETRY_DELAY_CAP, CheckSpec
+from uptime_server.models import DEFAULT_EXPECTED_STATUS
 
 # The Monitor columns a CheckSpec reads (the claim query selects just these).
 SPEC_FIELDS = (

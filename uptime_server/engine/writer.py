@@ -19,14 +19,13 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from uptime_server.clock import Clock
 from uptime_server.db import database
 from uptime_server.engine.dispatcher import Claim
-from uptime_server.engine.recorder import CheckOutcome, Recorded
+from uptime_server.engine.outcomes import CheckOutcome, Recorded
 
 log = logging.getLogger(__name__)
 
@@ -35,14 +34,9 @@ MAX_WAIT = 0.15  # seconds a batch may wait to fill
 RETRY_DELAYS = (0.5, 1, 2, 5, 10, 30)
 
 
-@dataclass(frozen=True)
-class PushForward:
-    """A claim whose run failed on our side: release it, due at its next slot."""
-
-    claim: Claim
-
-
-Item = CheckOutcome | PushForward
+# A run to record, or a claim whose run failed on our side: give its lease
+# back, due at its next slot (``Dispatcher.push_forward``).
+Item = CheckOutcome | Claim
 _STOP = object()
 _WAKE = object()  # ends a batch's wait at once (a flush is waiting)
 
@@ -170,7 +164,7 @@ class ResultWriter:
 
     def _write(self, batch: list[Item]) -> None:
         outcomes = [i for i in batch if isinstance(i, CheckOutcome)]
-        forward = [i.claim for i in batch if isinstance(i, PushForward)]
+        forward = [i for i in batch if isinstance(i, Claim)]
         for attempt in itertools.count():
             try:
                 if outcomes:

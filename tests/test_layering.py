@@ -1,0 +1,195 @@
+"""The import graph of uptime_server/: no cycles, and the layers point one way.
+
+Read from the source (the AST), not from ``sys.modules``: every import counts,
+including those under ``if TYPE_CHECKING:`` and inside functions, because a
+type-only or deferred import still ties the two modules together for a reader.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = "uptime_server"
+ROOT = Path(__file__).resolve().parent.parent / PACKAGE
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(path): path for path in sorted(ROOT.rglob("*.py"))}
+
+
+def _resolve(name: str, known: dict[str, Path]) -> str | None:
+    """The module of ours that *name* (a module, or a name inside one) is, or None."""
+    while name:
+        if name in known:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def _imports(module: str, path: Path, known: dict[str, Path]) -> set[str]:
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                # Relative: from the package (a module's own package is its parent).
+                base = module.split(".")
+                base = base[: len(base) - node.level + (1 if is_package else 0)]
+                stem = ".".join([*base, node.module] if node.module else base)
+            else:
+                stem = node.module or ""
+            # `from pkg import mod` imports the module pkg.mod; `from mod import name`
+            # imports mod (resolved by walking up from mod.name).
+            names = [f"{stem}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            if name.split(".")[0] != PACKAGE:
+                continue
+            target = _resolve(name, known)
+            if target is not None and target != module:
+                found.add(target)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    known = _modules()
+    return {module: _imports(module, path, known) for module, path in known.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle as [a, b, ..., a], or None (depth-first search, in name order)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (cycle := visit(nxt)) is not None:
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)) is not None:
+            return cycle
+    return None
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per tangle: each group of modules that reach one another (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[set[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                connect(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = set()
+            while True:
+                member = stack.pop()
+                group.add(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    cycles = []
+    for group in groups:
+        inner = {m: graph[m] & group for m in group}
+        cycle = find_cycle(inner)
+        assert cycle is not None
+        cycles.append(cycle)
+    return sorted(cycles)
+
+
+def _short(module: str) -> str:
+    return module.removeprefix(f"{PACKAGE}.")
+
+
+def _edges(graph: dict[str, set[str]], source: str, target: str) -> list[str]:
+    def inside(module: str, package: str) -> bool:
+        return module == package or module.startswith(f"{package}.")
+
+    return sorted(
+        f"{_short(a)} -> {_short(b)}"
+        for a, targets in graph.items()
+        if inside(a, f"{PACKAGE}.{source}")
+        for b in targets
+        if inside(b, f"{PACKAGE}.{target}")
+    )
+
+
+def test_the_graph_is_read() -> None:
+    # Guards the test itself: a walk that found nothing would pass everything below.
+    graph = import_graph()
+    assert "uptime_server.engine.recorder" in graph
+    assert "uptime_server.models" in graph["uptime_server.engine.recorder"]
+    assert "uptime_server.engine.state" in graph["uptime_server.engine.recorder"]
+
+
+def test_there_are_no_import_cycles() -> None:
+    cycles = find_cycles(import_graph())
+    readable = [" -> ".join(_short(m) for m in cycle) for cycle in cycles]
+    assert readable == [], "import cycles:\n  " + "\n  ".join(readable)
+
+
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [("engine", "api"), ("notify", "api"), ("notify", "engine")],
+)
+def test_layers_point_one_way(source: str, target: str) -> None:
+    assert _edges(import_graph(), source, target) == [], f"{source}/ must not import {target}/"
+
+
+def test_cycle_finder_reports_a_readable_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert find_cycle(graph) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+    two = {**graph, "x": {"y"}, "y": {"x"}}
+    assert find_cycles(two) == [["a", "b", "c", "a"], ["x", "y", "x"]]
+
+
+def test_type_checking_and_function_imports_count(tmp_path: Path) -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from uptime_server.engine.probe import CheckSpec\n"
+        "def f():\n"
+        "    from uptime_server.engine import state\n"
+        "    import uptime_server.models\n"
+    )
+    path = tmp_path / "m.py"
+    path.write_text(source)
+    known = _modules()
+    found = _imports("uptime_server.fake", path, known)
+    assert found == {
+        "uptime_server.engine.probe",
+        "uptime_server.engine.state",
+        "uptime_server.models",
+    }

@@ -1,0 +1,117 @@
+"""What the recorder takes and gives back, and what it decides in between.
+
+``CheckOutcome`` is the recorder's input (from the scheduler, the API's
+"test now" and, pickled, across to the recorder process); ``Recorded`` is what
+it reports per outcome; ``Plan`` is its decision for one outcome, made in
+memory by ``recorder`` and written set-wise by ``recorder_batch``. Both of those
+modules use all three, so they live here, apart from either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from uptime_server.engine.probe_types import RunResult
+    from uptime_server.engine.state import Transition
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """One finished check run in one location, as the runner hands it over.
+
+    ``monitor_id`` and ``monitor_created_at`` together name the monitor that
+    was checked: should that monitor be deleted while its check runs and its
+    id ever reach another monitor, the outcome still names only the old one.
+    """
+
+    monitor_id: int
+    monitor_created_at: datetime
+    location: str
+    checked_at: datetime
+    passed: bool
+    response_time: int | None
+    status_code: int | None
+    error: str | None
+    attempts: int = 1
+    retried: bool = False
+    cert_expires_at: datetime | None = None
+    # Scheduling: the next due time and the lease to release (None for an
+    # ad-hoc "test now" run, which leaves the schedule alone).
+    next_check_at: datetime | None = None
+    lease_owner: str | None = None
+
+    @classmethod
+    def from_run(
+        cls,
+        result: RunResult,
+        *,
+        monitor_id: int,
+        monitor_created_at: datetime,
+        location: str,
+        checked_at: datetime,
+        next_check_at: datetime | None = None,
+        lease_owner: str | None = None,
+    ) -> CheckOutcome:
+        """The outcome of a probe's run (without a schedule: an ad-hoc run)."""
+        return cls(
+            monitor_id=monitor_id,
+            monitor_created_at=monitor_created_at,
+            location=location,
+            checked_at=checked_at,
+            passed=result.passed,
+            response_time=result.response_time,
+            status_code=result.status_code,
+            error=result.error,
+            attempts=result.attempts,
+            retried=result.retried,
+            cert_expires_at=result.cert_expires_at,
+            next_check_at=next_check_at,
+            lease_owner=lease_owner,
+        )
+
+
+@dataclass
+class Recorded:
+    """What the recorder did with one outcome (``skipped`` says why it wrote nothing)."""
+
+    monitor_id: int
+    run_id: int | None = None
+    run_status: str | None = None
+    monitor_status: str | None = None
+    opened: list[int] = field(default_factory=list)
+    resolved: list[int] = field(default_factory=list)
+    skipped: str | None = None
+
+
+@dataclass
+class Plan:
+    """What the recorder decided for one outcome.
+
+    With a ``transition``, the monitor's new state, written guarded by the
+    ``version`` it was read at (with ``offline_since`` and ``cert_expires_at``
+    as they stand after this run).
+    """
+
+    outcome: CheckOutcome
+    done: Recorded
+    record_run: bool = False
+    push_forward: bool = False
+    transition: Transition | None = None
+    version: int = 0
+    offline_since: datetime | None = None
+    cert_expires_at: datetime | None = None
+
+    @property
+    def status(self) -> str | None:
+        return self.transition.status if self.transition is not None else None
+
+    @property
+    def opens(self) -> bool:
+        return self.transition is not None and self.transition.open_incident
+
+    @property
+    def resolves(self) -> bool:
+        return self.transition is not None and self.transition.resolve_incident

@@ -1,0 +1,53 @@
+"""What a check run is asked to do, and what it found: the probe's input and output.
+
+The probe (``probe``), its pass rules (``probe_rules``), the spec builder
+(``spec``), the probe loop and the recorder's input all speak these types, so
+they live apart from any of them: the rules read a ``CheckSpec`` without
+importing the prober (which imports the rules).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from uptime_server.models import DEFAULT_EXPECTED_STATUS
+
+RETRY_DELAY_CAP = 10  # seconds; a retry waits min(check_interval, this)
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """One monitor's check, as the probe runs it (``spec.check_spec`` builds it from a row)."""
+
+    url: str
+    method: str = "GET"
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str | None = None
+    timeout: int = 30
+    follow_redirects: bool = True
+    verify_ssl: bool = True
+    expected_status: tuple[int, ...] = tuple(DEFAULT_EXPECTED_STATUS)
+    expected_content: str | None = None
+    excluded_content: str | None = None
+    json_path: str | None = None
+    expected_json_value: str | None = None
+    retry_count: int = 0
+    check_interval: int = 60
+
+
+@dataclass
+class RunResult:
+    """A check run: one attempt, or the summary of its attempts (``Prober.run``).
+
+    The one result type from the probe to the recorder's input
+    (``outcomes.CheckOutcome.from_run``): a single attempt is a run of one.
+    """
+
+    passed: bool
+    response_time: int | None  # ms
+    status_code: int | None
+    error: str | None
+    cert_expires_at: datetime | None = None
+    attempts: int = 1
+    retried: bool = False  # passed, but only after a retry
