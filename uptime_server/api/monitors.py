@@ -16,11 +16,16 @@ from uptime_server.api.request_schemas import (
     MONITOR_UPDATE,
 )
 from uptime_server.context import now, settings
-from uptime_server.errors import ApiError, validation_error
+from uptime_server.errors import validation_error
 from uptime_server.models import Monitor as MonitorRow
 from uptime_server.query_params import choice_param, int_param
 from uptime_server.schemas.base import Message, Pages, data, data_of, page_count
-from uptime_server.schemas.monitor_requests import BulkRequest, PauseRequest
+from uptime_server.schemas.monitor_requests import (
+    BulkRequest,
+    PauseRequest,
+    parse_bulk,
+    parse_pause,
+)
 from uptime_server.schemas.monitors import (
     AlertSettings,
     BulkOutcome,
@@ -30,7 +35,7 @@ from uptime_server.schemas.monitors import (
     MonitorMessage,
     MonitorSummary,
 )
-from uptime_server.validation import check_patch_fields, parse_monitor, parse_monitor_update
+from uptime_server.validation import parse_monitor, parse_monitor_update
 
 bp = Blueprint("monitors", __name__, url_prefix="/monitors")
 
@@ -134,28 +139,6 @@ def delete(monitor_id: int) -> Any:
     return Message(message="Monitor deleted").to_json()
 
 
-def _reason() -> str | None:
-    body = json_body(optional=True)
-    if not isinstance(body, dict):
-        raise validation_error({"body": ["must be a JSON object"]})
-    details = {k: ["unknown field"] for k in sorted(set(body) - {"reason"})}
-    reason = body.get("reason")
-    if not _valid_reason(reason):
-        details["reason"] = [REASON_RULE]
-    if details:
-        raise validation_error(details)
-    return reason or None
-
-
-REASON_RULE = "must be a string of at most 500 characters, without NUL"
-
-
-def _valid_reason(reason: Any) -> bool:
-    if reason is None:
-        return True
-    return isinstance(reason, str) and len(reason) <= 500 and "\x00" not in reason
-
-
 @bp.post("/<int:monitor_id>/pause")
 @documented(
     "pauseMonitor",
@@ -169,7 +152,8 @@ def _valid_reason(reason: Any) -> bool:
 )
 def pause(monitor_id: int) -> Any:
     m = monitor_service.get_owned(current_user, monitor_id)
-    m = monitor_service.pause_monitor(m, _reason(), now=now())
+    reason = parse_pause(json_body(optional=True))
+    m = monitor_service.pause_monitor(m, reason, now=now())
     return MonitorMessage(message="Monitor paused", data=_monitor(m)).to_json()
 
 
@@ -219,9 +203,6 @@ def put_alerts(monitor_id: int) -> Any:
     return data_of(AlertSettings.of(stored, current_user.email))
 
 
-BULK_ACTIONS = ("pause", "resume", "delete", "update")
-
-
 @bp.post("/bulk")
 @documented(
     "bulkMonitors",
@@ -231,50 +212,14 @@ BULK_ACTIONS = ("pause", "resume", "delete", "update")
     body=BulkRequest,
 )
 def bulk() -> Any:
-    body = json_body()
-    if not isinstance(body, dict):
-        raise validation_error({"body": ["must be a JSON object"]})
-    action, ids, reason, patch = _bulk_request(body)
+    req = parse_bulk(json_body(), settings())
     result = monitor_service.bulk_action(
-        current_user, action, ids, reason=reason, patch=patch, now=now(), settings=settings()
+        current_user,
+        req.action,
+        list(dict.fromkeys(req.monitor_ids)),
+        reason=req.reason or None,
+        patch=req.settings,
+        now=now(),
+        settings=settings(),
     )
-    return data_of(BulkOutcome(action=action, **result))
-
-
-def _bulk_request(body: dict[str, Any]) -> tuple[str, list[int], str | None, dict | None]:
-    details: dict[str, list[str]] = {}
-    unknown = sorted(set(body) - {"action", "monitor_ids", "reason", "settings"})
-    for key in unknown:
-        details[key] = ["unknown field"]
-    action = body.get("action")
-    if action not in BULK_ACTIONS:
-        details["action"] = [f"must be one of {', '.join(BULK_ACTIONS)}"]
-    ids = body.get("monitor_ids")
-    if (
-        not isinstance(ids, list)
-        or not 1 <= len(ids) <= 100
-        or not all(
-            isinstance(i, int) and not isinstance(i, bool) and 0 < i <= monitor_service.MAX_ID
-            for i in ids
-        )
-    ):
-        details["monitor_ids"] = ["must be a list of 1 to 100 positive integer ids"]
-    reason = body.get("reason")
-    if not _valid_reason(reason):
-        details["reason"] = [REASON_RULE]
-    patch = body.get("settings")
-    if action == "update" and not isinstance(patch, dict):
-        details["settings"] = ["is required for update and must be an object"]
-    elif action != "update" and patch is not None:
-        details["settings"] = ["is only accepted with action update"]
-    elif action == "update":
-        # Judged here too, so one answer names the bad settings with the rest.
-        try:
-            check_patch_fields(patch, settings())
-        except ApiError as exc:
-            details.update({f"settings.{k}": v for k, v in exc.details.items()})
-            if exc.code != "VALIDATION_ERROR":
-                raise ApiError(exc.code, exc.message, details) from None
-    if details:
-        raise validation_error(details)
-    return action, list(dict.fromkeys(ids)), reason or None, patch
+    return data_of(BulkOutcome(action=req.action, **result))

@@ -25,7 +25,7 @@ from uptime_server.errors import ApiError
 from uptime_server.models import OAuthState, Session, User
 from uptime_server.schemas.auth import CliSession
 from uptime_server.schemas.auth import User as UserOut
-from uptime_server.schemas.auth_requests import CliExchangeRequest
+from uptime_server.schemas.auth_requests import CliExchangeRequest, parse_cli_exchange
 from uptime_server.schemas.base import data, data_of
 
 log = logging.getLogger(__name__)
@@ -155,9 +155,9 @@ def callback(provider: str) -> Any:
     body=CliExchangeRequest,
 )
 def cli_exchange() -> Any:
-    ticket, verifier = cli_handoff.exchange_request(json_body())
+    exchange = parse_cli_exchange(json_body())
     # Not one transaction: a ticket spent by a wrong verifier stays spent.
-    row = cli_handoff.redeem_ticket(ticket, verifier, now=now())
+    row = cli_handoff.redeem_ticket(exchange.ticket, exchange.verifier, now=now())
     token, session = create_session(
         row.user,
         row.provider,
