@@ -23,7 +23,7 @@ from uptime_server.validation import AlertSettingsIn, MonitorConfig
 
 pytestmark = sqlite_only
 
-# Every endpoint of api.md and decisions.md, built on this branch or another.
+# Every endpoint of docs/api.md#endpoint-index.
 SPEC_OPERATIONS = {
     ("get", "/api/v1/auth/{provider}/login"),
     ("get", "/api/v1/auth/{provider}/callback"),
