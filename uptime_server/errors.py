@@ -1,7 +1,8 @@
 """API errors: one exception type, one JSON renderer for every error.
 
-Every error leaves as ``{"error": {"code", "message", "details"}}`` with the
-HTTP status of decisions §4, including the framework's own 404/405/413/500
+Every error leaves as ``{"error": {"code", "message", "details"}}`` (the
+``schemas.errors.Error`` model) with the HTTP status of docs/api.md#error-codes,
+including the framework's own 404/405/413/500
 and malformed JSON.
 """
 
@@ -12,6 +13,8 @@ from typing import Any
 
 from flask import Flask, Response, jsonify
 from werkzeug.exceptions import HTTPException
+
+from uptime_server.schemas.errors import Error, ErrorBody
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +85,8 @@ def monitor_not_found() -> ApiError:
 
 
 def render(error: ApiError) -> Response:
-    body = {"error": {"code": error.code, "message": error.message, "details": error.details}}
-    response = jsonify(body)
+    body = ErrorBody(code=error.code, message=error.message, details=error.details)
+    response = jsonify(Error(error=body).to_json())
     response.status_code = error.status
     for name, value in error.headers.items():
         response.headers[name] = value

@@ -1,4 +1,5 @@
-"""Monitor life cycle: create, update, pause, resume, delete, bulk.
+"""Monitors of one user: listing, life cycle (create, update, pause, resume,
+delete, bulk), alert settings, and the figures shown beside a monitor.
 
 State-changing writes are conditional on the monitor's current state (paused
 flag, ``state_version``) so they compose safely with the check engine, which
@@ -7,10 +8,11 @@ writes status in its own transactions.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from peewee import fn
+from peewee import SQL, NodeList, fn
 
 from uptime_server.config import Settings
 from uptime_server.db import is_sqlite, write_tx
@@ -18,15 +20,19 @@ from uptime_server.errors import ApiError, monitor_not_found
 from uptime_server.models import (
     CHECKED_TYPES,
     AlertSettings,
+    CheckRun,
     Monitor,
     MonitorLocation,
     Notification,
     User,
 )
 from uptime_server.query_params import INT64_MAX
+from uptime_server.stats.figures import uptime_by_monitor
 from uptime_server.validation import (
+    AlertSettingsIn,
     MonitorConfig,
     check_patch_fields,
+    parse_alert_settings,
     parse_monitor_update,
 )
 
@@ -48,6 +54,72 @@ def get_owned(user: User, monitor_id: int) -> Monitor:
     if monitor is None:
         raise monitor_not_found()
     return monitor
+
+
+@dataclass(frozen=True)
+class Filters:
+    status: str | None = None
+    type: str | None = None
+    search: str = ""
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One page of a user's monitors, with their 24-hour uptime."""
+
+    rows: list[Monitor]
+    total: int
+    uptime: dict[int, dict[str, float | None]]
+
+
+# Only the summary's columns: building full rows costs more than the query.
+SUMMARY_COLUMNS = ("id", "name", "url", "type", "status", "paused", "response_time", "last_check")
+
+
+def list_monitors(user: User, filters: Filters, *, page: int, limit: int, now: datetime) -> Listing:
+    columns = [getattr(Monitor, name) for name in SUMMARY_COLUMNS]
+    query = Monitor.select(*columns).where(Monitor.user == user.id)
+    if filters.status:
+        query = query.where(Monitor.status == filters.status)
+    if filters.type:
+        query = query.where(Monitor.type == filters.type)
+    if search := filters.search:
+        query = query.where(_like(Monitor.name, search) | _like(Monitor.url, search))
+    total = query.count()
+    # A page past the end is answered without asking the database for an
+    # offset that may not even fit its integer type.
+    rows = []
+    if (page - 1) * limit < total:
+        rows = list(query.order_by(Monitor.id).paginate(page, limit))
+    uptime = uptime_by_monitor([m.id for m in rows], now, windows=("24h",))
+    return Listing(rows, total, uptime)
+
+
+def _like(expr: Any, needle: str) -> Any:
+    escaped = needle.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return NodeList((fn.LOWER(expr), SQL("LIKE"), f"%{escaped}%", SQL("ESCAPE '\\'")))
+
+
+def figures(monitor: Monitor, *, now: datetime) -> dict[str, Any]:
+    """What the API shows beside the row: uptime per window and the next check."""
+    return {
+        "uptime": uptime_by_monitor([monitor.id], now)[monitor.id],
+        "next_check_at": next_check_at(monitor),
+    }
+
+
+def check_runs(monitor: Monitor, *, since: datetime, until: datetime, limit: int) -> list[CheckRun]:
+    """The monitor's runs checked in [since, until], newest first, at most *limit*."""
+    return list(
+        CheckRun.select()
+        .where(
+            (CheckRun.monitor == monitor.id)
+            & (CheckRun.checked_at >= since)
+            & (CheckRun.checked_at <= until)
+        )
+        .order_by(CheckRun.checked_at.desc(), CheckRun.id.desc())
+        .limit(limit)
+    )
 
 
 def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: Settings) -> Monitor:
@@ -257,3 +329,25 @@ def _bulk_configs(
     except ApiError as exc:
         exc.details = {f"settings.{k}": v for k, v in exc.details.items()}
         raise
+
+
+ALERT_FIELDS = tuple(AlertSettingsIn.model_fields)
+
+
+def alert_settings(monitor: Monitor) -> AlertSettings:
+    # Every monitor gets its row on create; one missing (inserted by hand or
+    # an import) reads as the defaults rather than failing.
+    row = AlertSettings.get_or_none(AlertSettings.monitor == monitor.id)
+    return row or AlertSettings(monitor=monitor.id)
+
+
+def update_alert_settings(monitor: Monitor, patch: Any) -> AlertSettings:
+    """Merge *patch* into the stored settings, validate the whole, and store it."""
+    stored = alert_settings(monitor)
+    new = parse_alert_settings({k: getattr(stored, k) for k in ALERT_FIELDS}, patch)
+    preserve = [getattr(AlertSettings, k) for k in ALERT_FIELDS]
+    with write_tx():
+        AlertSettings.insert(monitor=monitor.id, **new.model_dump()).on_conflict(
+            conflict_target=[AlertSettings.monitor], preserve=preserve
+        ).execute()
+    return alert_settings(monitor)

@@ -114,8 +114,9 @@ def resolve(user: User, notification_id: int, *, now: datetime) -> Notification:
     """Resolve an active notification by hand (no email is sent).
 
     A downtime resolved while its monitor still fails suppresses new
-    incidents until the monitor has recovered (decisions §2); the recorder
-    lifts the flag on the first passing run.
+    incidents until the monitor has recovered
+    (docs/api.md#notification-life-cycle); the recorder lifts the flag on the
+    first passing run.
     """
     with write_tx():
         note = get_owned(user, notification_id)

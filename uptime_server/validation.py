@@ -5,7 +5,7 @@ integer) with unknown fields refused by name. The update of a monitor merges
 the change into the stored configuration and validates the result as a whole,
 so a monitor can never be saved half-valid. One answer names every bad field
 of a body, the rules between fields included (``_validate``). Rules and
-defaults: decisions §1.
+defaults: docs/api.md#monitor-fields.
 Query-string parameters are parsed by ``uptime_server.query_params``.
 """
 
@@ -85,8 +85,8 @@ def check_http_url(value: str, *, require_https: bool = False) -> str:
 def check_target_literal(url: str, *, block_private: bool) -> None:
     """Refuse, up front, an IP-literal host the SSRF guard would refuse at run time.
 
-    The verdict is the guard's own (decisions §5). Host names pass: only what
-    DNS answers when the check runs can be judged.
+    The verdict is the guard's own (docs/api.md#outbound-safety). Host names
+    pass: only what DNS answers when the check runs can be judged.
     """
     if not _guard_allows(url, block_private=False):
         raise ValueError(
@@ -328,7 +328,7 @@ class MonitorConfig(BaseModel):
 
 
 class AlertSettingsIn(BaseModel):
-    """Alert settings of one monitor, as stored (decisions §1 "Alert settings")."""
+    """Alert settings of one monitor, as stored (docs/api.md#alert-settings)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 

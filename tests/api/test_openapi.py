@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import jsonschema_rs
@@ -11,12 +12,18 @@ from schemathesis.specs.openapi.definitions import OPENAPI_31_VALIDATOR
 
 from tests.api.shapes import sqlite_only
 from uptime_server.api.openapi import build_document
+from uptime_server.api.operations import operation_of
 from uptime_server.errors import STATUS_BY_CODE
+from uptime_server.schemas import monitors, service
+from uptime_server.schemas.checks import History, Statistics
+from uptime_server.schemas.monitors import Monitor, MonitorSummary
+from uptime_server.schemas.notifications import Notification
+from uptime_server.schemas.service import Health
 from uptime_server.validation import AlertSettingsIn, MonitorConfig
 
 pytestmark = sqlite_only
 
-# Every endpoint of api.md and decisions.md, built on this branch or another.
+# Every endpoint of docs/api.md#endpoint-index.
 SPEC_OPERATIONS = {
     ("get", "/api/v1/auth/{provider}/login"),
     ("get", "/api/v1/auth/{provider}/callback"),
@@ -83,8 +90,10 @@ def test_it_is_a_valid_openapi_31_document(document: dict[str, Any]) -> None:
         assert jsonschema_rs.meta.is_valid(schema), name
 
 
-def test_it_is_the_document_of_this_server(document: dict[str, Any], settings: Any) -> None:
-    assert document == build_document(settings)
+def test_it_is_the_document_of_this_server(
+    document: dict[str, Any], settings: Any, app: Any
+) -> None:
+    assert document == build_document(settings, app)
     create = document["components"]["schemas"]["MonitorCreate"]["properties"]
     assert create["check_interval"]["minimum"] == settings.min_check_interval
     assert create["locations"]["anyOf"][0]["items"]["enum"] == list(settings.locations)
@@ -163,3 +172,55 @@ def test_it_validates_the_examples(document: dict[str, Any]) -> None:
         validator = jsonschema_rs.Draft202012Validator(resolver)
         for example in schemas[name]["examples"]:
             assert validator.is_valid(example), (name, example)
+
+
+def test_it_takes_response_schemas_from_the_response_models(document: dict[str, Any]) -> None:
+    schemas = document["components"]["schemas"]
+    for model in (Monitor, MonitorSummary, Notification, Statistics, History, Health):
+        fields = [f.alias or name for name, f in model.model_fields.items()]
+        assert list(schemas[model.__name__]["properties"]) == fields, model
+        assert schemas[model.__name__]["required"] == fields, model
+    one = operations(document)[("get", "/api/v1/monitors/{monitor_id}")]
+    assert one["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/MonitorData"
+    }
+    assert schemas["MonitorData"]["properties"]["data"] == {"$ref": "#/components/schemas/Monitor"}
+
+
+def test_a_changed_response_model_changes_the_document(
+    app: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Health(service.Health):  # the same name: the same component
+        region: str
+
+    view = app.view_functions["health.healthz"]
+    before = build_document(settings, app)["components"]["schemas"]["Health"]
+    changed = replace(operation_of(view), ok={200: Health})
+    monkeypatch.setattr(view, "uptime_operation", changed)
+    after = build_document(settings, app)["components"]["schemas"]["Health"]
+
+    assert "region" not in before["properties"]
+    assert after["properties"]["region"] == {"type": "string"}
+    assert after["required"] == [*before["required"], "region"]
+    assert {k: v for k, v in after["properties"].items() if k != "region"} == before["properties"]
+
+
+def test_a_changed_nested_model_changes_every_schema_that_holds_it(
+    app: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class MonitorSummary(monitors.MonitorSummary):
+        region: str | None
+
+    class MonitorList(monitors.MonitorList):
+        data: list[MonitorSummary]
+
+    view = app.view_functions["api.monitors.list_monitors"]
+    monkeypatch.setattr(
+        view, "uptime_operation", replace(operation_of(view), ok={200: MonitorList})
+    )
+    schemas = build_document(settings, app)["components"]["schemas"]
+
+    summary = schemas["MonitorSummary"]["properties"]
+    assert summary["region"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    items = schemas["MonitorList"]["properties"]["data"]["items"]
+    assert items == {"$ref": "#/components/schemas/MonitorSummary"}

@@ -33,6 +33,7 @@ from schemathesis.checks import (
 from tests.api.offline_probe import OfflineProber, offline_probe_loop
 from tests.cli.conftest import closed_port
 from uptime_server.api.openapi import build_document
+from uptime_server.app import create_app
 from uptime_server.config import load_settings
 from uptime_server.engine.probe_loop import ProbeLoop
 
@@ -53,7 +54,8 @@ DOCUMENT_ENV = {
     "UPTIME_MIN_CHECK_INTERVAL": "1",
     "UPTIME_LOCATIONS": "local,eu-west",
 }
-DOCUMENT = build_document(load_settings(DOCUMENT_ENV))
+DOCUMENT_SETTINGS = load_settings({**DOCUMENT_ENV, "UPTIME_SECRET_KEY": "document-only"})
+DOCUMENT = build_document(DOCUMENT_SETTINGS, create_app(DOCUMENT_SETTINGS, bind_database=False))
 schema = schemathesis.openapi.from_dict(DOCUMENT)
 
 # Providers: github (OAuth2) and corp (generic OAuth2) answer login with a
@@ -107,8 +109,6 @@ def probe_loop() -> Iterator[ProbeLoop]:
 
 @pytest.fixture
 def app(settings: Any, clock: Any, db: Any, probe_loop: ProbeLoop) -> Any:
-    from uptime_server.app import create_app
-
     return create_app(
         settings, clock=clock, services={"probe_loop": probe_loop}, bind_database=False
     )

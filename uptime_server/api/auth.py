@@ -12,6 +12,7 @@ from typing import Any
 from flask import Blueprint, jsonify, request
 from flask_login import current_user
 
+from uptime_server.api.operations import documented
 from uptime_server.auth.sessions import (
     clear_cookie,
     current_session,
@@ -20,31 +21,21 @@ from uptime_server.auth.sessions import (
     session_token,
     set_cookie,
 )
-from uptime_server.clock import isoformat
 from uptime_server.context import now, settings
-from uptime_server.models import User
+from uptime_server.schemas.auth import Refreshed, User
+from uptime_server.schemas.base import Message, data, data_of
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
 
 
-def user_json(user: User, provider: str | None) -> dict[str, Any]:
-    return {
-        "id": user.id,
-        "email": user.email,
-        "name": user.name,
-        "provider": provider,
-        "avatar_url": user.avatar_url,
-        "created_at": isoformat(user.created_at),
-        "last_login": isoformat(user.last_login),
-    }
-
-
 @bp.get("/user")
+@documented("getUser", "The signed-in user", tag="auth", ok={200: data(User)})
 def get_user() -> Any:
-    return {"data": user_json(current_user, current_session().provider)}
+    return data_of(User.of(current_user, current_session().provider))
 
 
 @bp.post("/refresh")
+@documented("refreshSession", "Extend the session", tag="auth", ok={200: Refreshed})
 def refresh() -> Any:
     row = current_session()
     config = settings()
@@ -57,14 +48,15 @@ def refresh() -> Any:
             "Session refreshed up to its maximum age (UPTIME_SESSION_MAX_AGE); "
             "sign in again before it expires"
         )
-    response = jsonify({"message": message, "expires_at": isoformat(expires)})
+    response = jsonify(Refreshed(message=message, expires_at=expires).to_json())
     set_cookie(response, session_token(request), expires)
     return response
 
 
 @bp.post("/logout")
+@documented("logout", "End the session everywhere", tag="auth", ok={200: Message})
 def logout() -> Any:
     revoke_session(current_session())
-    response = jsonify({"message": "Logged out"})
+    response = jsonify(Message(message="Logged out").to_json())
     clear_cookie(response)
     return response

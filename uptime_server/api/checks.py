@@ -1,4 +1,4 @@
-"""Check runs of a monitor: "test now" and history (decisions §1)."""
+"""Check runs of a monitor: "test now" and history (docs/api.md#test-a-monitor, #history)."""
 
 from __future__ import annotations
 
@@ -10,33 +10,22 @@ from flask_login import current_user
 
 from uptime_server import monitor_service
 from uptime_server.api.check_slots import RunSlots
-from uptime_server.clock import isoformat
+from uptime_server.api.operations import TIME_QUERY, documented, limit, path_id, query
 from uptime_server.context import now, settings, state
 from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.probe_loop import ProbeLoop, shared_probe_loop
 from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.spec import check_spec, probe_config
 from uptime_server.errors import ApiError, validation_error
-from uptime_server.models import CheckRun, Monitor
+from uptime_server.models import Monitor
 from uptime_server.query_params import int_param, time_param
+from uptime_server.schemas.base import data, data_of
+from uptime_server.schemas.checks import CheckRecord, History, HistoryMeta, TestResult
 
 bp = Blueprint("checks", __name__, url_prefix="/monitors")
 
 HISTORY_WINDOW = timedelta(hours=24)
 EARLIEST = datetime.min.replace(tzinfo=UTC)
-
-
-def record_json(run: CheckRun) -> dict[str, Any]:
-    return {
-        "id": run.id,
-        "checked_at": isoformat(run.checked_at),
-        "status": run.status,
-        "response_time": run.response_time,
-        "status_code": run.status_code,
-        "error": run.error,
-        "location": run.location,
-        "attempts": run.attempts,
-    }
 
 
 def _probe_loop() -> ProbeLoop:
@@ -48,7 +37,7 @@ def _probe_loop() -> ProbeLoop:
     return shared_probe_loop(probe_config(settings()), settings().check_concurrency)
 
 
-def run_test(monitor: Monitor) -> dict[str, Any]:
+def run_test(monitor: Monitor) -> TestResult:
     """One check run now, recorded like any other (no lease: the schedule stays)."""
     if not monitor.checks_supported:
         raise ApiError(
@@ -81,13 +70,13 @@ def run_test(monitor: Monitor) -> dict[str, Any]:
         # Deleted (or its id given to another monitor) while the check ran:
         # nothing was recorded; report it as gone.
         raise ApiError("MONITOR_NOT_FOUND", "Monitor not found")
-    return {
-        "status": done.run_status,
-        "response_time": result.response_time,
-        "status_code": result.status_code,
-        "checked_at": isoformat(started),
-        "error": result.error,
-    }
+    return TestResult(
+        status=done.run_status,
+        response_time=result.response_time,
+        status_code=result.status_code,
+        checked_at=started,
+        error=result.error,
+    )
 
 
 def test_slots() -> RunSlots:
@@ -96,10 +85,18 @@ def test_slots() -> RunSlots:
 
 
 @bp.post("/<int:monitor_id>/test")
+@documented(
+    "testMonitor",
+    "Run one check now and record it",
+    tag="monitors",
+    ok={200: data(TestResult)},
+    errors=(404, 409, 504),
+    params=(path_id("monitor_id"),),
+)
 def test(monitor_id: int) -> Any:
     monitor = monitor_service.get_owned(current_user, monitor_id)
     with test_slots().hold(current_user.id):
-        return {"data": run_test(monitor)}
+        return data_of(run_test(monitor))
 
 
 def _window(args: Any) -> tuple[datetime, datetime]:
@@ -118,27 +115,25 @@ def _day_before(until: datetime) -> datetime:
 
 
 @bp.get("/<int:monitor_id>/history")
+@documented(
+    "getMonitorHistory",
+    "Raw check runs, newest first",
+    tag="monitors",
+    ok={200: History},
+    errors=(400, 404),
+    params=(
+        path_id("monitor_id"),
+        query("from", TIME_QUERY, "Default: 24 hours before `to`"),
+        query("to", TIME_QUERY, "Default: now"),
+        limit(100, 1000),
+    ),
+)
 def history(monitor_id: int) -> Any:
     monitor = monitor_service.get_owned(current_user, monitor_id)
     since, until = _window(request.args)
-    limit = int_param(request.args, "limit", 100, 1, 1000)
-    rows = list(
-        CheckRun.select()
-        .where(
-            (CheckRun.monitor == monitor.id)
-            & (CheckRun.checked_at >= since)
-            & (CheckRun.checked_at <= until)
-        )
-        .order_by(CheckRun.checked_at.desc(), CheckRun.id.desc())
-        .limit(limit + 1)
+    size = int_param(request.args, "limit", 100, 1, 1000)
+    rows = monitor_service.check_runs(monitor, since=since, until=until, limit=size + 1)
+    meta = HistoryMeta(
+        count=min(len(rows), size), limit=size, from_=since, to=until, has_more=len(rows) > size
     )
-    return {
-        "data": [record_json(run) for run in rows[:limit]],
-        "meta": {
-            "count": min(len(rows), limit),
-            "limit": limit,
-            "from": isoformat(since),
-            "to": isoformat(until),
-            "has_more": len(rows) > limit,
-        },
-    }
+    return History(data=[CheckRecord.from_row(run) for run in rows[:size]], meta=meta).to_json()

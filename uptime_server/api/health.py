@@ -7,11 +7,15 @@ from typing import Any
 
 from flask import Blueprint
 
+from uptime_server.api.access import public
+from uptime_server.api.operations import documented, json_response
 from uptime_server.context import now, state
 from uptime_server.engine.dispatcher import scheduler_lag
+from uptime_server.schemas.service import Health
 
 log = logging.getLogger(__name__)
 bp = Blueprint("health", __name__)
+HEALTH_REF = {"$ref": "#/components/schemas/Health"}
 
 
 def scheduler_lag_seconds() -> float:
@@ -20,6 +24,14 @@ def scheduler_lag_seconds() -> float:
 
 
 @bp.get("/healthz")
+@public
+@documented(
+    "healthz",
+    "Liveness and database health",
+    tag="service",
+    ok={200: Health, 503: json_response(HEALTH_REF, "Database unavailable")},
+    limited=False,
+)
 def healthz() -> Any:
     # The scheduler of this process knows its own lag (claimed, not started);
     # without one, the database's oldest unclaimed due check tells. Either
@@ -29,5 +41,6 @@ def healthz() -> Any:
         lag = lag_of()
     except Exception:  # noqa: BLE001 - health must answer whatever broke
         log.exception("health check: database unavailable")
-        return {"status": "error", "database": "unavailable", "scheduler_lag_seconds": None}, 503
-    return {"status": "ok", "database": "ok", "scheduler_lag_seconds": lag}
+        down = Health(status="error", database="unavailable", scheduler_lag_seconds=None)
+        return down.to_json(), 503
+    return Health(status="ok", database="ok", scheduler_lag_seconds=lag).to_json()

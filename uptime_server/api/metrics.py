@@ -1,4 +1,4 @@
-"""GET /metrics: Prometheus text format (decisions §7).
+"""GET /metrics: Prometheus text format (docs/api.md#metrics).
 
 A scrape reads no table: the database figures (outbox backlog, dispatch lag
 and, with ``UPTIME_METRICS_TOKEN`` set, the per-monitor series) come from the
@@ -22,6 +22,8 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder
 
+from uptime_server.api.access import public
+from uptime_server.api.operations import documented
 from uptime_server.context import settings, state
 from uptime_server.engine import counters
 from uptime_server.errors import ApiError
@@ -35,6 +37,23 @@ def metrics_cache() -> MetricsCache:
 
 
 @bp.get("/metrics")
+@public
+@documented(
+    "metrics",
+    "Prometheus metrics",
+    tag="service",
+    ok={
+        200: {
+            "description": "Prometheus text format: process and engine series; the "
+            "per-monitor series only with UPTIME_METRICS_TOKEN set and sent as a bearer token",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        }
+    },
+    errors=(401,),
+    limited=False,
+    # Open unless UPTIME_METRICS_TOKEN is set; then a bearer token.
+    security=[{}, {"metricsToken": []}],
+)
 def scrape() -> Any:
     token = settings().metrics_token
     _authorize(token)

@@ -1,18 +1,39 @@
-"""The notifications resource: /api/v1/notifications (api.md, decisions §2)."""
+"""The notifications resource: /api/v1/notifications (docs/api.md#notifications)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from flask import Blueprint, request
 from flask_login import current_user
 
 from uptime_server import notification_service
-from uptime_server.clock import isoformat
+from uptime_server.api.operations import (
+    ID_SCHEMA,
+    PAGE,
+    TIME_QUERY,
+    choice,
+    documented,
+    limit,
+    path_id,
+    query,
+)
 from uptime_server.context import now
-from uptime_server.models import Notification
 from uptime_server.query_params import choice_param, int_param, time_param
+from uptime_server.schemas.base import data, data_of, page_count
+from uptime_server.schemas.notifications import (
+    Acknowledged,
+    AcknowledgedData,
+    ActiveMeta,
+    ActiveNotifications,
+    Notification,
+    NotificationList,
+    NotificationPages,
+    RecentNotifications,
+    RecentPages,
+    Resolved,
+    ResolvedData,
+)
 
 bp = Blueprint("notifications", __name__, url_prefix="/notifications")
 
@@ -20,111 +41,129 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
 TYPES = ("downtime", "recovery")
 STATUSES = ("active", "resolved")
-
-
-def notification_json(n: Notification) -> dict[str, Any]:
-    """Every field of api.md's Notification (the list items carry them all too)."""
-    return {
-        "id": n.id,
-        "monitor_id": n.monitor_id,
-        "monitor_name": n.monitor.name,
-        "monitor_url": n.monitor.url,
-        "type": n.type,
-        "message": n.message,
-        "status": n.status,
-        "started_at": isoformat(n.started_at),
-        "resolved_at": isoformat(n.resolved_at),
-        "duration": n.duration,
-        "notification_method": "email",
-        "acknowledged": n.acknowledged,
-        "acknowledged_at": isoformat(n.acknowledged_at),
-        "email_sent_at": isoformat(n.email_sent_at),
-        "error_details": {
-            "status_code": n.error_status_code,
-            "response_time": n.error_response_time,
-            "error_message": n.error_message or "",
-        },
-    }
+TAG = "notifications"
+ONE = (path_id("notification_id"),)
+PAGE_PARAMS = (PAGE, limit(DEFAULT_LIMIT, MAX_LIMIT))
 
 
 def _page_args() -> tuple[int, int]:
     page = int_param(request.args, "page", 1, 1, None)
-    limit = int_param(request.args, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
-    return page, limit
+    size = int_param(request.args, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    return page, size
 
 
 @bp.get("/active")
+@documented(
+    "activeNotifications", "Unresolved notifications", tag=TAG, ok={200: ActiveNotifications}
+)
 def active() -> Any:
     rows = notification_service.list_active(current_user)
-    return {
-        "data": [notification_json(n) for n in rows],
-        "meta": {"count": len(rows), "timestamp": isoformat(now())},
-    }
+    return ActiveNotifications(
+        data=[Notification.of(n) for n in rows],
+        meta=ActiveMeta(count=len(rows), timestamp=now()),
+    ).to_json()
 
 
 @bp.get("/recent")
+@documented(
+    "recentNotifications",
+    "Notifications of the last 24 hours",
+    tag=TAG,
+    ok={200: RecentNotifications},
+    errors=(400,),
+    params=PAGE_PARAMS,
+)
 def recent() -> Any:
-    page, limit = _page_args()
-    result = notification_service.list_recent(current_user, now=now(), page=page, limit=limit)
-    return {
-        "data": [notification_json(n) for n in result.rows],
-        "pagination": {
-            "page": page,
-            "limit": limit,
-            "total": result.total,
-            "has_next": page * limit < result.total,
-        },
-    }
+    page, size = _page_args()
+    result = notification_service.list_recent(current_user, now=now(), page=page, limit=size)
+    pagination = RecentPages(
+        page=page, limit=size, total=result.total, has_next=page * size < result.total
+    )
+    return RecentNotifications(
+        data=[Notification.of(n) for n in result.rows], pagination=pagination
+    ).to_json()
 
 
 @bp.get("")
+@documented(
+    "listNotifications",
+    "Notifications, newest first",
+    tag=TAG,
+    ok={200: NotificationList},
+    errors=(400,),
+    params=(
+        *PAGE_PARAMS,
+        query("monitor_id", ID_SCHEMA),
+        choice("type", TYPES),
+        choice("status", STATUSES),
+        query("since", TIME_QUERY, "Only notifications started at or after this time"),
+    ),
+)
 def list_notifications() -> Any:
-    page, limit = _page_args()
+    page, size = _page_args()
     filters = notification_service.Filters(
         monitor_id=int_param(request.args, "monitor_id", None, 1, None),  # type: ignore[arg-type]
         type=choice_param(request.args, "type", TYPES),
         status=choice_param(request.args, "status", STATUSES),
         since=time_param(request.args, "since"),
     )
-    result = notification_service.list_filtered(current_user, filters, page=page, limit=limit)
-    pages = math.ceil(result.total / limit)
-    return {
-        "data": [notification_json(n) for n in result.rows],
-        "pagination": {
-            "page": page,
-            "limit": limit,
-            "total": result.total,
-            "pages": pages,
-            "has_next": page < pages,
-            "has_prev": page > 1,
-        },
-    }
+    result = notification_service.list_filtered(current_user, filters, page=page, limit=size)
+    pages = page_count(result.total, size)
+    pagination = NotificationPages(
+        page=page,
+        limit=size,
+        total=result.total,
+        pages=pages,
+        has_next=page < pages,
+        has_prev=page > 1,
+    )
+    return NotificationList(
+        data=[Notification.of(n) for n in result.rows], pagination=pagination
+    ).to_json()
 
 
 @bp.get("/<int:notification_id>")
+@documented(
+    "getNotification",
+    "One notification",
+    tag=TAG,
+    ok={200: data(Notification)},
+    errors=(404,),
+    params=ONE,
+)
 def show(notification_id: int) -> Any:
-    return {
-        "data": notification_json(notification_service.get_owned(current_user, notification_id))
-    }
+    return data_of(Notification.of(notification_service.get_owned(current_user, notification_id)))
 
 
 @bp.post("/<int:notification_id>/acknowledge")
+@documented(
+    "acknowledgeNotification",
+    "Acknowledge an active notification",
+    tag=TAG,
+    ok={200: Acknowledged},
+    errors=(404, 409),
+    params=ONE,
+)
 def acknowledge(notification_id: int) -> Any:
     n = notification_service.acknowledge(current_user, notification_id, now=now())
-    return {
-        "message": "Notification acknowledged",
-        "data": {
-            "id": n.id,
-            "acknowledged": True,
-            "acknowledged_at": isoformat(n.acknowledged_at),
-        },
-    }
+    return Acknowledged(
+        message="Notification acknowledged",
+        data=AcknowledgedData(id=n.id, acknowledged=True, acknowledged_at=n.acknowledged_at),
+    ).to_json()
 
 
 @bp.post("/<int:notification_id>/resolve")
+@documented(
+    "resolveNotification",
+    "Resolve an active notification by hand",
+    tag=TAG,
+    ok={200: Resolved},
+    errors=(404, 409),
+    params=ONE,
+)
 def resolve(notification_id: int) -> Any:
     n = notification_service.resolve(current_user, notification_id, now=now())
-    return {
-        "message": "Notification resolved",
-        "data": {"id": n.id, "status": "resolved", "resolved_at": isoformat(n.resolved_at)},
-    }
+    return Resolved(
+        message="Notification resolved",
+        data=ResolvedData(id=n.id, status="resolved", resolved_at=n.resolved_at),
+    ).to_json()

@@ -1,28 +1,36 @@
 """The OpenAPI 3.1 document of the whole API, served at /api/v1/openapi.json.
 
-Paths follow api.md and decisions.md (``openapi_paths``); schemas come from
-the validation models and ``openapi_schemas``. The document is built per app
-from its settings (the minimum check interval and the known locations are
-part of the request schemas) and cached on first use.
+Built from the app itself (docs/api.md#endpoint-index): every route of
+Flask's URL map with its ``@documented`` operation, and the JSON Schemas of
+the pydantic models those operations name (``uptime_server.schemas``). A
+changed model is a changed document. Request schemas bound to settings (the
+minimum check interval, the known locations) come from the running server
+(``request_schemas``); the document is built per app and cached on first use.
 """
 
 from __future__ import annotations
 
+import copy
+import re
 from typing import Any
 
-from flask import Blueprint, current_app, jsonify
+from flask import Blueprint, Flask, current_app, jsonify
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
 
 from uptime_server import __version__
-from uptime_server.api.access import public
-from uptime_server.api.openapi_paths import (
-    auth_paths,
-    monitor_paths,
-    notification_paths,
-    service_paths,
+from uptime_server.api.access import is_public, public
+from uptime_server.api.operations import (
+    JSON,
+    Operation,
+    RequestSchema,
+    documented,
+    json_response,
+    operation_of,
 )
-from uptime_server.api.openapi_schemas import JSON, components, error_schema
 from uptime_server.config import Settings
 from uptime_server.errors import STATUS_BY_CODE
+from uptime_server.schemas.errors import Error
 
 bp = Blueprint("openapi", __name__)
 
@@ -44,29 +52,28 @@ RATE_HEADERS = {
     "X-RateLimit-Remaining": "Requests left in the window",
     "X-RateLimit-Reset": "Epoch seconds when the window resets",
 }
+TAGS = ("auth", "monitors", "notifications", "service")
+REF = "#/components/schemas/{model}"
 
 
-def _error_responses() -> JSON:
-    out: JSON = {}
-    for status, text in ERROR_TEXT.items():
-        codes = sorted(code for code, st in STATUS_BY_CODE.items() if st == status)
-        response: JSON = {
-            "description": text,
-            "content": {"application/json": {"schema": error_schema(codes)}},
-        }
-        if status == 429:
-            response["headers"] = {
-                name: {"description": desc, "schema": {"type": "integer"}}
-                for name, desc in RATE_HEADERS.items()
-            }
-        out[f"E{status}"] = response
-    return out
+def ref(name: str) -> JSON:
+    return {"$ref": REF.format(model=name)}
 
 
-def build_document(settings: Settings) -> JSON:
+def build_document(settings: Settings, app: Flask) -> JSON:
+    """The document of *app*'s documented routes, for *settings*."""
+    routes = list(_routes(app))
+    schemas = _model_schemas(op for _, _, op, _ in routes)
     paths: JSON = {}
-    for part in (auth_paths, monitor_paths, notification_paths, service_paths):
-        paths.update(part())
+    for path, method, operation, view_public in routes:
+        body = operation.body
+        if isinstance(body, RequestSchema):
+            schemas[body.name] = body.build(settings)
+        paths.setdefault(path, {})[method] = _operation_json(
+            operation, unsafe=method != "get", is_public=view_public
+        )
+    schemas["Error"] = _error_schema(schemas.pop("Error"), schemas.pop("ErrorBody"))
+    _strip_titles(schemas)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -77,25 +84,129 @@ def build_document(settings: Settings) -> JSON:
         },
         "servers": [{"url": "/"}],
         "security": [{"session": []}],
-        "tags": [{"name": n} for n in ("auth", "monitors", "notifications", "service")],
+        "tags": [{"name": n} for n in TAGS],
         "paths": paths,
         "components": {
             "securitySchemes": {
                 "session": {"type": "apiKey", "in": "cookie", "name": "session_cookie"},
                 "metricsToken": {"type": "http", "scheme": "bearer"},
             },
-            "schemas": components(settings),
-            "responses": _error_responses(),
+            "schemas": schemas,
+            "responses": _error_responses(schemas["Error"]),
         },
     }
 
 
+def _routes(app: Flask) -> Any:
+    """(path, method, operation, public) of every documented route, in URL map order."""
+    for rule in app.url_map.iter_rules():
+        view = app.view_functions.get(rule.endpoint)
+        operation = operation_of(view)
+        if operation is None:
+            continue  # pages for browsers, static files
+        path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule)
+        for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
+            yield path, method.lower(), operation, is_public(view)
+
+
+def _model_schemas(operations: Any) -> JSON:
+    """The JSON Schemas of every model the operations name, and of the error."""
+    models: dict[tuple[type[BaseModel], str], None] = {(Error, "serialization"): None}
+    for operation in operations:
+        for response in operation.ok.values():
+            if isinstance(response, type):
+                models[(response, "serialization")] = None
+        if isinstance(operation.body, type):
+            models[(operation.body, "validation")] = None
+    _, defs = models_json_schema(list(models), ref_template=REF)
+    return copy.deepcopy(defs.get("$defs", {}))
+
+
+def _response_json(response: Any, description: str = "OK") -> JSON:
+    if not isinstance(response, type):
+        return response
+    return json_response(ref(response.__name__), description)
+
+
+def _operation_json(operation: Operation, *, unsafe: bool, is_public: bool) -> JSON:
+    responses: JSON = {
+        str(status): _response_json(response, "Created" if status == 201 else "OK")
+        for status, response in operation.ok.items()
+    }
+    for status in operation.error_statuses(unsafe=unsafe, is_public=is_public):
+        responses[str(status)] = {"$ref": f"#/components/responses/E{status}"}
+    out: JSON = {
+        "operationId": operation.op_id,
+        "summary": operation.summary,
+        "tags": [operation.tag],
+        "responses": responses,
+    }
+    if operation.params:
+        out["parameters"] = list(operation.params)
+    body = operation.body
+    if body is not None:
+        name = body.name if isinstance(body, RequestSchema) else body.__name__
+        out["requestBody"] = {
+            "required": operation.body_required,
+            "content": {"application/json": {"schema": ref(name)}},
+        }
+    if operation.security is not None:
+        out["security"] = operation.security
+    elif is_public:
+        out["security"] = []
+    return out
+
+
+def _error_schema(error: JSON, body: JSON, codes: list[str] | None = None) -> JSON:
+    """The error object, inline, with ``code`` one of *codes* (default: every code)."""
+    body = copy.deepcopy(body)
+    body["properties"]["code"]["enum"] = codes or sorted(STATUS_BY_CODE)
+    return {**copy.deepcopy(error), "properties": {"error": body}}
+
+
+def _error_responses(error: JSON) -> JSON:
+    out: JSON = {}
+    for status, text in ERROR_TEXT.items():
+        codes = sorted(code for code, st in STATUS_BY_CODE.items() if st == status)
+        schema = _error_schema(error, error["properties"]["error"], codes)
+        response: JSON = {
+            "description": text,
+            "content": {"application/json": {"schema": schema}},
+        }
+        if status == 429:
+            response["headers"] = {
+                name: {"description": desc, "schema": {"type": "integer"}}
+                for name, desc in RATE_HEADERS.items()
+            }
+        out[f"E{status}"] = response
+    return out
+
+
+def _strip_titles(node: Any) -> None:
+    """pydantic titles every schema after its name; the document names them already."""
+    if isinstance(node, dict):
+        if isinstance(node.get("title"), str):
+            node.pop("title")
+        for value in node.values():
+            _strip_titles(value)
+    elif isinstance(node, list):
+        for item in node:
+            _strip_titles(item)
+
+
 @bp.get("/openapi.json")
 @public
+@documented(
+    "openapi",
+    "This document",
+    tag="service",
+    ok={200: json_response({"type": "object"})},
+)
 def openapi_json() -> Any:
     from uptime_server.context import settings
 
     document = current_app.extensions.get("uptime_openapi")
     if document is None:
-        document = current_app.extensions["uptime_openapi"] = build_document(settings())
+        document = build_document(settings(), current_app)
+        current_app.extensions["uptime_openapi"] = document
     return jsonify(document)

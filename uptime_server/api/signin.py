@@ -14,21 +14,34 @@ from flask import Blueprint, Response, jsonify, redirect, request
 from flask_login import current_user
 
 from uptime_server.api.access import login_limited, public
-from uptime_server.api.auth import user_json
 from uptime_server.api.body import json_body
+from uptime_server.api.operations import JSON, documented, query, redirect_response
 from uptime_server.auth import cli_handoff, login_state, signup
 from uptime_server.auth.oauth import authorization_url, fetch_profile
 from uptime_server.auth.provider_spec import ProviderSpec, provider_spec
 from uptime_server.auth.sessions import create_session, hash_token, session_token, set_cookie
-from uptime_server.clock import isoformat
 from uptime_server.context import now, settings
 from uptime_server.db import write_tx
 from uptime_server.errors import ApiError
 from uptime_server.models import OAuthState, Session, User
+from uptime_server.schemas.auth import CliSession
+from uptime_server.schemas.auth import User as UserOut
+from uptime_server.schemas.auth_requests import CliExchangeRequest, parse_cli_exchange
+from uptime_server.schemas.base import data, data_of
 
 log = logging.getLogger(__name__)
 
 bp = Blueprint("signin", __name__, url_prefix="/auth")
+
+
+PROVIDER: JSON = {
+    "name": "provider",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "pattern": "^[a-z0-9]+$"},
+    "description": "github, google, or another configured provider name",
+    "examples": {"github": {"value": "github"}, "google": {"value": "google"}},
+}
 
 
 def redirect_uri(provider: str) -> str:
@@ -39,6 +52,19 @@ def redirect_uri(provider: str) -> str:
 @bp.get("/<provider>/login")
 @public
 @login_limited
+@documented(
+    "login",
+    "Start OAuth sign-in (or link a provider while signed in)",
+    tag="auth",
+    ok={302: redirect_response("To the provider's consent screen")},
+    errors=(400, 404),
+    params=(
+        PROVIDER,
+        query("next", {"type": "string"}, "Relative path to return to after sign-in"),
+        query("cli_redirect", {"type": "string", "format": "uri"}, "CLI loopback redirect"),
+        query("cli_challenge", {"type": "string"}, "S256 of the CLI's verifier"),
+    ),
+)
 def login(provider: str) -> Any:
     # The provider first, then the CLI parameters, and only then any state:
     # `uptime login` checks a provider with an incomplete request (404 or 400).
@@ -85,6 +111,18 @@ def login(provider: str) -> Any:
 @bp.get("/<provider>/callback")
 @public
 @login_limited
+@documented(
+    "loginCallback",
+    "OAuth callback: creates the session",
+    tag="auth",
+    ok={302: redirect_response("To `next`, or to the CLI loopback with a ticket")},
+    errors=(400, 403, 404, 409),
+    params=(
+        PROVIDER,
+        *(query(name, {"type": "string"}) for name in ("code", "state", "error")),
+        query("error_description", {"type": "string"}),
+    ),
+)
 def callback(provider: str) -> Any:
     spec = _provider_or_404(provider)
     state = login_state.claim_state(
@@ -110,10 +148,17 @@ def callback(provider: str) -> Any:
 @bp.post("/cli/exchange")
 @public
 @login_limited
+@documented(
+    "cliExchange",
+    "Exchange a CLI ticket and verifier for a session",
+    tag="auth",
+    ok={200: data(CliSession)},
+    body=CliExchangeRequest,
+)
 def cli_exchange() -> Any:
-    ticket, verifier = cli_handoff.exchange_request(json_body())
+    exchange = parse_cli_exchange(json_body())
     # Not one transaction: a ticket spent by a wrong verifier stays spent.
-    row = cli_handoff.redeem_ticket(ticket, verifier, now=now())
+    row = cli_handoff.redeem_ticket(exchange.ticket, exchange.verifier, now=now())
     token, session = create_session(
         row.user,
         row.provider,
@@ -122,15 +167,9 @@ def cli_exchange() -> Any:
         max_age=settings().session_max_age,
     )
     log.info("CLI sign-in of user %s with %s", row.user.id, row.provider)
-    response = jsonify(
-        {
-            "data": {
-                "session": token,
-                "expires_at": isoformat(session.expires_at),
-                "user": user_json(row.user, row.provider),
-            }
-        }
-    )
+    user = UserOut.of(row.user, row.provider)
+    answer = CliSession(session=token, expires_at=session.expires_at, user=user)
+    response = jsonify(data_of(answer))
     response.headers["Cache-Control"] = "no-store"
     return response
 

@@ -1,4 +1,4 @@
-"""Statistics of one monitor: GET /api/v1/monitors/{id}/stats (decisions §1)."""
+"""Statistics of one monitor: GET /api/v1/monitors/{id}/stats (docs/api.md#statistics)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ from flask import Blueprint, request
 from flask_login import current_user
 
 from uptime_server import monitor_service
+from uptime_server.api.operations import choice, documented, path_id
 from uptime_server.context import now
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.query_params import choice_param
+from uptime_server.schemas.base import data, data_of
+from uptime_server.schemas.checks import Statistics
 from uptime_server.stats.figures import (
     GRANULARITIES,
     MAX_BUCKETS,
@@ -24,10 +27,23 @@ bp = Blueprint("stats", __name__)
 
 
 @bp.get("/monitors/<int:monitor_id>/stats")
+@documented(
+    "getMonitorStats",
+    "Uptime and response-time statistics",
+    tag="monitors",
+    ok={200: data(Statistics)},
+    errors=(400, 404),
+    params=(
+        path_id("monitor_id"),
+        choice("period", tuple(PERIODS), "24h"),
+        choice("granularity", tuple(GRANULARITIES), "1h"),
+    ),
+)
 def show(monitor_id: int) -> Any:
     period, granularity = _params(request.args)
     monitor = monitor_service.get_owned(current_user, monitor_id)
-    return {"data": monitor_stats(monitor.id, period, granularity, now())}
+    stats = monitor_stats(monitor.id, period, granularity, now())
+    return data_of(Statistics.model_validate(stats))
 
 
 def _params(args: Any) -> tuple[str, str]:

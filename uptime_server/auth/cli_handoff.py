@@ -17,7 +17,6 @@ import re
 import secrets
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
@@ -30,7 +29,6 @@ TICKET_TTL = 120
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 # BASE64URL(SHA256(verifier)) without padding is always 43 characters.
 _CHALLENGE = re.compile(r"^[A-Za-z0-9_-]{43}$")
-_VERIFIER = re.compile(r"^[A-Za-z0-9._~-]{43,128}$")
 _UNSAFE_URL = re.compile(r"[\x00-\x20\x7f\\]")
 
 
@@ -97,21 +95,6 @@ def _with_params(url: str, params: list[tuple[str, str]]) -> str:
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True) + params
     return urlunsplit(parts._replace(query=urlencode(query)))
-
-
-def exchange_request(body: Any) -> tuple[str, str]:
-    """(ticket, verifier) from an exchange body, or a VALIDATION_ERROR."""
-    if not isinstance(body, dict):
-        raise validation_error({"body": ["must be a JSON object with ticket and verifier"]})
-    ticket, verifier = body.get("ticket"), body.get("verifier")
-    errors: dict[str, list[str]] = {}
-    if not isinstance(ticket, str) or not 1 <= len(ticket) <= 200:
-        errors["ticket"] = ["required: the ticket from the sign-in redirect"]
-    if not isinstance(verifier, str) or not _VERIFIER.match(verifier):
-        errors["verifier"] = ["required: the PKCE verifier (43 to 128 characters)"]
-    if errors:
-        raise validation_error(errors)
-    return ticket, verifier
 
 
 def redeem_ticket(ticket: str, verifier: str, *, now: datetime) -> CliTicket:

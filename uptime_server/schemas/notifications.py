@@ -1,0 +1,101 @@
+"""Response models of the notifications resource (docs/api.md#notification-object)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import Field
+
+from uptime_server.schemas.base import PageCounts, Pages, ResponseModel, UtcTime
+
+
+class ErrorDetails(ResponseModel):
+    status_code: int | None
+    response_time: int | None
+    error_message: str
+
+
+class Notification(ResponseModel):
+    id: int
+    monitor_id: int
+    monitor_name: str
+    monitor_url: str | None
+    type: Literal["downtime", "recovery"]
+    message: str
+    status: Literal["active", "resolved"]
+    started_at: UtcTime
+    resolved_at: UtcTime | None
+    duration: Annotated[int | None, Field(description="Seconds; null while active")]
+    notification_method: Literal["email"]
+    acknowledged: bool
+    acknowledged_at: UtcTime | None
+    email_sent_at: Annotated[
+        UtcTime | None, Field(description="null until an email was handed over")
+    ]
+    error_details: ErrorDetails
+
+    @classmethod
+    def of(cls, row: Any) -> Self:
+        """*row* read with its monitor joined (no query here)."""
+        return cls.from_row(
+            row,
+            monitor_name=row.monitor.name,
+            monitor_url=row.monitor.url,
+            notification_method="email",
+            error_details=ErrorDetails(
+                status_code=row.error_status_code,
+                response_time=row.error_response_time,
+                error_message=row.error_message or "",
+            ),
+        )
+
+
+class ActiveMeta(ResponseModel):
+    count: int
+    timestamp: UtcTime
+
+
+class ActiveNotifications(ResponseModel):
+    data: list[Notification]
+    meta: ActiveMeta
+
+
+class RecentPages(PageCounts):
+    has_next: bool
+
+
+class RecentNotifications(ResponseModel):
+    data: list[Notification]
+    pagination: RecentPages
+
+
+class NotificationPages(Pages):
+    has_next: bool
+    has_prev: bool
+
+
+class NotificationList(ResponseModel):
+    data: list[Notification]
+    pagination: NotificationPages
+
+
+class AcknowledgedData(ResponseModel):
+    id: int
+    acknowledged: Literal[True]
+    acknowledged_at: UtcTime
+
+
+class Acknowledged(ResponseModel):
+    message: str
+    data: AcknowledgedData
+
+
+class ResolvedData(ResponseModel):
+    id: int
+    status: Literal["resolved"]
+    resolved_at: UtcTime
+
+
+class Resolved(ResponseModel):
+    message: str
+    data: ResolvedData
