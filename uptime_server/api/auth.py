@@ -12,7 +12,7 @@ from typing import Any
 from flask import Blueprint, jsonify, request
 from flask_login import current_user
 
-from uptime_server.api.operations import documented
+from uptime_server.api.operations import documenter
 from uptime_server.auth.sessions import (
     clear_cookie,
     current_session,
@@ -26,16 +26,17 @@ from uptime_server.schemas.auth import Refreshed, User
 from uptime_server.schemas.base import Message, data, data_of
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
+doc = documenter("auth")
 
 
 @bp.get("/user")
-@documented("getUser", "The signed-in user", tag="auth", ok={200: data(User)})
+@doc("getUser", "The signed-in user", ok=data(User))
 def get_user() -> Any:
     return data_of(User.of(current_user, current_session().provider))
 
 
 @bp.post("/refresh")
-@documented("refreshSession", "Extend the session", tag="auth", ok={200: Refreshed})
+@doc("refreshSession", "Extend the session", ok=Refreshed)
 def refresh() -> Any:
     row = current_session()
     config = settings()
@@ -54,7 +55,7 @@ def refresh() -> Any:
 
 
 @bp.post("/logout")
-@documented("logout", "End the session everywhere", tag="auth", ok={200: Message})
+@doc("logout", "End the session everywhere", ok=Message)
 def logout() -> Any:
     revoke_session(current_session())
     response = jsonify(Message(message="Logged out").to_json())

@@ -10,7 +10,7 @@ from flask_login import current_user
 
 from uptime_server import monitor_service
 from uptime_server.api.check_slots import RunSlots
-from uptime_server.api.operations import TIME_QUERY, documented, limit, path_id, query
+from uptime_server.api.operations import TIME_QUERY, documenter, limit, query
 from uptime_server.context import now, settings, state
 from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.probe_loop import ProbeLoop, shared_probe_loop
@@ -23,6 +23,7 @@ from uptime_server.schemas.base import data, data_of
 from uptime_server.schemas.checks import CheckRecord, History, HistoryMeta, TestResult
 
 bp = Blueprint("checks", __name__, url_prefix="/monitors")
+doc = documenter("monitors")
 
 HISTORY_WINDOW = timedelta(hours=24)
 EARLIEST = datetime.min.replace(tzinfo=UTC)
@@ -85,14 +86,7 @@ def test_slots() -> RunSlots:
 
 
 @bp.post("/<int:monitor_id>/test")
-@documented(
-    "testMonitor",
-    "Run one check now and record it",
-    tag="monitors",
-    ok={200: data(TestResult)},
-    errors=(404, 409, 504),
-    params=(path_id("monitor_id"),),
-)
+@doc("testMonitor", "Run one check now and record it", ok=data(TestResult), errors=(404, 409, 504))
 def test(monitor_id: int) -> Any:
     monitor = monitor_service.get_owned(current_user, monitor_id)
     with test_slots().hold(current_user.id):
@@ -115,14 +109,12 @@ def _day_before(until: datetime) -> datetime:
 
 
 @bp.get("/<int:monitor_id>/history")
-@documented(
+@doc(
     "getMonitorHistory",
     "Raw check runs, newest first",
-    tag="monitors",
-    ok={200: History},
+    ok=History,
     errors=(400, 404),
     params=(
-        path_id("monitor_id"),
         query("from", TIME_QUERY, "Default: 24 hours before `to`"),
         query("to", TIME_QUERY, "Default: now"),
         limit(100, 1000),

@@ -9,7 +9,7 @@ from flask_login import current_user
 
 from uptime_server import monitor_service
 from uptime_server.api.body import json_body
-from uptime_server.api.operations import PAGE, choice, documented, limit, path_id, query
+from uptime_server.api.operations import PAGE, choice, documenter, limit, query
 from uptime_server.api.request_schemas import (
     ALERT_SETTINGS_UPDATE,
     MONITOR_CREATE,
@@ -41,8 +41,8 @@ bp = Blueprint("monitors", __name__, url_prefix="/monitors")
 
 LIST_STATUSES = ("online", "offline", "warning", "pending")
 LIST_TYPES = ("http", "https")
-ONE = (path_id("monitor_id"),)
 TAG = "monitors"
+doc = documenter(TAG)
 
 
 def _monitor(m: MonitorRow) -> Monitor:
@@ -54,11 +54,10 @@ def _pages(page: int, size: int, total: int) -> Pages:
 
 
 @bp.get("")
-@documented(
+@doc(
     "listMonitors",
     "List the caller's monitors",
-    tag=TAG,
-    ok={200: MonitorList},
+    ok=MonitorList,
     errors=(400,),
     params=(
         PAGE,
@@ -87,10 +86,9 @@ def list_monitors() -> Any:
 
 
 @bp.post("")
-@documented(
+@doc(
     "createMonitor",
     "Create a monitor",
-    tag=TAG,
     ok={201: data(MonitorCreated)},
     errors=(403,),
     body=MONITOR_CREATE,
@@ -102,21 +100,17 @@ def create() -> Any:
 
 
 @bp.get("/<int:monitor_id>")
-@documented(
-    "getMonitor", "One monitor", tag=TAG, ok={200: data(Monitor)}, errors=(404,), params=ONE
-)
+@doc("getMonitor", "One monitor", ok=data(Monitor), errors=(404,))
 def show(monitor_id: int) -> Any:
     return data_of(_monitor(monitor_service.get_owned(current_user, monitor_id)))
 
 
 @bp.put("/<int:monitor_id>")
-@documented(
+@doc(
     "updateMonitor",
     "Change some of a monitor's fields",
-    tag=TAG,
-    ok={200: data(Monitor)},
+    ok=data(Monitor),
     errors=(404,),
-    params=ONE,
     body=MONITOR_UPDATE,
 )
 def update(monitor_id: int) -> Any:
@@ -126,27 +120,18 @@ def update(monitor_id: int) -> Any:
 
 
 @bp.delete("/<int:monitor_id>")
-@documented(
-    "deleteMonitor",
-    "Delete a monitor with its history",
-    tag=TAG,
-    ok={200: Message},
-    errors=(404,),
-    params=ONE,
-)
+@doc("deleteMonitor", "Delete a monitor with its history", ok=Message, errors=(404,))
 def delete(monitor_id: int) -> Any:
     monitor_service.delete_monitor(monitor_service.get_owned(current_user, monitor_id))
     return Message(message="Monitor deleted").to_json()
 
 
 @bp.post("/<int:monitor_id>/pause")
-@documented(
+@doc(
     "pauseMonitor",
     "Pause checks",
-    tag=TAG,
-    ok={200: MonitorMessage},
+    ok=MonitorMessage,
     errors=(404, 409),
-    params=ONE,
     body=PauseRequest,
     body_required=False,
 )
@@ -158,14 +143,7 @@ def pause(monitor_id: int) -> Any:
 
 
 @bp.post("/<int:monitor_id>/resume")
-@documented(
-    "resumeMonitor",
-    "Resume checks",
-    tag=TAG,
-    ok={200: MonitorMessage},
-    errors=(404, 409),
-    params=ONE,
-)
+@doc("resumeMonitor", "Resume checks", ok=MonitorMessage, errors=(404, 409))
 def resume(monitor_id: int) -> Any:
     m = monitor_service.resume_monitor(
         monitor_service.get_owned(current_user, monitor_id), now=now()
@@ -174,27 +152,18 @@ def resume(monitor_id: int) -> Any:
 
 
 @bp.get("/<int:monitor_id>/alerts")
-@documented(
-    "getMonitorAlerts",
-    "Alert settings",
-    tag=TAG,
-    ok={200: data(AlertSettings)},
-    errors=(404,),
-    params=ONE,
-)
+@doc("getMonitorAlerts", "Alert settings", ok=data(AlertSettings), errors=(404,))
 def get_alerts(monitor_id: int) -> Any:
     m = monitor_service.get_owned(current_user, monitor_id)
     return data_of(AlertSettings.of(monitor_service.alert_settings(m), current_user.email))
 
 
 @bp.put("/<int:monitor_id>/alerts")
-@documented(
+@doc(
     "updateMonitorAlerts",
     "Change alert settings",
-    tag=TAG,
-    ok={200: data(AlertSettings)},
+    ok=data(AlertSettings),
     errors=(404,),
-    params=ONE,
     body=ALERT_SETTINGS_UPDATE,
 )
 def put_alerts(monitor_id: int) -> Any:
@@ -204,11 +173,10 @@ def put_alerts(monitor_id: int) -> Any:
 
 
 @bp.post("/bulk")
-@documented(
+@doc(
     "bulkMonitors",
     "Pause, resume, delete or update many monitors",
-    tag=TAG,
-    ok={200: data(BulkOutcome)},
+    ok=data(BulkOutcome),
     body=BulkRequest,
 )
 def bulk() -> Any:

@@ -13,9 +13,8 @@ from uptime_server.api.operations import (
     PAGE,
     TIME_QUERY,
     choice,
-    documented,
+    documenter,
     limit,
-    path_id,
     query,
 )
 from uptime_server.context import now
@@ -42,7 +41,7 @@ MAX_LIMIT = 100
 TYPES = ("downtime", "recovery")
 STATUSES = ("active", "resolved")
 TAG = "notifications"
-ONE = (path_id("notification_id"),)
+doc = documenter(TAG)
 PAGE_PARAMS = (PAGE, limit(DEFAULT_LIMIT, MAX_LIMIT))
 
 
@@ -53,9 +52,7 @@ def _page_args() -> tuple[int, int]:
 
 
 @bp.get("/active")
-@documented(
-    "activeNotifications", "Unresolved notifications", tag=TAG, ok={200: ActiveNotifications}
-)
+@doc("activeNotifications", "Unresolved notifications", ok=ActiveNotifications)
 def active() -> Any:
     rows = notification_service.list_active(current_user)
     return ActiveNotifications(
@@ -65,11 +62,10 @@ def active() -> Any:
 
 
 @bp.get("/recent")
-@documented(
+@doc(
     "recentNotifications",
     "Notifications of the last 24 hours",
-    tag=TAG,
-    ok={200: RecentNotifications},
+    ok=RecentNotifications,
     errors=(400,),
     params=PAGE_PARAMS,
 )
@@ -85,11 +81,10 @@ def recent() -> Any:
 
 
 @bp.get("")
-@documented(
+@doc(
     "listNotifications",
     "Notifications, newest first",
-    tag=TAG,
-    ok={200: NotificationList},
+    ok=NotificationList,
     errors=(400,),
     params=(
         *PAGE_PARAMS,
@@ -123,26 +118,17 @@ def list_notifications() -> Any:
 
 
 @bp.get("/<int:notification_id>")
-@documented(
-    "getNotification",
-    "One notification",
-    tag=TAG,
-    ok={200: data(Notification)},
-    errors=(404,),
-    params=ONE,
-)
+@doc("getNotification", "One notification", ok=data(Notification), errors=(404,))
 def show(notification_id: int) -> Any:
     return data_of(Notification.of(notification_service.get_owned(current_user, notification_id)))
 
 
 @bp.post("/<int:notification_id>/acknowledge")
-@documented(
+@doc(
     "acknowledgeNotification",
     "Acknowledge an active notification",
-    tag=TAG,
-    ok={200: Acknowledged},
+    ok=Acknowledged,
     errors=(404, 409),
-    params=ONE,
 )
 def acknowledge(notification_id: int) -> Any:
     n = notification_service.acknowledge(current_user, notification_id, now=now())
@@ -153,13 +139,11 @@ def acknowledge(notification_id: int) -> Any:
 
 
 @bp.post("/<int:notification_id>/resolve")
-@documented(
+@doc(
     "resolveNotification",
     "Resolve an active notification by hand",
-    tag=TAG,
-    ok={200: Resolved},
+    ok=Resolved,
     errors=(404, 409),
-    params=ONE,
 )
 def resolve(notification_id: int) -> Any:
     n = notification_service.resolve(current_user, notification_id, now=now())

@@ -27,6 +27,7 @@ from uptime_server.api.operations import (
     documented,
     json_response,
     operation_of,
+    path_id,
 )
 from uptime_server.config import Settings
 from uptime_server.errors import STATUS_BY_CODE
@@ -63,14 +64,14 @@ def ref(name: str) -> JSON:
 def build_document(settings: Settings, app: Flask) -> JSON:
     """The document of *app*'s documented routes, for *settings*."""
     routes = list(_routes(app))
-    schemas = _model_schemas(op for _, _, op, _ in routes)
+    schemas = _model_schemas(op for _, _, op, _, _ in routes)
     paths: JSON = {}
-    for path, method, operation, view_public in routes:
+    for path, method, operation, view_public, ids in routes:
         body = operation.body
         if isinstance(body, RequestSchema):
             schemas[body.name] = body.build(settings)
         paths.setdefault(path, {})[method] = _operation_json(
-            operation, unsafe=method != "get", is_public=view_public
+            operation, ids, unsafe=method != "get", is_public=view_public
         )
     schemas["Error"] = _error_schema(schemas.pop("Error"), schemas.pop("ErrorBody"))
     _strip_titles(schemas)
@@ -105,8 +106,9 @@ def _routes(app: Flask) -> Any:
         if operation is None:
             continue  # pages for browsers, static files
         path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule)
+        ids = tuple(path_id(name) for name in re.findall(r"<int:(\w+)>", rule.rule))
         for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
-            yield path, method.lower(), operation, is_public(view)
+            yield path, method.lower(), operation, is_public(view), ids
 
 
 def _model_schemas(operations: Any) -> JSON:
@@ -128,7 +130,9 @@ def _response_json(response: Any, description: str = "OK") -> JSON:
     return json_response(ref(response.__name__), description)
 
 
-def _operation_json(operation: Operation, *, unsafe: bool, is_public: bool) -> JSON:
+def _operation_json(
+    operation: Operation, path_ids: tuple[JSON, ...], *, unsafe: bool, is_public: bool
+) -> JSON:
     responses: JSON = {
         str(status): _response_json(response, "Created" if status == 201 else "OK")
         for status, response in operation.ok.items()
@@ -141,8 +145,8 @@ def _operation_json(operation: Operation, *, unsafe: bool, is_public: bool) -> J
         "tags": [operation.tag],
         "responses": responses,
     }
-    if operation.params:
-        out["parameters"] = list(operation.params)
+    if path_ids or operation.params:
+        out["parameters"] = [*path_ids, *operation.params]
     body = operation.body
     if body is not None:
         name = body.name if isinstance(body, RequestSchema) else body.__name__
@@ -196,12 +200,7 @@ def _strip_titles(node: Any) -> None:
 
 @bp.get("/openapi.json")
 @public
-@documented(
-    "openapi",
-    "This document",
-    tag="service",
-    ok={200: json_response({"type": "object"})},
-)
+@documented("openapi", "This document", tag="service", ok={200: json_response({"type": "object"})})
 def openapi_json() -> Any:
     from uptime_server.context import settings
 

@@ -15,7 +15,7 @@ from flask_login import current_user
 
 from uptime_server.api.access import login_limited, public
 from uptime_server.api.body import json_body
-from uptime_server.api.operations import JSON, documented, query, redirect_response
+from uptime_server.api.operations import JSON, documenter, query, redirect_response
 from uptime_server.auth import cli_handoff, login_state, signup
 from uptime_server.auth.oauth import authorization_url, fetch_profile
 from uptime_server.auth.provider_spec import ProviderSpec, provider_spec
@@ -32,6 +32,7 @@ from uptime_server.schemas.base import data, data_of
 log = logging.getLogger(__name__)
 
 bp = Blueprint("signin", __name__, url_prefix="/auth")
+doc = documenter("auth")
 
 
 PROVIDER: JSON = {
@@ -52,10 +53,9 @@ def redirect_uri(provider: str) -> str:
 @bp.get("/<provider>/login")
 @public
 @login_limited
-@documented(
+@doc(
     "login",
     "Start OAuth sign-in (or link a provider while signed in)",
-    tag="auth",
     ok={302: redirect_response("To the provider's consent screen")},
     errors=(400, 404),
     params=(
@@ -111,10 +111,9 @@ def login(provider: str) -> Any:
 @bp.get("/<provider>/callback")
 @public
 @login_limited
-@documented(
+@doc(
     "loginCallback",
     "OAuth callback: creates the session",
-    tag="auth",
     ok={302: redirect_response("To `next`, or to the CLI loopback with a ticket")},
     errors=(400, 403, 404, 409),
     params=(
@@ -148,11 +147,10 @@ def callback(provider: str) -> Any:
 @bp.post("/cli/exchange")
 @public
 @login_limited
-@documented(
+@doc(
     "cliExchange",
     "Exchange a CLI ticket and verifier for a session",
-    tag="auth",
-    ok={200: data(CliSession)},
+    ok=data(CliSession),
     body=CliExchangeRequest,
 )
 def cli_exchange() -> Any:

@@ -8,7 +8,7 @@ from flask import Blueprint, request
 from flask_login import current_user
 
 from uptime_server import monitor_service
-from uptime_server.api.operations import choice, documented, path_id
+from uptime_server.api.operations import choice, documenter
 from uptime_server.context import now
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.query_params import choice_param
@@ -24,17 +24,16 @@ from uptime_server.stats.figures import (
 )
 
 bp = Blueprint("stats", __name__)
+doc = documenter("monitors")
 
 
 @bp.get("/monitors/<int:monitor_id>/stats")
-@documented(
+@doc(
     "getMonitorStats",
     "Uptime and response-time statistics",
-    tag="monitors",
-    ok={200: data(Statistics)},
+    ok=data(Statistics),
     errors=(400, 404),
     params=(
-        path_id("monitor_id"),
         choice("period", tuple(PERIODS), "24h"),
         choice("granularity", tuple(GRANULARITIES), "1h"),
     ),
