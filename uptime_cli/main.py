@@ -13,7 +13,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from typer._click.exceptions import ClickException
 from typer.core import TyperGroup
 
 from uptime_cli import __version__, output
@@ -38,12 +37,14 @@ class UptimeGroup(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, ClickException, BrokenPipeError):
-            raise  # Typer reports these itself (a closed pipe: quietly, exit 1)
+        except (typer.Exit, typer.Abort, typer.TyperException, BrokenPipeError):
+            # Typer reports these itself: usage errors (TyperException, the base of
+            # its BadParameter and UsageError) with exit 2, a closed pipe quietly.
+            raise
         except KeyboardInterrupt:
             sys.stderr.write("\nuptime: interrupted\n")
             raise typer.Exit(INTERRUPTED) from None
-        except Exception as exc:  # noqa: BLE001 - the one place that reports failures
+        except Exception as exc:  # the one place that reports failures
             debug = bool(ctx.params.get("debug"))
             if debug:
                 Console(stderr=True).print_exception()

@@ -8,6 +8,7 @@ files (systemd credentials, Docker secrets).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import secrets
@@ -339,6 +340,12 @@ def _check_database_url(url: str) -> None:
         return
     if scheme not in {"postgresql", "postgres"}:
         raise ConfigError("UPTIME_DATABASE_URL: expected sqlite:///path or postgresql://…")
+    # The driver is an extra, so that SQLite installs need no compiled PostgreSQL
+    # client; say so at start-up rather than at the first connection.
+    if importlib.util.find_spec("psycopg2") is None:
+        raise ConfigError(
+            "UPTIME_DATABASE_URL: PostgreSQL needs its driver: pip install 'uptime[postgres]'"
+        )
 
 
 def _check_http_url(name: str, url: str) -> None:
