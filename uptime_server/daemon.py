@@ -6,6 +6,7 @@ work, lets in-flight work finish within the grace period, and exits 0.
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import sys
@@ -137,6 +138,7 @@ class Daemon:
 
     def run(self) -> int:
         self.settings = prepare(self.settings)
+        log.info("settings: %s", json.dumps(self.settings.redacted(), default=str))
         self._install_signals()
         try:
             self._start_components()

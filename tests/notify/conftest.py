@@ -19,7 +19,7 @@ import trustme
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-from uptime_server.notify import AlertContent
+from uptime_server.notify.message import AlertContent
 
 LOOPBACK = "127.0.0.1"
 SMTP_USER = "alice"

@@ -8,15 +8,14 @@ from email.parser import BytesParser
 import pytest
 
 from tests.notify.conftest import SMTP_PASSWORD, SMTP_USER
-from uptime_server.notify import (
+from uptime_server.notify.message import build_email
+from uptime_server.notify.transports import (
     FileTransport,
     PermanentDeliveryError,
     SmtpSettings,
     SmtpTransport,
     TemporaryDeliveryError,
-    build_email,
     email_transport,
-    make_message_id,
 )
 
 SENDER = "uptime@example.com"
@@ -41,7 +40,7 @@ def email_for(content, recipients=(RECIPIENT,), outbox_id=1):
         content,
         sender=SENDER,
         recipients=list(recipients),
-        message_id=make_message_id(outbox_id, "uptime.local"),
+        message_id=f"<uptime-outbox-{outbox_id}@uptime.local>",
     )
 
 
