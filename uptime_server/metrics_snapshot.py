@@ -46,7 +46,7 @@ def overdue_seconds(current: datetime) -> float:
         MonitorLocation.select(fn.MIN(MonitorLocation.next_check_at))
         .join(Monitor, JOIN.INNER)
         .where(
-            (Monitor.paused == False)  # noqa: E712
+            ~Monitor.paused
             & (MonitorLocation.next_check_at <= current)
             & (
                 MonitorLocation.lease_expires_at.is_null()

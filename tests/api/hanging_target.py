@@ -17,7 +17,7 @@ MAX_HOLD = 120.0
 class _Handler(BaseHTTPRequestHandler):
     server: HangingTarget
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    def do_GET(self) -> None:  # http.server's naming
         self.server.arrive()
         try:
             self.server.released.wait(MAX_HOLD)

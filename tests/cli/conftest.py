@@ -127,7 +127,7 @@ def bob_cli(live: LiveServer, tmp_path: Path, bob: Any) -> Cli:
 class _TargetHandler(BaseHTTPRequestHandler):
     routes: dict[str, tuple[int, str, str]] = {}
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         status, ctype, body = self.server.routes.get(  # type: ignore[attr-defined]
             self.path, (404, "text/plain", "not found")
         )
@@ -138,9 +138,9 @@ class _TargetHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    do_POST = do_GET  # noqa: N815
+    do_POST = do_GET
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
 

@@ -73,7 +73,7 @@ def test_debug_traces_never_show_the_session(cli: Cli, alice: Any) -> None:
 class _OddServer(BaseHTTPRequestHandler):
     """A proxy that is down (502 HTML), or an API that answers nonsense (200)."""
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path.startswith("/odd/"):
             status, ctype, body = 200, "application/json", b'{"data": [42], "pagination": {}}'
         else:
@@ -84,7 +84,7 @@ class _OddServer(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
 

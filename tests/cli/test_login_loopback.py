@@ -53,7 +53,7 @@ class StandIn:
 class _StandInHandler(BaseHTTPRequestHandler):
     server: Any
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         stand_in: StandIn = self.server.stand_in
         parts = urlsplit(self.path)
         stand_in.requests.append(("GET", parts.path, dict(self.headers)))
@@ -93,7 +93,7 @@ class _StandInHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         stand_in: StandIn = self.server.stand_in
         stand_in.requests.append(("POST", self.path, dict(self.headers)))
         length = int(self.headers.get("Content-Length") or 0)
@@ -130,7 +130,7 @@ class _StandInHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
 

@@ -25,7 +25,7 @@ HELD_MAX = 30.0  # seconds a held request waits for its release, should a test f
 class _Handler(BaseHTTPRequestHandler):
     server: CountingServer
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    def do_GET(self) -> None:  # http.server's naming
         parts = urlsplit(self.path)
         segments = [s for s in parts.path.split("/") if s]
         key = segments[-1] if segments else ""

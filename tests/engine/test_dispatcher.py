@@ -129,7 +129,7 @@ def test_two_dispatchers_in_two_threads_never_claim_one_check_twice(make_monitor
         try:
             while claims := d.claim(clock.now()):
                 got[name].extend(c.monitor_id for c in claims)
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in got]

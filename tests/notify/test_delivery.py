@@ -188,7 +188,7 @@ def test_two_delivery_loops_never_send_one_row_twice(db, alice, settings, clock,
             start.wait()
             while loop.loop(clock.now()) == 0.0:
                 pass
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=drain, args=(loop,)) for loop in loops]

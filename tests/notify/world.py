@@ -89,7 +89,7 @@ class Target:
         state = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 state.hits += 1
                 body = b"ok" if state.status == 200 else b"unavailable"
                 self.send_response(state.status)

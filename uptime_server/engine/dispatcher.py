@@ -170,7 +170,7 @@ class Dispatcher:
                 (MonitorLocation.location == self.location)
                 & (MonitorLocation.next_check_at <= now)
                 & _lease_free(now)
-                & (Monitor.paused == False)  # noqa: E712
+                & ~Monitor.paused
                 & Monitor.type.in_(CHECKED_TYPES)
             )
             .order_by(MonitorLocation.next_check_at, MonitorLocation.id)
@@ -258,7 +258,7 @@ class Dispatcher:
                 .where(
                     (MonitorLocation.location == self.location)
                     & _lease_free(now)
-                    & (Monitor.paused == False)  # noqa: E712
+                    & ~Monitor.paused
                     & Monitor.type.in_(CHECKED_TYPES)
                 )
                 .scalar()

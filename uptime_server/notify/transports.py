@@ -307,7 +307,7 @@ class SlackTransport:
                 block_private=self.block_private,
                 ssl_context=self._ssl_context,
             )
-        except Exception as exc:  # noqa: BLE001 - the module edge: every failure is typed
+        except Exception as exc:  # the module edge: every failure is typed
             raise _slack_post_error(exc, host, self.timeout) from None
         _check_slack_response(reply, host)
         log.info("slack message posted to %s", host)
