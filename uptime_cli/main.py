@@ -117,7 +117,7 @@ def root(
         typer.Option(
             envvar="UPTIME_TIMEOUT",
             min=0.1,
-            help="Seconds to wait for the server (default 30; `monitors test`: the check).",
+            help="Seconds to wait for the server (default 30; `monitors test`: 120).",
             show_default=False,
         ),
     ] = None,

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from tests.cli.conftest import Cli, Target, describe
+from uptime_cli.client import ApiClient
+from uptime_server.config import Settings
 
 
 def add(cli: Cli, url: str) -> str:
@@ -30,6 +34,14 @@ def test_test_exits_1_when_the_check_fails(cli: Cli, target: Target) -> None:
     result = cli("monitors", "test", monitor_id, "--json")
     assert result.exit_code == 1
     assert '"status": "offline"' in result.stdout
+
+
+def test_test_waits_for_the_servers_deadline_plus_a_margin() -> None:
+    # The server's 504 TEST_RUN_TIMEOUT must arrive before the CLI gives up, and
+    # a hung server must not hold the terminal for an hour.
+    [deadline] = [f.default for f in fields(Settings) if f.name == "test_run_timeout"]
+    waits = ApiClient("http://127.0.0.1:9").check_timeout
+    assert deadline + 30 <= waits <= 3 * deadline
 
 
 def test_test_on_a_type_not_checked_yet_is_refused(cli: Cli) -> None:
