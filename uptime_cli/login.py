@@ -1,4 +1,4 @@
-"""The loopback sign-in (RFC 8252), as decisions §3 "CLI hand-off" describes.
+"""The loopback sign-in (RFC 8252), as docs/api.md#cli-sign-in describes.
 
 1. Listen on 127.0.0.1, port chosen by the OS.
 2. Make a PKCE verifier and its S256 challenge; the verifier never leaves

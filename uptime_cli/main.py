@@ -1,6 +1,6 @@
 """The root ``uptime`` command: global options, sub-apps, errors → exit codes.
 
-Exit codes (decisions §8): 0 ok; 1 error; 2 usage error; 3 cannot reach the
+Exit codes (README.md#command-line): 0 ok; 1 error; 2 usage error; 3 cannot reach the
 server or timed out; 4 the API refused (4xx); 5 server error (5xx);
 130 interrupted. Failures print one line on stderr; ``--debug`` adds the
 traceback and HTTP traces.

@@ -1,7 +1,7 @@
 """API errors: one exception type, one JSON renderer for every error.
 
 Every error leaves as ``{"error": {"code", "message", "details"}}`` with the
-HTTP status of decisions §4, including the framework's own 404/405/413/500
+HTTP status of docs/api.md#error-codes, including the framework's own 404/405/413/500
 and malformed JSON.
 """
 

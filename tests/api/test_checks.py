@@ -1,4 +1,7 @@
-"""POST /monitors/{id}/test and GET /monitors/{id}/history (decisions §1)."""
+"""POST /monitors/{id}/test and GET /monitors/{id}/history.
+
+docs/api.md#test-a-monitor, docs/api.md#history.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Exit codes of decisions §8: 0 ok, 1 error, 2 usage, 3 unreachable, 4 refused, 5 server error.
+"""Exit codes: 0 ok, 1 error, 2 usage, 3 unreachable, 4 refused, 5 server error.
+
+README.md#command-line.
 
 Failures print one line (no traceback) unless --debug.
 """

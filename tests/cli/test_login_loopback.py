@@ -1,4 +1,4 @@
-"""The CLI side of the loopback sign-in (decisions §3 "CLI hand-off").
+"""The CLI side of the loopback sign-in (docs/api.md#cli-sign-in).
 
 A small stand-in for the daemon's sign-in endpoints runs on 127.0.0.1: its
 ``/auth/<provider>/login`` redirects the "browser" straight to the CLI's

@@ -1,4 +1,4 @@
-"""Claims, leases and due times (decisions §6, §7), on SQLite and PostgreSQL."""
+"""Claims, leases and due times (README.md#running-it-for-real), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 

@@ -74,7 +74,7 @@ def test_format_utc_converts_to_z():
 # --- notification_message ----------------------------------------------------------
 
 
-def test_notification_message_matches_decisions_examples():
+def test_notification_message_matches_the_documented_examples():
     down = notification_message("downtime", "api-prod", "expected status in [200], got 503", None)
     assert down == "api-prod is DOWN: expected status in [200], got 503"
     assert (

@@ -289,7 +289,10 @@ def overtime_error(limit: float) -> str:
 def check_json(
     path: str, expected: str | None, body: bytes, budget: Budget, limit: float
 ) -> str | None:
-    """Decisions §1 rule 5 as an error (None: it holds). Never quotes the body."""
+    """Pass rule 5 (docs/api.md#what-one-check-does) as an error; None: it holds.
+
+    Never quotes the body.
+    """
     try:
         budget.check()  # waited in the queue past the deadline: do not start
         try:

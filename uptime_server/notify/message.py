@@ -126,7 +126,7 @@ def format_utc(moment: datetime | None) -> str:
 def notification_message(
     kind: AlertKind, name: str, error: str, duration_seconds: int | None
 ) -> str:
-    """The in-app `message` of a notification (decisions §2 examples)."""
+    """The in-app `message` of a notification (docs/api.md#notification-object)."""
     if kind == "downtime":
         return f"{name} is DOWN: {error}" if error else f"{name} is DOWN"
     if kind == "recovery":

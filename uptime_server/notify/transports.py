@@ -268,7 +268,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
 def email_transport(
     smtp: SmtpSettings | None, outbox_dir: Path, *, ssl_context: ssl.SSLContext | None = None
 ) -> EmailTransport:
-    """SMTP when a host is configured, otherwise .eml files (decisions §2)."""
+    """SMTP when a host is configured, otherwise .eml files (docs/api.md#delivery)."""
     if smtp is None or not smtp.host:
         return FileTransport(outbox_dir)
     return SmtpTransport(smtp, ssl_context=ssl_context)
