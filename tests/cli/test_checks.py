@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import fields
+
+import pytest
 
 from tests.cli.conftest import Cli, Target, describe
 from uptime_cli.client import ApiClient
@@ -13,27 +16,23 @@ def add(cli: Cli, url: str) -> str:
     return str(cli.json("monitors", "add", "target", url, "--timeout", "5")["id"])
 
 
-def test_test_exits_0_when_the_check_passes(cli: Cli, target: Target) -> None:
-    monitor_id = add(cli, target.route("/ok", 200, "all good"))
+@pytest.mark.parametrize(
+    ("code", "status", "exit_code"),
+    [(200, "online", 0), (503, "offline", 1)],
+    ids=["exits-0-when-the-check-passes", "exits-1-when-it-fails"],
+)
+def test_test(cli: Cli, target: Target, code: int, status: str, exit_code: int) -> None:
+    monitor_id = add(cli, target.route(f"/{status}", code, "some body"))
     result = cli("monitors", "test", monitor_id)
-    assert result.exit_code == 0, describe(result)
-    assert "online" in result.stdout
-    assert "200" in result.stdout
-    data = cli.json("monitors", "test", monitor_id)
-    assert data["status"] == "online" and data["status_code"] == 200
-    assert isinstance(data["response_time"], int)
-    assert data["error"] is None
-
-
-def test_test_exits_1_when_the_check_fails(cli: Cli, target: Target) -> None:
-    monitor_id = add(cli, target.route("/down", 503, "maintenance"))
-    result = cli("monitors", "test", monitor_id)
-    assert result.exit_code == 1, describe(result)
-    assert "offline" in result.stdout
-    assert "503" in result.stdout
+    assert result.exit_code == exit_code, describe(result)
+    assert status in result.stdout
+    assert str(code) in result.stdout
     result = cli("monitors", "test", monitor_id, "--json")
-    assert result.exit_code == 1
-    assert '"status": "offline"' in result.stdout
+    assert result.exit_code == exit_code, describe(result)
+    data = json.loads(result.stdout)
+    assert data["status"] == status and data["status_code"] == code
+    assert isinstance(data["response_time"], int)
+    assert (data["error"] is None) == (status == "online")
 
 
 def test_test_waits_for_the_servers_deadline_plus_a_margin() -> None:

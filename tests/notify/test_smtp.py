@@ -161,20 +161,20 @@ def test_successful_login_does_not_log_the_password(start_smtp, make_content, ca
 
 
 @pytest.mark.parametrize("stage", ["rcpt_reply", "data_reply"])
-def test_451_is_temporary(smtp_server, make_content, stage):
-    setattr(smtp_server.handler, stage, "451 4.3.0 Mailbox temporarily unavailable")
-    with pytest.raises(TemporaryDeliveryError) as excinfo:
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [
+        ("451 4.3.0 Mailbox temporarily unavailable", TemporaryDeliveryError),
+        ("550 5.1.1 No such user", PermanentDeliveryError),
+    ],
+    ids=["451-is-temporary", "550-is-permanent"],
+)
+def test_a_refusal_is_typed_by_its_code(smtp_server, make_content, stage, reply, error):
+    setattr(smtp_server.handler, stage, reply)
+    with pytest.raises(error) as excinfo:
         SmtpTransport(settings_for(smtp_server)).send(email_for(make_content()))
-    assert excinfo.value.code == 451
-    assert "451" in str(excinfo.value)
-
-
-@pytest.mark.parametrize("stage", ["rcpt_reply", "data_reply"])
-def test_550_is_permanent(smtp_server, make_content, stage):
-    setattr(smtp_server.handler, stage, "550 5.1.1 No such user")
-    with pytest.raises(PermanentDeliveryError) as excinfo:
-        SmtpTransport(settings_for(smtp_server)).send(email_for(make_content()))
-    assert excinfo.value.code == 550
+    assert excinfo.value.code == int(reply[:3])
+    assert reply[:3] in str(excinfo.value)
     assert smtp_server.handler.received == []
 
 
