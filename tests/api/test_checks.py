@@ -10,16 +10,8 @@ from datetime import timedelta
 
 import pytest
 
-from tests.engine.targets import CountingServer
 from tests.engine.traces import traces
 from uptime_server.models import CheckRun, MonitorLocation, Notification
-
-
-@pytest.fixture
-def target():
-    server = CountingServer()
-    yield server
-    server.stop()
 
 
 def create(user, **fields):

@@ -12,20 +12,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.engine.targets import CountingServer
 from uptime_cli.main import app as cli
 from uptime_server import monitor_service
 from uptime_server.models import CheckRun, MonitorLocation
 from uptime_server.validation import MonitorConfig
 
 sqlite_only = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
-
-
-@pytest.fixture
-def target():
-    server = CountingServer()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

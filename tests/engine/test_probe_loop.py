@@ -20,13 +20,6 @@ from uptime_server.engine.probe_loop import (
 )
 
 
-@pytest.fixture
-def target():
-    server = CountingServer()
-    yield server
-    server.stop()
-
-
 class Ended:
     """Collects what the loop hands back, and in how many calls."""
 
