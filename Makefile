@@ -14,16 +14,27 @@ $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install $(PIP_FLAGS) -e .
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install $(PIP_FLAGS) -e '.[dev]'
+# The PostgreSQL driver is the extra uptime[postgres]: the suite and the
+# benchmarks use PostgreSQL, `make run` on SQLite does not need it.
+$(VENV)/.installed-postgres: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install $(PIP_FLAGS) -e '.[postgres]'
 	touch $@ $(VENV)/.installed-run
 
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install $(PIP_FLAGS) -e '.[dev,postgres]'
+	touch $@ $(VENV)/.installed-run $(VENV)/.installed-postgres
+
+# The address the daemon listens on, as UPTIME_HOST and UPTIME_PORT say
+# (from the environment or `make run UPTIME_PORT=9000`); IPv6 in brackets.
+RUN_HOST = $(or $(UPTIME_HOST),127.0.0.1)
+ADDRESS = http://$(if $(findstring :,$(RUN_HOST)),[$(RUN_HOST)],$(RUN_HOST)):$(or $(UPTIME_PORT),8080)
+
 run: $(VENV)/.installed-run
-	@echo "uptime: starting the daemon on http://$${UPTIME_HOST:-127.0.0.1}:$${UPTIME_PORT:-8080}" >&2
+	@echo "uptime: starting the daemon on $(ADDRESS)" >&2
 	@echo "uptime: sign in from another terminal with:" >&2
 	@echo "    $(BIN)/uptime login --local --email you@example.com" >&2
 	@echo "    (or: TOKEN=\$$($(BIN)/uptime server session --email you@example.com);" >&2
-	@echo "     curl -H \"Cookie: session_cookie=\$$TOKEN\" http://127.0.0.1:8080/api/v1/monitors)" >&2
+	@echo "     curl -H \"Cookie: session_cookie=\$$TOKEN\" $(ADDRESS)/api/v1/monitors)" >&2
 	exec $(BIN)/uptime server run
 
 test: $(VENV)/.installed-dev
@@ -40,7 +51,7 @@ format: $(VENV)/.installed-dev
 
 # Latency of the monitor list and detail with 10,000 monitors (SQLite, and
 # PostgreSQL on 127.0.0.1:5432 when reachable).
-bench-api: $(VENV)/.installed-run
+bench-api: $(VENV)/.installed-postgres
 	$(BIN)/python -m bench.bench_api
 
 # Stats latency vs. history length, list page at 10,000 monitors, DB size

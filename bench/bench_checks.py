@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bench.raw_ceiling import raw_ceiling
 from bench.seed import reset, seed_monitors
-from bench.target import start_target
+from bench.target import Target, start_target
 
 
 def _engine(mode: str, count: int, seconds: float, env: dict[str, str]) -> dict:
@@ -56,7 +56,9 @@ def _db_url(args: argparse.Namespace, workdir: Path, name: str) -> str:
     return args.database_url or f"sqlite:///{workdir / (name + '.db')}"
 
 
-def burst(args, workdir, target_url, ca_file, name) -> dict:  # noqa: ANN001
+def burst(
+    args: argparse.Namespace, workdir: Path, target_url: str, ca_file: str, name: str
+) -> dict:
     url = _db_url(args, workdir, name)
     reset(url)
     now = datetime.now(UTC)
@@ -64,7 +66,9 @@ def burst(args, workdir, target_url, ca_file, name) -> dict:  # noqa: ANN001
     return _engine("burst", args.monitors, args.burst_timeout, _env(args, workdir, url, ca_file))
 
 
-def steady(args, workdir, target_url, ca_file, rate: float) -> tuple[dict, int, int]:  # noqa: ANN001
+def steady(
+    args: argparse.Namespace, workdir: Path, target_url: str, ca_file: str, rate: float
+) -> tuple[dict, int, int]:
     interval = max(5, round(args.monitors / rate))
     count = max(1, round(rate * interval))
     url = _db_url(args, workdir, "steady")
@@ -75,7 +79,9 @@ def steady(args, workdir, target_url, ca_file, rate: float) -> tuple[dict, int, 
     return _engine("steady", count, args.steady_seconds, env), interval, count
 
 
-def _measure_scheme(args, workdir, target, scheme: str, url: str) -> float:  # noqa: ANN001
+def _measure_scheme(
+    args: argparse.Namespace, workdir: Path, target: Target, scheme: str, url: str
+) -> float:
     """(a) and (b) for one scheme, best of ``--rounds`` alternating rounds; returns best b."""
     raws, bursts = [], []
     for _ in range(args.rounds):
@@ -150,7 +156,7 @@ def main() -> None:
         target.stop()
 
 
-def _steady_report(args, workdir, target, rate: float) -> None:  # noqa: ANN001
+def _steady_report(args: argparse.Namespace, workdir: Path, target: Target, rate: float) -> None:
     result, interval, count = steady(args, workdir, target.http_url, target.ca_file, rate)
     ms = {k: (result[k] or 0) * 1000 for k in ("lag_p50", "lag_p99", "lag_max")}
     print(

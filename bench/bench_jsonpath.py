@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bench.bench_checks import _engine, _env
 from bench.seed import reset, seed_monitors
-from bench.target import NESTED_JSON, start_target
+from bench.target import NESTED_JSON, Target, start_target
 from uptime_server import db as dbmod
 from uptime_server.models import AlertSettings, CheckRun, Monitor, MonitorLocation, User
 
@@ -65,7 +65,7 @@ def recorded_errors(url: str, monitor_id: int) -> Counter[str]:
     return errors
 
 
-def run(args: argparse.Namespace, workdir: Path, target, with_pathological: bool) -> dict:  # noqa: ANN001
+def run(args: argparse.Namespace, workdir: Path, target: Target, with_pathological: bool) -> dict:
     url = args.database_url or f"sqlite:///{workdir / 'jsonpath.db'}"
     reset(url)
     # Due once the engine is up (imports, recorder process): start-up is not lag.

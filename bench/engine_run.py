@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from uptime_server.clock import Clock
 from uptime_server.config import load_settings
 from uptime_server.daemon import prepare
+from uptime_server.engine.probe_loop import ProbeJob
 from uptime_server.engine.scheduler import CheckScheduler
 from uptime_server.loops import LoopRunner
 
@@ -77,7 +78,7 @@ def _exclude_from_lags(scheduler: CheckScheduler, monitor_ids: set[int]) -> list
     lags: list[float] = []
     on_done = scheduler._on_done
 
-    def record(jobs: list) -> None:  # noqa: ANN001 - ProbeJob
+    def record(jobs: list[ProbeJob]) -> None:
         lags.extend(
             (job.started_at - job.key.due).total_seconds()
             for job in jobs

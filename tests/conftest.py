@@ -20,6 +20,7 @@ import peewee
 import pytest
 
 from tests import pg
+from tests.engine.targets import CountingServer
 from uptime_server import db as dbmod
 from uptime_server import migrations, monitor_service
 from uptime_server.clock import ManualClock
@@ -84,6 +85,17 @@ def _reset(database: peewee.Database, url: str) -> None:
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock(START)
+
+
+@pytest.fixture
+def target() -> Iterator[CountingServer]:
+    """A monitored HTTP server on 127.0.0.1 that counts its hits (tests.engine.targets).
+
+    Modules that need another kind of target define their own ``target``.
+    """
+    server = CountingServer()
+    yield server
+    server.stop()
 
 
 @pytest.fixture

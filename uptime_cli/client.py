@@ -24,9 +24,11 @@ import requests
 
 API_PREFIX = "/api/v1"
 USER_AGENT = "uptime-cli/0.1.0"
-# A check run may take (1 + retries) x timeout plus retry pauses: up to ~1 h
-# at the bounds of decisions §1; give the synchronous test endpoint that long.
-TEST_READ_TIMEOUT = 3700.0
+# The server ends a test run at UPTIME_TEST_RUN_TIMEOUT (default 60 s) with
+# 504 TEST_RUN_TIMEOUT (docs/api.md#test-a-monitor); wait that long plus a
+# margin for a busy server, so its answer arrives before we give up. A server
+# configured with a longer bound needs --timeout.
+TEST_READ_TIMEOUT = 120.0
 
 Json = dict[str, Any]
 

@@ -18,7 +18,7 @@ from uptime_cli import credentials
 from uptime_cli.client import ApiClient
 from uptime_cli.output import printable
 
-# Exit codes (decisions §8).
+# Exit codes (README.md#command-line).
 OK = 0
 ERROR = 1
 USAGE = 2

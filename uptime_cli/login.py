@@ -1,4 +1,4 @@
-"""The loopback sign-in (RFC 8252), as decisions §3 "CLI hand-off" describes.
+"""The loopback sign-in (RFC 8252), as docs/api.md#cli-sign-in describes.
 
 1. Listen on 127.0.0.1, port chosen by the OS.
 2. Make a PKCE verifier and its S256 challenge; the verifier never leaves
@@ -94,7 +94,7 @@ class _CallbackHandler(BaseHTTPRequestHandler):
     # let one of them block the only thread.
     timeout = 5
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    def do_GET(self) -> None:  # http.server's naming
         parts = urlsplit(self.path)
         if parts.path != CALLBACK_PATH or self.server.callback is not None:
             self._page(404, "Not found", "This address only takes the sign-in callback.")
@@ -122,7 +122,7 @@ class _CallbackHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         # The request line carries the ticket: keep it out of the terminal.
         return
 

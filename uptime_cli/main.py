@@ -1,6 +1,6 @@
 """The root ``uptime`` command: global options, sub-apps, errors → exit codes.
 
-Exit codes (decisions §8): 0 ok; 1 error; 2 usage error; 3 cannot reach the
+Exit codes (README.md#command-line): 0 ok; 1 error; 2 usage error; 3 cannot reach the
 server or timed out; 4 the API refused (4xx); 5 server error (5xx);
 130 interrupted. Failures print one line on stderr; ``--debug`` adds the
 traceback and HTTP traces.
@@ -13,7 +13,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from typer._click.exceptions import ClickException
 from typer.core import TyperGroup
 
 from uptime_cli import __version__, output
@@ -38,12 +37,14 @@ class UptimeGroup(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, ClickException, BrokenPipeError):
-            raise  # Typer reports these itself (a closed pipe: quietly, exit 1)
+        except (typer.Exit, typer.Abort, typer.TyperException, BrokenPipeError):
+            # Typer reports these itself: usage errors (TyperException, the base of
+            # its BadParameter and UsageError) with exit 2, a closed pipe quietly.
+            raise
         except KeyboardInterrupt:
             sys.stderr.write("\nuptime: interrupted\n")
             raise typer.Exit(INTERRUPTED) from None
-        except Exception as exc:  # noqa: BLE001 - the one place that reports failures
+        except Exception as exc:  # the one place that reports failures
             debug = bool(ctx.params.get("debug"))
             if debug:
                 Console(stderr=True).print_exception()
@@ -116,7 +117,7 @@ def root(
         typer.Option(
             envvar="UPTIME_TIMEOUT",
             min=0.1,
-            help="Seconds to wait for the server (default 30; `monitors test`: the check).",
+            help="Seconds to wait for the server (default 30; `monitors test`: 120).",
             show_default=False,
         ),
     ] = None,

@@ -8,6 +8,7 @@ files (systemd credentials, Docker secrets).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import secrets
@@ -20,11 +21,6 @@ import platformdirs
 
 from uptime_server.private_files import create_private_file, private_dir, tighten
 
-SECRET_VARS = (
-    "UPTIME_SECRET_KEY",
-    "UPTIME_SMTP_PASSWORD",
-    "UPTIME_METRICS_TOKEN",
-)
 _DURATION = re.compile(r"^\s*(\d+)\s*([smhd]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -91,24 +87,32 @@ class Settings:
     def outbox_dir(self) -> Path:
         return self.data_dir / "outbox"
 
-    @property
-    def is_sqlite(self) -> bool:
-        return self.database_url.startswith("sqlite:")
-
     def with_overrides(self, **changes: object) -> Settings:
         return replace(self, **changes)
 
     def redacted(self) -> dict[str, object]:
-        """The settings as a dict safe to log: secrets shown only as set/unset."""
+        """The settings as a dict safe to log: secrets shown only as set/unset,
+        passwords in URLs (database, rate-limit storage) as ``***``."""
         out: dict[str, object] = {}
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name in {"secret_key", "smtp_password", "metrics_token"}:
                 value = "<set>" if value else None
+            elif f.name in {"database_url", "ratelimit_storage_url"}:
+                value = _without_password(value)
             elif f.name == "oauth_providers":
                 value = sorted(value)
             out[f.name] = value
         return out
+
+
+def _without_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user_info, host = parts.netloc.rsplit("@", 1)
+    user = user_info.split(":", 1)[0]
+    return parts._replace(netloc=f"{user}:***@{host}").geturl()
 
 
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
@@ -339,6 +343,12 @@ def _check_database_url(url: str) -> None:
         return
     if scheme not in {"postgresql", "postgres"}:
         raise ConfigError("UPTIME_DATABASE_URL: expected sqlite:///path or postgresql://…")
+    # The driver is an extra, so that SQLite installs need no compiled PostgreSQL
+    # client; say so at start-up rather than at the first connection.
+    if importlib.util.find_spec("psycopg2") is None:
+        raise ConfigError(
+            "UPTIME_DATABASE_URL: PostgreSQL needs its driver: pip install 'uptime[postgres]'"
+        )
 
 
 def _check_http_url(name: str, url: str) -> None:

@@ -6,6 +6,7 @@ work, lets in-flight work finish within the grace period, and exits 0.
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import sys
@@ -97,7 +98,7 @@ def run_once(settings: Settings, options: DaemonOptions) -> int:
     for step in ONCE_STEPS:
         try:
             step(settings, options)
-        except Exception:  # noqa: BLE001 - later steps still run; the exit code tells
+        except Exception:  # later steps still run; the exit code tells
             log.exception("cron step %s failed", getattr(step, "__name__", step))
             status = 1
     if not dbmod.database.is_closed():
@@ -137,6 +138,7 @@ class Daemon:
 
     def run(self) -> int:
         self.settings = prepare(self.settings)
+        log.info("settings: %s", json.dumps(self.settings.redacted(), default=str))
         self._install_signals()
         try:
             self._start_components()
@@ -225,7 +227,7 @@ class Daemon:
         for component in reversed(self.components):
             try:
                 component.stop(self.settings.shutdown_grace)
-            except Exception:  # noqa: BLE001 - keep stopping the others
+            except Exception:  # keep stopping the others
                 log.exception("error while stopping %s", getattr(component, "name", component))
         # The API's "test now" loop, once its requests are over.
         close_shared_probe_loops()

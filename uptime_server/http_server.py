@@ -29,7 +29,7 @@ from waitress.task import ErrorTask
 
 from uptime_server.config import Settings
 
-MAX_REQUEST_BODY = 1024 * 1024  # request bodies, decisions §4
+MAX_REQUEST_BODY = 1024 * 1024  # request bodies: docs/api.md#request-size
 LINGER_SECONDS = 10.0
 # Sent with every response, the app's and waitress's own.
 RESPONSE_HEADERS = {"X-Content-Type-Options": "nosniff"}

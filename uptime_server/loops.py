@@ -53,7 +53,7 @@ class LoopRunner:
         while not self.stop_event.is_set():
             try:
                 delay = self.component.loop(self.clock.now())
-            except Exception:  # noqa: BLE001 - a component never kills its thread
+            except Exception:  # a component never kills its thread
                 log.exception("%s: iteration failed", self.name)
                 delay = ERROR_PAUSE
             self.stop_event.wait(max(0.0, min(delay, MAX_SLEEP)))

@@ -201,7 +201,8 @@ class Monitor(BaseModel):
     # Start of the current offline streak: the downtime's started_at.
     offline_since = UTCDateTimeField(null=True)
     # Set when a downtime notification is resolved by hand while the monitor
-    # still fails: no new incident until it has recovered (decisions §2).
+    # still fails: no new incident until it has recovered
+    # (docs/api.md#notification-life-cycle).
     alerts_suppressed = pw.BooleanField(default=False)
     # Bumped by every state write; state changes are conditional on it.
     state_version = pw.IntegerField(default=0)
@@ -346,7 +347,7 @@ class Notification(BaseModel):
 
 
 # At most one active downtime notification per monitor: the last wall behind
-# the conditional state update (decisions §6).
+# the conditional state update (docs/api.md#notification-life-cycle).
 Notification.add_index(
     Notification.index(
         Notification.monitor,

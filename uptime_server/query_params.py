@@ -64,14 +64,3 @@ def parse_time(raw: str, name: str) -> datetime:
         raise validation_error(
             {name: ["must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z"]}
         ) from None
-
-
-def bool_param(args: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = args.get(name)
-    if raw is None or raw == "":
-        return default
-    if raw.lower() in ("1", "true", "yes"):
-        return True
-    if raw.lower() in ("0", "false", "no"):
-        return False
-    raise validation_error({name: ["must be true or false"]})

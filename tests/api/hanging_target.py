@@ -9,28 +9,23 @@ called (or after ``MAX_HOLD`` seconds, so a broken test cannot hang forever).
 from __future__ import annotations
 
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from tests.stub_http import StubHandler
 
 MAX_HOLD = 120.0
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(StubHandler):
     server: HangingTarget
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    def do_GET(self) -> None:  # http.server's naming
         self.server.arrive()
         try:
             self.server.released.wait(MAX_HOLD)
-            self.send_response(200)
-            self.send_header("Content-Length", "2")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(b"ok")
+            self.reply(200, b"ok", None, {"Connection": "close"})
         finally:
             self.server.leave()
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
 
 
 class HangingTarget(ThreadingHTTPServer):

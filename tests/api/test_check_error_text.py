@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from tests.api.shapes import create
 from tests.engine.targets import CountingServer
@@ -16,13 +13,6 @@ CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 # Validation lets ESC through in expected_content (only NUL is refused), and
 # the failed check quotes the content it looked for.
 HOSTILE = "\x1b]0;owned\x07\x1b[2Jok\x9b1m\x7f\nbye"
-
-
-@pytest.fixture
-def target() -> Iterator[CountingServer]:
-    server = CountingServer()
-    yield server
-    server.stop()
 
 
 def test_a_run_error_is_stored_and_shown_without_control_characters(

@@ -1,4 +1,7 @@
-"""POST /monitors/{id}/test and GET /monitors/{id}/history (decisions §1)."""
+"""POST /monitors/{id}/test and GET /monitors/{id}/history.
+
+docs/api.md#test-a-monitor, docs/api.md#history.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +10,8 @@ from datetime import timedelta
 
 import pytest
 
-from tests.engine.targets import CountingServer
 from tests.engine.traces import traces
 from uptime_server.models import CheckRun, MonitorLocation, Notification
-
-
-@pytest.fixture
-def target():
-    server = CountingServer()
-    yield server
-    server.stop()
 
 
 def create(user, **fields):

@@ -1,4 +1,4 @@
-"""The CSRF Origin rule for cookie-authenticated unsafe requests (decisions §3)."""
+"""The CSRF Origin rule for cookie-authenticated unsafe requests (docs/api.md#csrf)."""
 
 from __future__ import annotations
 

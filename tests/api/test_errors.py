@@ -13,7 +13,7 @@ URL = "/api/v1/monitors"
 MIB = 1024 * 1024
 
 
-def test_it_maps_codes_to_their_documented_statuses() -> None:
+def test_it_maps_codes_to_the_documented_statuses() -> None:
     by_status: dict[int, set[str]] = {}
     for code, status in STATUS_BY_CODE.items():
         by_status.setdefault(status, set()).add(code)

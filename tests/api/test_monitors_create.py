@@ -1,4 +1,4 @@
-"""POST /api/v1/monitors: defaults and every validation rule of decisions §1."""
+"""POST /api/v1/monitors: defaults and every validation rule of docs/api.md#monitor-fields."""
 
 from __future__ import annotations
 

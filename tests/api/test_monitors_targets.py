@@ -1,7 +1,7 @@
 """A monitor URL whose host is an IP literal the SSRF guard refuses is refused at once.
 
 Create, update and bulk update answer VALIDATION_ERROR naming the url
-(decisions §5), so no check ever dials it. Nothing here opens a connection:
+(docs/api.md#outbound-safety), so no check ever dials it. Nothing here opens a connection:
 the test app runs no scheduler, and every refusal happens at validation.
 Host names are accepted: they are judged at run time, on what DNS returns.
 """

@@ -1,4 +1,4 @@
-"""/api/v1/notifications: active, recent, list, detail (api.md, decisions §2)."""
+"""/api/v1/notifications: active, recent, list, detail (docs/api.md#notifications)."""
 
 from __future__ import annotations
 

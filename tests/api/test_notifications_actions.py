@@ -1,4 +1,4 @@
-"""POST /notifications/{id}/acknowledge and /resolve (decisions §2)."""
+"""POST /notifications/{id}/acknowledge and /resolve (docs/api.md#acknowledge-and-resolve)."""
 
 from __future__ import annotations
 

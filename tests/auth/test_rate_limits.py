@@ -1,4 +1,4 @@
-"""Login, callback and exchange are limited per client IP (decisions §4)."""
+"""Login, callback and exchange are limited per client IP (docs/api.md#rate-limits)."""
 
 from __future__ import annotations
 

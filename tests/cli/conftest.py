@@ -12,7 +12,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from flask import Flask
 from typer.testing import CliRunner, Result
 
 from tests.live_server import serving
+from tests.stub_http import StubHandler
 from uptime_cli.main import app as cli_app
 from uptime_server import db as dbmod
 
@@ -124,24 +125,16 @@ def bob_cli(live: LiveServer, tmp_path: Path, bob: Any) -> Cli:
 # -- local HTTP targets ----------------------------------------------------------
 
 
-class _TargetHandler(BaseHTTPRequestHandler):
+class _TargetHandler(StubHandler):
     routes: dict[str, tuple[int, str, str]] = {}
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         status, ctype, body = self.server.routes.get(  # type: ignore[attr-defined]
             self.path, (404, "text/plain", "not found")
         )
-        data = body.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.reply(status, body.encode(), ctype)
 
-    do_POST = do_GET  # noqa: N815
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
+    do_POST = do_GET
 
 
 @dataclass

@@ -2,34 +2,45 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import fields
+
+import pytest
+
 from tests.cli.conftest import Cli, Target, describe
+from uptime_cli.client import ApiClient
+from uptime_server.config import Settings
 
 
 def add(cli: Cli, url: str) -> str:
     return str(cli.json("monitors", "add", "target", url, "--timeout", "5")["id"])
 
 
-def test_test_exits_0_when_the_check_passes(cli: Cli, target: Target) -> None:
-    monitor_id = add(cli, target.route("/ok", 200, "all good"))
+@pytest.mark.parametrize(
+    ("code", "status", "exit_code"),
+    [(200, "online", 0), (503, "offline", 1)],
+    ids=["exits-0-when-the-check-passes", "exits-1-when-it-fails"],
+)
+def test_test(cli: Cli, target: Target, code: int, status: str, exit_code: int) -> None:
+    monitor_id = add(cli, target.route(f"/{status}", code, "some body"))
     result = cli("monitors", "test", monitor_id)
-    assert result.exit_code == 0, describe(result)
-    assert "online" in result.stdout
-    assert "200" in result.stdout
-    data = cli.json("monitors", "test", monitor_id)
-    assert data["status"] == "online" and data["status_code"] == 200
-    assert isinstance(data["response_time"], int)
-    assert data["error"] is None
-
-
-def test_test_exits_1_when_the_check_fails(cli: Cli, target: Target) -> None:
-    monitor_id = add(cli, target.route("/down", 503, "maintenance"))
-    result = cli("monitors", "test", monitor_id)
-    assert result.exit_code == 1, describe(result)
-    assert "offline" in result.stdout
-    assert "503" in result.stdout
+    assert result.exit_code == exit_code, describe(result)
+    assert status in result.stdout
+    assert str(code) in result.stdout
     result = cli("monitors", "test", monitor_id, "--json")
-    assert result.exit_code == 1
-    assert '"status": "offline"' in result.stdout
+    assert result.exit_code == exit_code, describe(result)
+    data = json.loads(result.stdout)
+    assert data["status"] == status and data["status_code"] == code
+    assert isinstance(data["response_time"], int)
+    assert (data["error"] is None) == (status == "online")
+
+
+def test_test_waits_for_the_servers_deadline_plus_a_margin() -> None:
+    # The server's 504 TEST_RUN_TIMEOUT must arrive before the CLI gives up, and
+    # a hung server must not hold the terminal for an hour.
+    [deadline] = [f.default for f in fields(Settings) if f.name == "test_run_timeout"]
+    waits = ApiClient("http://127.0.0.1:9").check_timeout
+    assert deadline + 30 <= waits <= 3 * deadline
 
 
 def test_test_on_a_type_not_checked_yet_is_refused(cli: Cli) -> None:

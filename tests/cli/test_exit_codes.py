@@ -1,4 +1,6 @@
-"""Exit codes of decisions §8: 0 ok, 1 error, 2 usage, 3 unreachable, 4 refused, 5 server error.
+"""Exit codes: 0 ok, 1 error, 2 usage, 3 unreachable, 4 refused, 5 server error.
+
+README.md#command-line.
 
 Failures print one line (no traceback) unless --debug.
 """
@@ -8,7 +10,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import pytest
 from flask import Flask
 
 from tests.cli.conftest import Cli, base_env, closed_port, describe
+from tests.stub_http import StubHandler
 
 
 def test_success_is_0(cli: Cli) -> None:
@@ -70,22 +73,15 @@ def test_debug_traces_never_show_the_session(cli: Cli, alice: Any) -> None:
     assert alice.token not in result.output
 
 
-class _OddServer(BaseHTTPRequestHandler):
+class _OddServer(StubHandler):
     """A proxy that is down (502 HTML), or an API that answers nonsense (200)."""
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path.startswith("/odd/"):
             status, ctype, body = 200, "application/json", b'{"data": [42], "pagination": {}}'
         else:
             status, ctype, body = 502, "text/html", b"<html><body>502 Bad Gateway</body></html>"
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
+        self.reply(status, body, ctype)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The CLI side of the loopback sign-in (decisions §3 "CLI hand-off").
+"""The CLI side of the loopback sign-in (docs/api.md#cli-sign-in).
 
 A small stand-in for the daemon's sign-in endpoints runs on 127.0.0.1: its
 ``/auth/<provider>/login`` redirects the "browser" straight to the CLI's
@@ -20,7 +20,7 @@ import stat
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -30,6 +30,7 @@ import requests
 
 from tests.cli.conftest import Cli, base_env, closed_port, describe
 from tests.cli.login_process import URL_LINE, read_login_url, start_uptime
+from tests.stub_http import StubHandler
 from uptime_cli import credentials
 
 USER = {"id": 7, "email": "octo@example.com", "name": "Octo", "provider": "github"}
@@ -50,10 +51,10 @@ class StandIn:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
 
-class _StandInHandler(BaseHTTPRequestHandler):
+class _StandInHandler(StubHandler):
     server: Any
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         stand_in: StandIn = self.server.stand_in
         parts = urlsplit(self.path)
         stand_in.requests.append(("GET", parts.path, dict(self.headers)))
@@ -88,12 +89,9 @@ class _StandInHandler(BaseHTTPRequestHandler):
             ticket = secrets.token_urlsafe(16)
             stand_in.challenges[ticket] = challenge
             location = f"{redirect}?{urlencode({'ticket': ticket})}"
-        self.send_response(302)
-        self.send_header("Location", location)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
+        self.reply(302, b"", None, {"Location": location})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         stand_in: StandIn = self.server.stand_in
         stand_in.requests.append(("POST", self.path, dict(self.headers)))
         length = int(self.headers.get("Content-Length") or 0)
@@ -123,15 +121,7 @@ class _StandInHandler(BaseHTTPRequestHandler):
         return match.group(1) if match else ""
 
     def _json(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
+        self.reply(status, json.dumps(body).encode(), "application/json")
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Terminal rendering and option parsing, on values shaped like the API's (decisions §1, §2)."""
+"""Terminal rendering and option parsing, on values shaped like the API's
+(docs/api.md#monitor-object, #notification-object)."""
 
 from __future__ import annotations
 

@@ -16,16 +16,18 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, defaultdict
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+from tests.stub_http import StubHandler
 
 HELD_MAX = 30.0  # seconds a held request waits for its release, should a test forget
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(StubHandler):
     server: CountingServer
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    def do_GET(self) -> None:  # http.server's naming
         parts = urlsplit(self.path)
         segments = [s for s in parts.path.split("/") if s]
         key = segments[-1] if segments else ""
@@ -40,15 +42,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.arrived[key].set()
             self.server.released[key].wait(HELD_MAX)
             status = int(parse_qs(parts.query).get("status", ["200"])[0])
-        body = b"ok" if status == 200 else b"failing"
-        self.send_response(status)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+        self.reply(status, b"ok" if status == 200 else b"failing", None, {"Connection": "close"})
 
 
 class CountingServer(ThreadingHTTPServer):

@@ -12,21 +12,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.engine.targets import CountingServer
 from uptime_cli.main import app as cli
 from uptime_server import monitor_service
-from uptime_server.engine.housekeeping import Housekeeping, purge_expired_sign_ins
-from uptime_server.models import CheckRun, MonitorLocation, Session
+from uptime_server.models import CheckRun, MonitorLocation
 from uptime_server.validation import MonitorConfig
 
 sqlite_only = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
-
-
-@pytest.fixture
-def target():
-    server = CountingServer()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
@@ -120,34 +111,3 @@ def test_check_without_once_is_a_usage_error(settings_env, monkeypatch):
     assert CliRunner().invoke(cli, ["server", "check"]).exit_code == 2
     result = CliRunner().invoke(cli, ["server", "check", "--once", "--location", "mars"])
     assert result.exit_code == 2
-
-
-# -- housekeeping -----------------------------------------------------------
-
-
-def _make_due(housekeeping: Housekeeping) -> None:
-    for job in housekeeping.scheduler.get_jobs():
-        job.next_run = datetime.now() - timedelta(seconds=1)  # schedule's naive local time
-
-
-def test_housekeeping_runs_registered_jobs_with_the_clock_time(clock):
-    housekeeping = Housekeeping(clock)
-    seen = []
-    housekeeping.register("one", 3600, seen.append)
-    housekeeping.register("broken", 60, lambda now: 1 / 0)
-    with pytest.raises(ValueError):
-        housekeeping.register("one", 60, seen.append)
-    assert housekeeping.loop(clock.now()) == pytest.approx(60, abs=1)  # nothing due yet
-    assert seen == []
-    _make_due(housekeeping)
-    housekeeping.loop(clock.now())
-    assert seen == [clock.now()]
-    assert housekeeping.runs == {"one": 1, "broken": 1}  # the broken job did not stop it
-
-
-def test_purge_removes_expired_sessions_only(db, alice, bob, clock):
-    Session.update(expires_at=clock.now() - timedelta(seconds=1)).where(
-        Session.user == bob.user
-    ).execute()
-    assert purge_expired_sign_ins(clock.now()) == 1
-    assert [s.user_id for s in Session.select()] == [alice.user.id]

@@ -1,12 +1,13 @@
-"""Claims, leases and due times (decisions §6, §7), on SQLite and PostgreSQL."""
+"""Claims, leases and due times (README.md#running-it-for-real), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import threading
+import functools
 from datetime import timedelta
 
 import pytest
 
+from tests.threads import run_at_once
 from uptime_server import monitor_service
 from uptime_server.engine.dispatcher import (
     FIRST_SPREAD_CAP,
@@ -121,24 +122,13 @@ def test_a_stale_holder_cannot_release_a_claim_taken_over(make_monitor, settings
 def test_two_dispatchers_in_two_threads_never_claim_one_check_twice(make_monitor, settings, clock):
     ids = {make_monitor(f"m{i}").id for i in range(300)}
     got: dict[str, list[int]] = {"a": [], "b": []}
-    errors: list[BaseException] = []
-    start = threading.Barrier(2)
+    dispatchers = {name: Dispatcher(settings, worker_id=name, batch_size=3) for name in got}
 
     def work(name: str) -> None:
-        d = Dispatcher(settings, worker_id=name, batch_size=3)
-        start.wait()
-        try:
-            while claims := d.claim(clock.now()):
-                got[name].extend(c.monitor_id for c in claims)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
+        while claims := dispatchers[name].claim(clock.now()):
+            got[name].extend(c.monitor_id for c in claims)
 
-    threads = [threading.Thread(target=work, args=(n,)) for n in got]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not errors
+    run_at_once(*(functools.partial(work, name) for name in got))
     assert not set(got["a"]) & set(got["b"])
     assert sorted(got["a"] + got["b"]) == sorted(ids)
 

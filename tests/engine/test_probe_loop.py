@@ -21,13 +21,6 @@ from uptime_server.engine.probe_loop import (
 from uptime_server.engine.probe_types import CheckSpec
 
 
-@pytest.fixture
-def target():
-    server = CountingServer()
-    yield server
-    server.stop()
-
-
 class Ended:
     """Collects what the loop hands back, and in how many calls."""
 

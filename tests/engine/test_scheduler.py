@@ -14,7 +14,6 @@ from datetime import timedelta
 
 import pytest
 
-from tests.engine.targets import CountingServer
 from tests.engine.traces import traces
 from uptime_server import monitor_service
 from uptime_server.app import create_app
@@ -35,13 +34,6 @@ async def no_sleep(seconds: float) -> None:
 @pytest.fixture
 def settings_env(settings_env):
     return {**settings_env, "UPTIME_LOCATIONS": "local,eu", "UPTIME_CHECK_CONCURRENCY": "20"}
-
-
-@pytest.fixture
-def target():
-    server = CountingServer()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

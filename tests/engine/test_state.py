@@ -1,4 +1,4 @@
-"""The pure status transitions (decisions §1 "Status", §2)."""
+"""The pure status transitions (docs/api.md#statuses, #notification-life-cycle)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ import trustme
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-from uptime_server.notify import AlertContent
+from uptime_server.notify.message import AlertContent
 
 LOOPBACK = "127.0.0.1"
 SMTP_USER = "alice"
@@ -94,16 +94,16 @@ class RecordingHandler:
     refuse: dict[str, str] = field(default_factory=dict)  # address -> reply
     quit_reply: str | None = None
 
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: N802
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
         if self.rcpt_reply or address in self.refuse:
             return self.rcpt_reply or self.refuse[address]
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
-    async def handle_QUIT(self, server, session, envelope):  # noqa: N802
+    async def handle_QUIT(self, server, session, envelope):
         return self.quit_reply or "221 Bye"
 
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802
+    async def handle_DATA(self, server, session, envelope):
         if self.data_reply:
             return self.data_reply
         self.received.append(
@@ -221,7 +221,7 @@ def _serve_webhook(tls: ssl.SSLContext | None = None) -> Iterator[WebhookServer]
     state = WebhookServer(base_url="")
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             body = self.rfile.read(length)
             state.requests.append(

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from uptime_server.notify import backoff_delay
+from uptime_server.notify.transports import backoff_delay
 
 DAY = 86400
 

@@ -6,6 +6,7 @@ about delivery, not probing); messages go to real loopback servers.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from datetime import timedelta
@@ -14,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.notify.world import make_monitor, messages, outcome, parse, subjects, with_smtp
+from tests.threads import run_at_once
 from uptime_server.daemon import DaemonOptions, default_components
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import Notification, Outbox
@@ -180,23 +182,12 @@ def test_two_delivery_loops_never_send_one_row_twice(db, alice, settings, clock,
         DeliveryLoop(with_smtp(settings, smtp_server.port), clock=clock, owner=f"p{i}", batch=1)
         for i in range(2)
     ]
-    start = threading.Barrier(2)
-    errors: list[BaseException] = []
 
     def drain(loop: DeliveryLoop) -> None:
-        try:
-            start.wait()
-            while loop.loop(clock.now()) == 0.0:
-                pass
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
+        while loop.loop(clock.now()) == 0.0:
+            pass
 
-    threads = [threading.Thread(target=drain, args=(loop,)) for loop in loops]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=30)
-    assert errors == []
+    run_at_once(*(functools.partial(drain, loop) for loop in loops), timeout=30)
     ids = [m["Message-ID"] for m in messages(smtp_server.handler)]
     assert len(ids) == 8 and len(set(ids)) == 8
     assert sum(loop.sent for loop in loops) == 8

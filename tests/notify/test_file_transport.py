@@ -6,14 +6,13 @@ from email.parser import BytesParser
 
 import pytest
 
-from uptime_server.notify import (
+from uptime_server.notify.message import build_email
+from uptime_server.notify.transports import (
     FileTransport,
     PermanentDeliveryError,
     TemporaryDeliveryError,
-    build_email,
-    make_message_id,
+    eml_filename_stem,
 )
-from uptime_server.notify.transports import eml_filename_stem
 
 
 def email_for(content, message_id):
@@ -25,7 +24,7 @@ def email_for(content, message_id):
 def test_it_writes_one_eml_named_after_the_message_id(tmp_path, make_content, caplog):
     caplog.set_level(logging.INFO)
     outbox = tmp_path / "data" / "outbox"  # created on first use
-    msg = email_for(make_content(), make_message_id(42, "uptime.local"))
+    msg = email_for(make_content(), "<uptime-outbox-42@uptime.local>")
     FileTransport(outbox).send(msg)
 
     path = outbox / "uptime-outbox-42@uptime.local.eml"
@@ -40,7 +39,7 @@ def test_it_writes_one_eml_named_after_the_message_id(tmp_path, make_content, ca
 
 def test_sending_the_same_message_id_again_overwrites(tmp_path, make_content):
     transport = FileTransport(tmp_path)
-    message_id = make_message_id(7, "uptime.local")
+    message_id = "<uptime-outbox-7@uptime.local>"
     transport.send(email_for(make_content(error="first"), message_id))
     transport.send(email_for(make_content(error="second"), message_id))
 
@@ -51,8 +50,8 @@ def test_sending_the_same_message_id_again_overwrites(tmp_path, make_content):
 
 def test_different_message_ids_get_different_files(tmp_path, make_content):
     transport = FileTransport(tmp_path)
-    transport.send(email_for(make_content(), make_message_id(1, "uptime.local")))
-    transport.send(email_for(make_content(), make_message_id(2, "uptime.local")))
+    transport.send(email_for(make_content(), "<uptime-outbox-1@uptime.local>"))
+    transport.send(email_for(make_content(), "<uptime-outbox-2@uptime.local>"))
     assert len(list(tmp_path.iterdir())) == 2
 
 

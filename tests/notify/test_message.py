@@ -6,11 +6,10 @@ from email.parser import BytesParser
 
 import pytest
 
-from uptime_server.notify import (
+from uptime_server.notify.message import (
     build_email,
     format_duration,
     format_utc,
-    make_message_id,
     notification_message,
     redact_text,
     redact_url,
@@ -75,7 +74,7 @@ def test_format_utc_converts_to_z():
 # --- notification_message ----------------------------------------------------------
 
 
-def test_notification_message_matches_decisions_examples():
+def test_notification_message_matches_the_documented_examples():
     down = notification_message("downtime", "api-prod", "expected status in [200], got 503", None)
     assert down == "api-prod is DOWN: expected status in [200], got 503"
     assert (
@@ -246,22 +245,6 @@ def test_build_email_rejects_header_injection_in_its_arguments(make_content, kwa
     args.update(kwargs)
     with pytest.raises(ValueError):
         build_email(make_content(), **args)
-
-
-# --- Message-ID ---------------------------------------------------------------------------
-
-
-def test_make_message_id_is_stable():
-    assert make_message_id(42, "uptime.local") == "<uptime-outbox-42@uptime.local>"
-    assert make_message_id(42, "uptime.local") == make_message_id(42, "uptime.local")
-
-
-@pytest.mark.parametrize(
-    ("outbox_id", "domain"), [(-1, "x.y"), (True, "x.y"), (1, "a b"), (1, "x>\r\n"), (1, "")]
-)
-def test_make_message_id_rejects_bad_input(outbox_id, domain):
-    with pytest.raises(ValueError):
-        make_message_id(outbox_id, domain)
 
 
 # --- Slack payload -------------------------------------------------------------------------

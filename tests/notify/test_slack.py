@@ -5,11 +5,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from uptime_server.notify import (
+from uptime_server.notify.message import slack_payload
+from uptime_server.notify.transports import (
     PermanentDeliveryError,
     SlackTransport,
     TemporaryDeliveryError,
-    slack_payload,
 )
 
 SECRET_PATH = "/services/T000/B000/XXXXsecretXXXX"

@@ -8,15 +8,14 @@ from email.parser import BytesParser
 import pytest
 
 from tests.notify.conftest import SMTP_PASSWORD, SMTP_USER
-from uptime_server.notify import (
+from uptime_server.notify.message import build_email
+from uptime_server.notify.transports import (
     FileTransport,
     PermanentDeliveryError,
     SmtpSettings,
     SmtpTransport,
     TemporaryDeliveryError,
-    build_email,
     email_transport,
-    make_message_id,
 )
 
 SENDER = "uptime@example.com"
@@ -41,7 +40,7 @@ def email_for(content, recipients=(RECIPIENT,), outbox_id=1):
         content,
         sender=SENDER,
         recipients=list(recipients),
-        message_id=make_message_id(outbox_id, "uptime.local"),
+        message_id=f"<uptime-outbox-{outbox_id}@uptime.local>",
     )
 
 
@@ -162,20 +161,20 @@ def test_successful_login_does_not_log_the_password(start_smtp, make_content, ca
 
 
 @pytest.mark.parametrize("stage", ["rcpt_reply", "data_reply"])
-def test_451_is_temporary(smtp_server, make_content, stage):
-    setattr(smtp_server.handler, stage, "451 4.3.0 Mailbox temporarily unavailable")
-    with pytest.raises(TemporaryDeliveryError) as excinfo:
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [
+        ("451 4.3.0 Mailbox temporarily unavailable", TemporaryDeliveryError),
+        ("550 5.1.1 No such user", PermanentDeliveryError),
+    ],
+    ids=["451-is-temporary", "550-is-permanent"],
+)
+def test_a_refusal_is_typed_by_its_code(smtp_server, make_content, stage, reply, error):
+    setattr(smtp_server.handler, stage, reply)
+    with pytest.raises(error) as excinfo:
         SmtpTransport(settings_for(smtp_server)).send(email_for(make_content()))
-    assert excinfo.value.code == 451
-    assert "451" in str(excinfo.value)
-
-
-@pytest.mark.parametrize("stage", ["rcpt_reply", "data_reply"])
-def test_550_is_permanent(smtp_server, make_content, stage):
-    setattr(smtp_server.handler, stage, "550 5.1.1 No such user")
-    with pytest.raises(PermanentDeliveryError) as excinfo:
-        SmtpTransport(settings_for(smtp_server)).send(email_for(make_content()))
-    assert excinfo.value.code == 550
+    assert excinfo.value.code == int(reply[:3])
+    assert reply[:3] in str(excinfo.value)
     assert smtp_server.handler.received == []
 
 

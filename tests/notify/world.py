@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
+from tests.stub_http import StubHandler
 from uptime_server import monitor_service
 from uptime_server.clock import ManualClock
 from uptime_server.config import Settings
@@ -90,18 +91,10 @@ class Target:
     def start(self) -> Target:
         state = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
+        class Handler(StubHandler):
+            def do_GET(self) -> None:
                 state.hits += 1
-                body = b"ok" if state.status == 200 else b"unavailable"
-                self.send_response(state.status)
-                self.send_header("Content-Type", "text/plain")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
+                self.reply(state.status, b"ok" if state.status == 200 else b"unavailable")
 
         self._server = ThreadingHTTPServer((LOOPBACK, 0), Handler)
         self._server.daemon_threads = True

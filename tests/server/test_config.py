@@ -153,3 +153,12 @@ def test_it_never_shows_secrets_when_redacted() -> None:
     assert redacted["secret_key"] == "<set>"
     assert redacted["smtp_password"] == "<set>"
     assert "pw" not in repr(redacted.values())
+
+
+def test_it_hides_passwords_in_urls_when_redacted() -> None:
+    env = {"UPTIME_DATABASE_URL": "postgresql://uptime:db-pw@[::1]:5433/uptime"}
+    settings = load_settings({**BASE, **env})
+    assert settings.redacted()["database_url"] == "postgresql://uptime:***@[::1]:5433/uptime"
+    assert settings.redacted()["ratelimit_storage_url"] == "memory://"
+    redis = settings.with_overrides(ratelimit_storage_url="redis://:rl-pw@127.0.0.1:6379/0")
+    assert redis.redacted()["ratelimit_storage_url"] == "redis://:***@127.0.0.1:6379/0"

@@ -6,6 +6,7 @@ with ``uptime server session`` and talks to it over HTTP with ``requests``.
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import re
@@ -149,6 +150,27 @@ def test_it_serves_the_api_on_sqlite_and_exits_cleanly(sqlite_daemon: Daemon) ->
 def test_it_serves_the_api_on_postgresql_and_exits_cleanly(pg_daemon: Daemon) -> None:
     exercise(pg_daemon)
     assert_clean_exit(pg_daemon)
+
+
+def test_it_logs_its_settings_with_the_secrets_hidden(tmp_path: Path) -> None:
+    secret = "metrics-token-7f3a9c"
+    env = {
+        **os.environ,
+        "UPTIME_DATA_DIR": str(tmp_path / "data"),
+        "UPTIME_LOG_LEVEL": "INFO",
+        "UPTIME_METRICS_TOKEN": secret,
+    }
+    env.pop("UPTIME_DATABASE_URL", None)
+    daemon = Daemon(env, "--no-scheduler")
+    try:
+        [line] = [line for line in daemon.log if " settings: " in line]
+        logged = json.loads(line.split(" settings: ", 1)[1])
+        assert logged["metrics_token"] == "<set>"
+        assert logged["secret_key"] == "<set>"  # generated into the data dir
+        assert logged["data_dir"] == str(tmp_path / "data")
+    finally:
+        assert_clean_exit(daemon)
+    assert secret not in "".join(daemon.log)
 
 
 def test_it_refuses_oversized_chunked_bodies(sqlite_daemon: Daemon) -> None:

@@ -112,8 +112,11 @@ def test_after_retention_every_period_reads_the_same(alice, new_monitor, feeder,
 def test_it_runs_as_a_housekeeping_job(alice, new_monitor, feeder, settings, clock):
     m = new_monitor(alice)
     feeder.feed(m, [Run(clock.now() - timedelta(days=40)), Run(clock.now())])
+    fed_at = clock.now()
     keeper = Housekeeping(clock)
-    job = retention.register(keeper, settings)
-    assert job.interval == 3600 and "retention" in job.tags
-    keeper.scheduler.run_all()
-    assert [r.checked_at for r in CheckRun.select()] == [clock.now()]
+    retention.register(keeper, settings)
+    keeper.loop(clock.advance(3599))
+    assert CheckRun.select().count() == 2  # not due for the first hour
+    keeper.loop(clock.advance(1))
+    assert keeper.runs == {"retention": 1}
+    assert [r.checked_at for r in CheckRun.select()] == [fed_at]

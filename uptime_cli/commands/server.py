@@ -5,9 +5,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:  # the server modules are imported lazily: they keep the client fast
+    from uptime_server.config import Settings
 
 app = typer.Typer(help="Run and administer the local daemon.", no_args_is_help=True)
 
@@ -36,7 +39,7 @@ def _startup_errors() -> Iterator[None]:
         raise typer.Exit(1) from None
 
 
-def _settings():  # noqa: ANN202 - lazy import keeps the client fast
+def _settings() -> Settings:
     from uptime_server.config import ConfigError, load_settings
 
     try:
@@ -68,7 +71,7 @@ def run(
     raise typer.Exit(code)
 
 
-def _daemon_settings(location: str | None):  # noqa: ANN202 - lazy imports, as _settings
+def _daemon_settings(location: str | None) -> Settings:
     """Settings for running checks (of *location*, when given), with logging set up."""
     from uptime_server.daemon import configure_logging
 

@@ -171,7 +171,7 @@ class Dispatcher:
                 (MonitorLocation.location == self.location)
                 & (MonitorLocation.next_check_at <= now)
                 & _lease_free(now)
-                & (Monitor.paused == False)  # noqa: E712
+                & ~Monitor.paused
                 & Monitor.type.in_(CHECKED_TYPES)
             )
             .order_by(MonitorLocation.next_check_at, MonitorLocation.id)
@@ -259,11 +259,7 @@ def oldest_due(now: datetime, location: str | None = None) -> datetime | None:
     Of *location*'s rows, or of every location's when None. The caller holds a
     connection.
     """
-    claimable = (
-        _lease_free(now)
-        & (Monitor.paused == False)  # noqa: E712
-        & Monitor.type.in_(CHECKED_TYPES)
-    )
+    claimable = _lease_free(now) & ~Monitor.paused & Monitor.type.in_(CHECKED_TYPES)
     if location is not None:
         claimable &= MonitorLocation.location == location
     return (

@@ -3,16 +3,25 @@
 Only process-wide periodic jobs live here, never one job per monitor: checks
 are scheduled by their persisted due times (``dispatcher``). Each part of the
 daemon that needs a periodic job registers it with ``register(name,
-every_seconds, fn)``; ``fn(now)`` receives the injected clock's time. A job
-that raises is logged and runs again at its next period; it never stops the
+every_seconds, fn)``; ``fn(now)`` receives the time ``loop(now)`` was given. A
+job that raises is logged and runs again at its next period; it never stops the
 others. Add default jobs in ``default_housekeeping``.
+
+Clock. ``schedule`` reads the wall clock itself (``datetime.datetime.now()`` in
+``Job.should_run``, ``Job.run`` and ``Job._schedule_next_run``). ``ClockScheduler``
+and ``ClockJob`` replace exactly those readings with the time of the current
+``loop(now)`` (the injected clock's, between loops), so what is due is decided by
+the caller's clock and tests move time with a ``ManualClock``. After a stall a
+job runs once and its next run is one period from then: missed runs are skipped,
+not replayed.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from datetime import datetime
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
 
 import schedule
 
@@ -29,15 +38,73 @@ MAX_SLEEP = 60.0
 Job = Callable[[datetime], object]
 
 
+class ClockJob(schedule.Job):
+    """A ``schedule.Job`` that asks its ``ClockScheduler`` for the time.
+
+    Only plain periods (``every(n).seconds`` ... ``.weeks``) are supported: the
+    calendar forms (``at``, weekdays, ``to``, ``until``) need the local wall
+    clock, which housekeeping has no use for.
+    """
+
+    scheduler: ClockScheduler
+
+    @property
+    def should_run(self) -> bool:
+        return self.next_run is not None and self.scheduler.now() >= self.next_run
+
+    def run(self) -> object:
+        ret = self.job_func()
+        self.last_run = self.scheduler.now()
+        self._schedule_next_run()
+        return ret
+
+    def _schedule_next_run(self) -> None:
+        calendar = (self.at_time, self.start_day, self.latest, self.cancel_after)
+        if self.unit not in ("seconds", "minutes", "hours", "days", "weeks") or any(
+            part is not None for part in calendar
+        ):
+            raise schedule.ScheduleValueError("housekeeping jobs run every fixed period only")
+        self.next_run = self.scheduler.now() + timedelta(**{self.unit: self.interval})
+
+
+class ClockScheduler(schedule.Scheduler):
+    """A ``schedule.Scheduler`` whose "now" is the loop's, else the clock's."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__()
+        self.clock = clock
+        self._now: datetime | None = None
+
+    def now(self) -> datetime:
+        return self._now if self._now is not None else self.clock.now()
+
+    @contextmanager
+    def at(self, now: datetime) -> Iterator[None]:
+        """Within the block, jobs are due, run and rescheduled as of *now*."""
+        self._now = now
+        try:
+            yield
+        finally:
+            self._now = None
+
+    def every(self, interval: int = 1) -> ClockJob:
+        return ClockJob(interval, self)
+
+    @property
+    def idle_seconds(self) -> float | None:
+        next_run = self.next_run
+        return None if next_run is None else (next_run - self.now()).total_seconds()
+
+
 class Housekeeping:
     name = "housekeeping"
 
     def __init__(self, clock: Clock | None = None) -> None:
         self.clock = clock or Clock()
-        self.scheduler = schedule.Scheduler()
+        self.scheduler = ClockScheduler(self.clock)
         self.runs: dict[str, int] = {}
 
-    def register(self, job_name: str, every_seconds: int, fn: Job) -> schedule.Job:
+    def register(self, job_name: str, every_seconds: int, fn: Job) -> ClockJob:
         """Run ``fn(now)`` every *every_seconds*, first one period from now."""
         if any(job_name in job.tags for job in self.scheduler.get_jobs()):
             raise ValueError(f"housekeeping job {job_name!r} is already registered")
@@ -50,14 +117,15 @@ class Housekeeping:
 
     def _guarded(self, job_name: str, fn: Job) -> None:
         try:
-            fn(self.clock.now())
-        except Exception:  # noqa: BLE001 - one job's failure never stops the others
+            fn(self.scheduler.now())
+        except Exception:  # one job's failure never stops the others
             log.exception("housekeeping job %s failed", job_name)
         self.runs[job_name] += 1
 
     def loop(self, now: datetime) -> float:
-        self.scheduler.run_pending()
-        idle = self.scheduler.idle_seconds
+        with self.scheduler.at(now):
+            self.scheduler.run_pending()
+            idle = self.scheduler.idle_seconds
         return MAX_SLEEP if idle is None else min(MAX_SLEEP, max(0.0, idle))
 
     def shutdown(self, grace: float) -> None:

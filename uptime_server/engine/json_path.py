@@ -289,12 +289,15 @@ def overtime_error(limit: float) -> str:
 def check_json(
     path: str, expected: str | None, body: bytes, budget: Budget, limit: float
 ) -> str | None:
-    """Decisions §1 rule 5 as an error (None: it holds). Never quotes the body."""
+    """Pass rule 5 (docs/api.md#what-one-check-does) as an error; None: it holds.
+
+    Never quotes the body.
+    """
     try:
         budget.check()  # waited in the queue past the deadline: do not start
         try:
             compiled = compile_path(path)
-        except Exception:  # noqa: BLE001 - stored before validation, or by hand
+        except Exception:  # stored before validation, or by hand
             return f"JSONPath {path}: invalid expression"
         problem = runtime_problem(path)
         if problem:
@@ -306,7 +309,7 @@ def check_json(
         match = first_match(compiled, document, budget)
     except Overtime:
         return overtime_error(limit)
-    except Exception as exc:  # noqa: BLE001 - a bad path or an ext node failing on this data
+    except Exception as exc:  # a bad path or an ext node failing on this data
         # The exception's text may quote the data; its type does not.
         return f"JSONPath {path}: evaluation failed ({type(exc).__name__})"
     if match is None:

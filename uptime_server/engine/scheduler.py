@@ -262,7 +262,7 @@ class CheckScheduler:
         if unrun:
             try:
                 self.dispatcher.release(unrun)
-            except Exception:  # noqa: BLE001 - leases expire anyway
+            except Exception:  # leases expire anyway
                 log.exception("%s: could not give back %d leases", self.name, len(unrun))
 
     # -- health ------------------------------------------------------------

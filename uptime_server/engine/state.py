@@ -1,7 +1,8 @@
 """Pure status logic: (previous state, run result, now) → (new state, events).
 
 No database, no clock: everything this module decides is a function of its
-arguments, so every transition is unit-testable (decisions §1 "Status", §2).
+arguments, so every transition is unit-testable (docs/api.md#statuses,
+#notification-life-cycle).
 """
 
 from __future__ import annotations

@@ -176,7 +176,7 @@ class ResultWriter:
                 if forward:
                     self._push_forward(forward, self.clock.now())
                 return
-            except Exception:  # noqa: BLE001 - keep the batch and try again
+            except Exception:  # keep the batch and try again
                 log.exception("%s: writing %d results failed", self.name, len(batch))
             delay = RETRY_DELAYS[min(attempt, len(RETRY_DELAYS) - 1)]
             if self._stopped.wait(delay):

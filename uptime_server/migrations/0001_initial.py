@@ -447,7 +447,7 @@ POSTGRESQL = (
 )
 
 # Both dialects. At most one active downtime notification per monitor: the
-# last wall behind the conditional state update (decisions §6).
+# last wall behind the conditional state update (docs/api.md#notification-life-cycle).
 INDEXES = (
     "CREATE UNIQUE INDEX IF NOT EXISTS notifications_one_active "
     "ON notifications (monitor_id) WHERE status = 'active' AND type = 'downtime'",

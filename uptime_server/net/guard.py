@@ -1,4 +1,4 @@
-"""Outbound safety: which addresses a check may connect to (decisions §5).
+"""Outbound safety: which addresses a check may connect to (docs/api.md#outbound-safety).
 
 Three walls, each enough on its own for the case it sees:
 

@@ -1,60 +1,8 @@
-"""Alert rendering and delivery transports (no database code).
+"""Notification delivery: alert messages, transports, the outbox and the delivery loop.
 
-The outbox table and the delivery loop live elsewhere and build on this API:
-render with `build_email` / `slack_payload`, hand the result to a transport,
-and schedule a retry with `backoff_delay` on `TemporaryDeliveryError`.
+``message`` renders an alert (email, Slack text); ``transports`` sends it (SMTP,
+.eml files, Slack) and types its failures, with ``webhook_http`` for the guarded
+POST and ``senders`` choosing transports from the settings; ``outbox`` is the
+rows a state change leaves behind; ``delivery`` claims those rows, sends them
+and retries a ``TemporaryDeliveryError`` after ``transports.backoff_delay``.
 """
-
-from __future__ import annotations
-
-from uptime_server.notify.message import (
-    AlertContent,
-    build_email,
-    format_duration,
-    format_utc,
-    make_message_id,
-    notification_message,
-    redact_text,
-    redact_url,
-    single_line,
-    slack_payload,
-    subject,
-    text_body,
-)
-from uptime_server.notify.transports import (
-    DeliveryError,
-    EmailTransport,
-    FileTransport,
-    PermanentDeliveryError,
-    SlackTransport,
-    SmtpSettings,
-    SmtpTransport,
-    TemporaryDeliveryError,
-    backoff_delay,
-    email_transport,
-)
-
-__all__ = [
-    "AlertContent",
-    "DeliveryError",
-    "EmailTransport",
-    "FileTransport",
-    "PermanentDeliveryError",
-    "SlackTransport",
-    "SmtpSettings",
-    "SmtpTransport",
-    "TemporaryDeliveryError",
-    "backoff_delay",
-    "build_email",
-    "email_transport",
-    "format_duration",
-    "format_utc",
-    "make_message_id",
-    "notification_message",
-    "redact_text",
-    "redact_url",
-    "single_line",
-    "slack_payload",
-    "subject",
-    "text_body",
-]

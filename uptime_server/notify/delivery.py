@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from peewee import SQL, fn
+from peewee import SQL, Expression, ModelSelect, fn
 
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
@@ -160,7 +160,7 @@ class DeliveryLoop:
             self._give_up(row, str(exc))
         except TemporaryDeliveryError as exc:
             self._reschedule(row, str(exc), exc.retry_after)
-        except Exception as exc:  # noqa: BLE001 - unclassified: assume it may pass
+        except Exception as exc:  # unclassified: assume it may pass
             log.exception("outbox %s: unexpected error while sending", row.id)
             self._reschedule(row, f"{type(exc).__name__}: {exc}", None)
         else:
@@ -195,7 +195,7 @@ class DeliveryLoop:
         done = _Sent(row.id, row.notification_id, row.channel, self.clock.now())
         try:
             retry_locked(_write_sent)(done)
-        except Exception:  # noqa: BLE001 - remembered and written next iteration
+        except Exception:  # remembered and written next iteration
             log.exception("outbox %s: sent, but could not record it yet", row.id)
             self._unmarked.append(done)
 
@@ -204,7 +204,7 @@ class DeliveryLoop:
         while self._unmarked:
             try:
                 retry_locked(_write_sent)(self._unmarked[0])
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception(
                     "outbox %s: still cannot record the send", self._unmarked[0].outbox_id
                 )
@@ -260,7 +260,7 @@ class DeliveryLoop:
         retry_locked(write)()
 
 
-def _claimable(now: datetime):  # noqa: ANN202 - a peewee expression
+def _claimable(now: datetime) -> Expression:
     return (
         (Outbox.status == "pending")
         & (Outbox.next_attempt_at <= now)
@@ -268,7 +268,7 @@ def _claimable(now: datetime):  # noqa: ANN202 - a peewee expression
     )
 
 
-def _due(now: datetime):  # noqa: ANN202 - a peewee query
+def _due(now: datetime) -> ModelSelect:
     """Claimable rows with no older pending row of the same monitor and channel."""
     older = Outbox.alias("older")
     older_note = Notification.alias("older_note")

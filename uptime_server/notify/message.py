@@ -31,7 +31,6 @@ _USERINFO_IN_TEXT = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]*@")
 # What a Message-ID may contain once the caller has built it: no spaces, no
 # control characters, no angle brackets inside, exactly one "@".
 _MESSAGE_ID = re.compile(r"<[!-;=?-~]+@[!-;=?-~]+>")
-_DOMAIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?")
 
 
 @dataclass(frozen=True)
@@ -127,7 +126,7 @@ def format_utc(moment: datetime | None) -> str:
 def notification_message(
     kind: AlertKind, name: str, error: str, duration_seconds: int | None
 ) -> str:
-    """The in-app `message` of a notification (decisions §2 examples)."""
+    """The in-app `message` of a notification (docs/api.md#notification-object)."""
     if kind == "downtime":
         return f"{name} is DOWN: {error}" if error else f"{name} is DOWN"
     if kind == "recovery":
@@ -187,19 +186,6 @@ def _downtime(seconds: int | None) -> str:
     if seconds is None:
         return "unknown"
     return f"{format_duration(seconds)} ({int(seconds)} s)"
-
-
-def make_message_id(outbox_id: int, domain: str) -> str:
-    """Stable Message-ID for one outbox row, e.g. `<uptime-outbox-42@uptime.local>`.
-
-    Derived only from the outbox id, so every retry of the same email carries
-    the same id and receivers (and FileTransport) can deduplicate on it.
-    """
-    if isinstance(outbox_id, bool) or not isinstance(outbox_id, int) or outbox_id < 0:
-        raise ValueError(f"outbox_id must be a non-negative int, got {outbox_id!r}")
-    if not _DOMAIN.fullmatch(domain):
-        raise ValueError(f"not a valid Message-ID domain: {domain!r}")
-    return f"<uptime-outbox-{outbox_id}@{domain}>"
 
 
 def build_email(

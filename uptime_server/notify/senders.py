@@ -56,7 +56,8 @@ def slack_transport_for(settings: Settings, *, timeout: float = SLACK_TIMEOUT) -
 
 
 def _private_ca_context(settings: Settings) -> ssl.SSLContext | None:
-    """The system trust store plus UPTIME_CA_BUNDLE, as for monitored services (§5).
+    """The system trust store plus UPTIME_CA_BUNDLE, as for monitored services
+    (docs/api.md#outbound-safety).
 
     None without a bundle: the transport's default is the system store.
     """

@@ -268,7 +268,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
 def email_transport(
     smtp: SmtpSettings | None, outbox_dir: Path, *, ssl_context: ssl.SSLContext | None = None
 ) -> EmailTransport:
-    """SMTP when a host is configured, otherwise .eml files (decisions §2)."""
+    """SMTP when a host is configured, otherwise .eml files (docs/api.md#delivery)."""
     if smtp is None or not smtp.host:
         return FileTransport(outbox_dir)
     return SmtpTransport(smtp, ssl_context=ssl_context)
@@ -307,7 +307,7 @@ class SlackTransport:
                 block_private=self.block_private,
                 ssl_context=self._ssl_context,
             )
-        except Exception as exc:  # noqa: BLE001 - the module edge: every failure is typed
+        except Exception as exc:  # the module edge: every failure is typed
             raise _slack_post_error(exc, host, self.timeout) from None
         _check_slack_response(reply, host)
         log.info("slack message posted to %s", host)

@@ -1,7 +1,7 @@
 """One JSON POST to a webhook URL a user typed, through the SSRF guard.
 
 A webhook URL is user input like a monitor URL, so its connection goes through
-the probes' guard (decisions §5), all three walls of it:
+the probes' guard (docs/api.md#outbound-safety), all three walls of it:
 
 - the URL passes `check_url` (http(s) only; IP-literal hosts judged);
 - `GuardedResolver` resolves the name once, checks every address of the

@@ -237,7 +237,7 @@ def incidents(monitor_id: int, w: Window) -> dict[str, int]:
 
 
 def monitor_stats(monitor_id: int, period: str, granularity: str, now: datetime) -> dict:
-    """The Statistics object of api.md with period, granularity and series."""
+    """The statistics object (docs/api.md#statistics-object) with period, granularity and series."""
     w = window(PERIODS[period], now)
     total = window_total(monitor_id, w)
     return {

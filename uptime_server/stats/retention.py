@@ -1,6 +1,6 @@
 """Retention: old raw runs and fine roll-ups go, in small batches.
 
-What is kept (decisions §1 "History"):
+What is kept (docs/api.md#history, docs/statistics.md#retention):
 - raw check runs for ``UPTIME_RAW_RETENTION_DAYS`` (default 30): a run goes
   when ``checked_at < now - N days``;
 - 5-minute roll-ups for 30 days and hourly ones for a year: a row goes when

@@ -164,18 +164,6 @@ class Aggregate:
             "hist": encode_hist(self.hist),
         }
 
-    @classmethod
-    def from_row(cls, row: Rollup) -> Aggregate:
-        return cls(
-            row.checks,
-            row.failed,
-            row.rt_count,
-            row.rt_sum,
-            row.rt_min,
-            row.rt_max,
-            decode_hist(row.hist),
-        )
-
 
 @dataclass(frozen=True)
 class RunSample:
