@@ -105,7 +105,7 @@ def acknowledge(user: User, notification_id: int, *, now: datetime) -> Notificat
             raise not_active(note)
         if not note.acknowledged:
             Notification.update(acknowledged=True, acknowledged_at=now).where(
-                (Notification.id == note.id) & (Notification.acknowledged == False)  # noqa: E712
+                (Notification.id == note.id) & ~Notification.acknowledged
             ).execute()
     return get_owned(user, notification_id)
 

@@ -70,7 +70,7 @@ def check_http_url(value: str, *, require_https: bool = False) -> str:
     _no_control(value, "url")
     try:
         parts = urlsplit(value)
-        parts.port  # noqa: B018 - raises ValueError on a bad port
+        _ = parts.port  # reading it raises ValueError on a bad port
     except ValueError:
         raise ValueError("is not a valid URL") from None
     if parts.scheme not in ("http", "https"):

@@ -169,7 +169,7 @@ class ProbeLoop:
                     job.cancelled = True
                     self._end(job, on_done)
                     raise
-                except Exception as exc:  # noqa: BLE001 - a bug in one check is that check's problem
+                except Exception as exc:  # a bug in one check is that check's problem
                     job.error = exc
                 self._end(job, on_done)
         finally:
@@ -209,7 +209,7 @@ class ProbeLoop:
             count += len(jobs)
             try:
                 on_done(jobs)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("%s: completion callback failed", self._name)
         with self._cond:
             self._pending -= count

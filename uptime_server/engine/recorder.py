@@ -107,7 +107,7 @@ class Recorder:
             else:
                 self._apply_state(monitor, plan, run_status, batch)
                 done.monitor_status = plan.status
-        except Exception:  # noqa: BLE001 - one bad monitor never stops the rest
+        except Exception:  # one bad monitor never stops the rest
             log.exception(
                 "recording check of monitor %s failed; pushing it forward", outcome.monitor_id
             )

@@ -132,7 +132,7 @@ def serve(settings: Settings, location: str | None, conn: Connection) -> None:
                 else:
                     result = dispatcher.push_forward(payload, now)
                 conn.send(("ok", result))
-            except Exception as exc:  # noqa: BLE001 - the parent retries the batch
+            except Exception as exc:  # the parent retries the batch
                 log.exception("recorder process: writing a batch failed")
                 conn.send(("error", repr(exc)))
     database.close()
