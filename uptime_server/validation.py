@@ -110,10 +110,26 @@ def _guard_allows(url: str, *, block_private: bool) -> bool:
     return True
 
 
-class MonitorConfig(BaseModel):
-    """A monitor's whole configuration, as stored."""
+class _JudgedWhole(BaseModel):
+    """A body whose rules between fields run once every field is valid on its own."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="after")
+    def _whole(self) -> _JudgedWhole:
+        errors = self.cross_field_errors(self.__dict__)
+        if errors:
+            raise _FieldErrors(errors)
+        return self
+
+    @staticmethod
+    def cross_field_errors(v: Mapping[str, Any]) -> dict[str, str]:
+        """The rules between fields over *v*; a field missing from it is left out."""
+        return {}
+
+
+class MonitorConfig(_JudgedWhole):
+    """A monitor's whole configuration, as stored."""
 
     # json_schema_extra documents, for the OpenAPI document, rules that the
     # validators below enforce (strip, byte length, settings-bound values).
@@ -301,12 +317,9 @@ class MonitorConfig(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _whole(self, info: ValidationInfo) -> MonitorConfig:
+    def _default_locations(self, info: ValidationInfo) -> MonitorConfig:
         if self.locations is None:
             self.locations = [_settings(info).locations[0]]
-        errors = self.cross_field_errors(self.__dict__)
-        if errors:
-            raise _FieldErrors(errors)
         return self
 
     @staticmethod
@@ -327,10 +340,8 @@ class MonitorConfig(BaseModel):
         return errors
 
 
-class AlertSettingsIn(BaseModel):
+class AlertSettingsIn(_JudgedWhole):
     """Alert settings of one monitor, as stored (docs/api.md#alert-settings)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
 
     email_enabled: bool = True
     email_recipients: list[str] = Field(
@@ -371,13 +382,6 @@ class AlertSettingsIn(BaseModel):
         if not v:
             return None
         return check_http_url(v, require_https=True)
-
-    @model_validator(mode="after")
-    def _whole(self) -> AlertSettingsIn:
-        errors = self.cross_field_errors(self.__dict__)
-        if errors:
-            raise _FieldErrors(errors)
-        return self
 
     @staticmethod
     def cross_field_errors(v: Mapping[str, Any]) -> dict[str, str]:

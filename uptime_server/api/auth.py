@@ -30,14 +30,16 @@ doc = documenter("auth")
 
 
 @bp.get("/user")
-@doc("getUser", "The signed-in user", ok=data(User))
+@doc("getUser", ok=data(User))
 def get_user() -> Any:
+    """The signed-in user."""
     return data_of(User.of(current_user, current_session().provider))
 
 
 @bp.post("/refresh")
-@doc("refreshSession", "Extend the session", ok=Refreshed)
+@doc("refreshSession", ok=Refreshed)
 def refresh() -> Any:
+    """Extend the session."""
     row = current_session()
     config = settings()
     expires = refresh_session(
@@ -55,8 +57,9 @@ def refresh() -> Any:
 
 
 @bp.post("/logout")
-@doc("logout", "End the session everywhere", ok=Message)
+@doc("logout", ok=Message)
 def logout() -> Any:
+    """End the session everywhere."""
     revoke_session(current_session())
     response = jsonify(Message(message="Logged out").to_json())
     clear_cookie(response)

@@ -86,8 +86,9 @@ def test_slots() -> RunSlots:
 
 
 @bp.post("/<int:monitor_id>/test")
-@doc("testMonitor", "Run one check now and record it", ok=data(TestResult), errors=(404, 409, 504))
+@doc("testMonitor", ok=data(TestResult), errors=(404, 409, 504))
 def test(monitor_id: int) -> Any:
+    """Run one check now and record it."""
     monitor = monitor_service.get_owned(current_user, monitor_id)
     with test_slots().hold(current_user.id):
         return data_of(run_test(monitor))
@@ -111,7 +112,6 @@ def _day_before(until: datetime) -> datetime:
 @bp.get("/<int:monitor_id>/history")
 @doc(
     "getMonitorHistory",
-    "Raw check runs, newest first",
     ok=History,
     errors=(400, 404),
     params=(
@@ -121,6 +121,7 @@ def _day_before(until: datetime) -> datetime:
     ),
 )
 def history(monitor_id: int) -> Any:
+    """Raw check runs, newest first."""
     monitor = monitor_service.get_owned(current_user, monitor_id)
     since, until = _window(request.args)
     size = int_param(request.args, "limit", 100, 1, 1000)

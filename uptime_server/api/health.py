@@ -27,12 +27,12 @@ def scheduler_lag_seconds() -> float:
 @public
 @documented(
     "healthz",
-    "Liveness and database health",
     tag="service",
     ok={200: Health, 503: json_response(HEALTH_REF, "Database unavailable")},
     limited=False,
 )
 def healthz() -> Any:
+    """Liveness and database health."""
     # The scheduler of this process knows its own lag (claimed, not started);
     # without one, the database's oldest unclaimed due check tells. Either
     # reads the database, so it doubles as the database check.

@@ -40,7 +40,6 @@ def metrics_cache() -> MetricsCache:
 @public
 @documented(
     "metrics",
-    "Prometheus metrics",
     tag="service",
     ok={
         200: {
@@ -55,6 +54,7 @@ def metrics_cache() -> MetricsCache:
     security=[{}, {"metricsToken": []}],
 )
 def scrape() -> Any:
+    """Prometheus metrics."""
     token = settings().metrics_token
     _authorize(token)
     cache = metrics_cache()

@@ -56,7 +56,6 @@ def _pages(page: int, size: int, total: int) -> Pages:
 @bp.get("")
 @doc(
     "listMonitors",
-    "List the caller's monitors",
     ok=MonitorList,
     errors=(400,),
     params=(
@@ -68,6 +67,7 @@ def _pages(page: int, size: int, total: int) -> Pages:
     ),
 )
 def list_monitors() -> Any:
+    """List the caller's monitors."""
     args = request.args
     page = int_param(args, "page", 1, 1, None)
     size = int_param(args, "limit", 25, 1, 100)
@@ -86,56 +86,42 @@ def list_monitors() -> Any:
 
 
 @bp.post("")
-@doc(
-    "createMonitor",
-    "Create a monitor",
-    ok={201: data(MonitorCreated)},
-    errors=(403,),
-    body=MONITOR_CREATE,
-)
+@doc("createMonitor", ok={201: data(MonitorCreated)}, errors=(403,), body=MONITOR_CREATE)
 def create() -> Any:
+    """Create a monitor."""
     cfg = parse_monitor(json_body(), settings())
     m = monitor_service.create_monitor(current_user, cfg, now=now(), settings=settings())
     return data_of(MonitorCreated.from_row(m)), 201
 
 
 @bp.get("/<int:monitor_id>")
-@doc("getMonitor", "One monitor", ok=data(Monitor), errors=(404,))
+@doc("getMonitor", ok=data(Monitor), errors=(404,))
 def show(monitor_id: int) -> Any:
+    """One monitor."""
     return data_of(_monitor(monitor_service.get_owned(current_user, monitor_id)))
 
 
 @bp.put("/<int:monitor_id>")
-@doc(
-    "updateMonitor",
-    "Change some of a monitor's fields",
-    ok=data(Monitor),
-    errors=(404,),
-    body=MONITOR_UPDATE,
-)
+@doc("updateMonitor", ok=data(Monitor), errors=(404,), body=MONITOR_UPDATE)
 def update(monitor_id: int) -> Any:
+    """Change some of a monitor's fields."""
     m = monitor_service.get_owned(current_user, monitor_id)
     cfg = parse_monitor_update(monitor_service.config_of(m), json_body(), settings())
     return data_of(_monitor(monitor_service.update_monitor(m, cfg, now=now())))
 
 
 @bp.delete("/<int:monitor_id>")
-@doc("deleteMonitor", "Delete a monitor with its history", ok=Message, errors=(404,))
+@doc("deleteMonitor", ok=Message, errors=(404,))
 def delete(monitor_id: int) -> Any:
+    """Delete a monitor with its history."""
     monitor_service.delete_monitor(monitor_service.get_owned(current_user, monitor_id))
     return Message(message="Monitor deleted").to_json()
 
 
 @bp.post("/<int:monitor_id>/pause")
-@doc(
-    "pauseMonitor",
-    "Pause checks",
-    ok=MonitorMessage,
-    errors=(404, 409),
-    body=PauseRequest,
-    body_required=False,
-)
+@doc("pauseMonitor", ok=MonitorMessage, errors=(404, 409), body=PauseRequest, body_required=False)
 def pause(monitor_id: int) -> Any:
+    """Pause checks."""
     m = monitor_service.get_owned(current_user, monitor_id)
     reason = parse_pause(json_body(optional=True))
     m = monitor_service.pause_monitor(m, reason, now=now())
@@ -143,8 +129,9 @@ def pause(monitor_id: int) -> Any:
 
 
 @bp.post("/<int:monitor_id>/resume")
-@doc("resumeMonitor", "Resume checks", ok=MonitorMessage, errors=(404, 409))
+@doc("resumeMonitor", ok=MonitorMessage, errors=(404, 409))
 def resume(monitor_id: int) -> Any:
+    """Resume checks."""
     m = monitor_service.resume_monitor(
         monitor_service.get_owned(current_user, monitor_id), now=now()
     )
@@ -152,34 +139,26 @@ def resume(monitor_id: int) -> Any:
 
 
 @bp.get("/<int:monitor_id>/alerts")
-@doc("getMonitorAlerts", "Alert settings", ok=data(AlertSettings), errors=(404,))
+@doc("getMonitorAlerts", ok=data(AlertSettings), errors=(404,))
 def get_alerts(monitor_id: int) -> Any:
+    """Alert settings."""
     m = monitor_service.get_owned(current_user, monitor_id)
     return data_of(AlertSettings.of(monitor_service.alert_settings(m), current_user.email))
 
 
 @bp.put("/<int:monitor_id>/alerts")
-@doc(
-    "updateMonitorAlerts",
-    "Change alert settings",
-    ok=data(AlertSettings),
-    errors=(404,),
-    body=ALERT_SETTINGS_UPDATE,
-)
+@doc("updateMonitorAlerts", ok=data(AlertSettings), errors=(404,), body=ALERT_SETTINGS_UPDATE)
 def put_alerts(monitor_id: int) -> Any:
+    """Change alert settings."""
     m = monitor_service.get_owned(current_user, monitor_id)
     stored = monitor_service.update_alert_settings(m, json_body())
     return data_of(AlertSettings.of(stored, current_user.email))
 
 
 @bp.post("/bulk")
-@doc(
-    "bulkMonitors",
-    "Pause, resume, delete or update many monitors",
-    ok=data(BulkOutcome),
-    body=BulkRequest,
-)
+@doc("bulkMonitors", ok=data(BulkOutcome), body=BulkRequest)
 def bulk() -> Any:
+    """Pause, resume, delete or update many monitors."""
     req = parse_bulk(json_body(), settings())
     result = monitor_service.bulk_action(
         current_user,

@@ -52,8 +52,9 @@ def _page_args() -> tuple[int, int]:
 
 
 @bp.get("/active")
-@doc("activeNotifications", "Unresolved notifications", ok=ActiveNotifications)
+@doc("activeNotifications", ok=ActiveNotifications)
 def active() -> Any:
+    """Unresolved notifications."""
     rows = notification_service.list_active(current_user)
     return ActiveNotifications(
         data=[Notification.of(n) for n in rows],
@@ -62,14 +63,9 @@ def active() -> Any:
 
 
 @bp.get("/recent")
-@doc(
-    "recentNotifications",
-    "Notifications of the last 24 hours",
-    ok=RecentNotifications,
-    errors=(400,),
-    params=PAGE_PARAMS,
-)
+@doc("recentNotifications", ok=RecentNotifications, errors=(400,), params=PAGE_PARAMS)
 def recent() -> Any:
+    """Notifications of the last 24 hours."""
     page, size = _page_args()
     result = notification_service.list_recent(current_user, now=now(), page=page, limit=size)
     pagination = RecentPages(
@@ -83,7 +79,6 @@ def recent() -> Any:
 @bp.get("")
 @doc(
     "listNotifications",
-    "Notifications, newest first",
     ok=NotificationList,
     errors=(400,),
     params=(
@@ -95,6 +90,7 @@ def recent() -> Any:
     ),
 )
 def list_notifications() -> Any:
+    """Notifications, newest first."""
     page, size = _page_args()
     filters = notification_service.Filters(
         monitor_id=int_param(request.args, "monitor_id", None, 1, None),  # type: ignore[arg-type]
@@ -118,19 +114,16 @@ def list_notifications() -> Any:
 
 
 @bp.get("/<int:notification_id>")
-@doc("getNotification", "One notification", ok=data(Notification), errors=(404,))
+@doc("getNotification", ok=data(Notification), errors=(404,))
 def show(notification_id: int) -> Any:
+    """One notification."""
     return data_of(Notification.of(notification_service.get_owned(current_user, notification_id)))
 
 
 @bp.post("/<int:notification_id>/acknowledge")
-@doc(
-    "acknowledgeNotification",
-    "Acknowledge an active notification",
-    ok=Acknowledged,
-    errors=(404, 409),
-)
+@doc("acknowledgeNotification", ok=Acknowledged, errors=(404, 409))
 def acknowledge(notification_id: int) -> Any:
+    """Acknowledge an active notification."""
     n = notification_service.acknowledge(current_user, notification_id, now=now())
     return Acknowledged(
         message="Notification acknowledged",
@@ -139,13 +132,9 @@ def acknowledge(notification_id: int) -> Any:
 
 
 @bp.post("/<int:notification_id>/resolve")
-@doc(
-    "resolveNotification",
-    "Resolve an active notification by hand",
-    ok=Resolved,
-    errors=(404, 409),
-)
+@doc("resolveNotification", ok=Resolved, errors=(404, 409))
 def resolve(notification_id: int) -> Any:
+    """Resolve an active notification by hand."""
     n = notification_service.resolve(current_user, notification_id, now=now())
     return Resolved(
         message="Notification resolved",

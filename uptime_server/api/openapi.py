@@ -200,8 +200,9 @@ def _strip_titles(node: Any) -> None:
 
 @bp.get("/openapi.json")
 @public
-@documented("openapi", "This document", tag="service", ok={200: json_response({"type": "object"})})
+@documented("openapi", tag="service", ok={200: json_response({"type": "object"})})
 def openapi_json() -> Any:
+    """This document."""
     from uptime_server.context import settings
 
     document = current_app.extensions.get("uptime_openapi")

@@ -63,18 +63,21 @@ class Operation:
 
 
 def documented(
-    op_id: str, summary: str, *, tag: str, ok: Mapping[int, Response] | Response, **more: Any
+    op_id: str, *, tag: str, ok: Mapping[int, Response] | Response, **more: Any
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Record the operation a view serves; see ``Operation`` for *more*.
 
-    *ok* is the responses by status, or the one 200 response. Integer path
-    parameters (``<int:monitor_id>``) follow from the route; *params* lists
-    the others.
+    The summary is the first line of the view's docstring. *ok* is the
+    responses by status, or the one 200 response. Integer path parameters
+    (``<int:monitor_id>``) follow from the route; *params* lists the others.
     """
     responses = ok if isinstance(ok, Mapping) and all(isinstance(k, int) for k in ok) else {200: ok}
-    operation = Operation(op_id, summary, tag, responses, **more)
 
     def mark(view: Callable[..., Any]) -> Callable[..., Any]:
+        summary = (view.__doc__ or "").strip().splitlines()[0].rstrip(".")
+        if not summary:
+            raise TypeError(f"{view.__name__}: a documented view needs a docstring")
+        operation = Operation(op_id, summary, tag, responses, **more)
         view.uptime_operation = operation  # type: ignore[attr-defined]
         return view
 
@@ -84,8 +87,8 @@ def documented(
 def documenter(tag: str) -> Callable[..., Callable[[Callable[..., Any]], Callable[..., Any]]]:
     """``documented`` with the tag of one resource's views filled in."""
 
-    def document(op_id: str, summary: str, **more: Any) -> Any:
-        return documented(op_id, summary, tag=tag, **more)
+    def document(op_id: str, **more: Any) -> Any:
+        return documented(op_id, tag=tag, **more)
 
     return document
 

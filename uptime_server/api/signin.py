@@ -55,7 +55,6 @@ def redirect_uri(provider: str) -> str:
 @login_limited
 @doc(
     "login",
-    "Start OAuth sign-in (or link a provider while signed in)",
     ok={302: redirect_response("To the provider's consent screen")},
     errors=(400, 404),
     params=(
@@ -66,6 +65,7 @@ def redirect_uri(provider: str) -> str:
     ),
 )
 def login(provider: str) -> Any:
+    """Start OAuth sign-in (or link a provider while signed in)."""
     # The provider first, then the CLI parameters, and only then any state:
     # `uptime login` checks a provider with an incomplete request (404 or 400).
     spec = _provider_or_404(provider)
@@ -113,7 +113,6 @@ def login(provider: str) -> Any:
 @login_limited
 @doc(
     "loginCallback",
-    "OAuth callback: creates the session",
     ok={302: redirect_response("To `next`, or to the CLI loopback with a ticket")},
     errors=(400, 403, 404, 409),
     params=(
@@ -123,6 +122,7 @@ def login(provider: str) -> Any:
     ),
 )
 def callback(provider: str) -> Any:
+    """OAuth callback: creates the session."""
     spec = _provider_or_404(provider)
     state = login_state.claim_state(
         provider=provider,
@@ -147,13 +147,9 @@ def callback(provider: str) -> Any:
 @bp.post("/cli/exchange")
 @public
 @login_limited
-@doc(
-    "cliExchange",
-    "Exchange a CLI ticket and verifier for a session",
-    ok=data(CliSession),
-    body=CliExchangeRequest,
-)
+@doc("cliExchange", ok=data(CliSession), body=CliExchangeRequest)
 def cli_exchange() -> Any:
+    """Exchange a CLI ticket and verifier for a session."""
     exchange = parse_cli_exchange(json_body())
     # Not one transaction: a ticket spent by a wrong verifier stays spent.
     row = cli_handoff.redeem_ticket(exchange.ticket, exchange.verifier, now=now())

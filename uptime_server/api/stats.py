@@ -30,7 +30,6 @@ doc = documenter("monitors")
 @bp.get("/monitors/<int:monitor_id>/stats")
 @doc(
     "getMonitorStats",
-    "Uptime and response-time statistics",
     ok=data(Statistics),
     errors=(400, 404),
     params=(
@@ -39,6 +38,7 @@ doc = documenter("monitors")
     ),
 )
 def show(monitor_id: int) -> Any:
+    """Uptime and response-time statistics."""
     period, granularity = _params(request.args)
     monitor = monitor_service.get_owned(current_user, monitor_id)
     stats = monitor_stats(monitor.id, period, granularity, now())
