@@ -22,7 +22,6 @@ from uptime_server.query_params import choice_param, int_param, time_param
 from uptime_server.schemas.base import data, data_of, page_count
 from uptime_server.schemas.notifications import (
     Acknowledged,
-    AcknowledgedData,
     ActiveMeta,
     ActiveNotifications,
     Notification,
@@ -31,7 +30,6 @@ from uptime_server.schemas.notifications import (
     RecentNotifications,
     RecentPages,
     Resolved,
-    ResolvedData,
 )
 
 bp = Blueprint("notifications", __name__, url_prefix="/notifications")
@@ -124,19 +122,13 @@ def show(notification_id: int) -> Any:
 @doc("acknowledgeNotification", ok=Acknowledged, errors=(404, 409))
 def acknowledge(notification_id: int) -> Any:
     """Acknowledge an active notification."""
-    n = notification_service.acknowledge(current_user, notification_id, now=now())
-    return Acknowledged(
-        message="Notification acknowledged",
-        data=AcknowledgedData(id=n.id, acknowledged=True, acknowledged_at=n.acknowledged_at),
-    ).to_json()
+    note = notification_service.acknowledge(current_user, notification_id, now=now())
+    return Acknowledged.of(note).to_json()
 
 
 @bp.post("/<int:notification_id>/resolve")
 @doc("resolveNotification", ok=Resolved, errors=(404, 409))
 def resolve(notification_id: int) -> Any:
     """Resolve an active notification by hand."""
-    n = notification_service.resolve(current_user, notification_id, now=now())
-    return Resolved(
-        message="Notification resolved",
-        data=ResolvedData(id=n.id, status="resolved", resolved_at=n.resolved_at),
-    ).to_json()
+    note = notification_service.resolve(current_user, notification_id, now=now())
+    return Resolved.of(note).to_json()

@@ -89,6 +89,11 @@ class Acknowledged(ResponseModel):
     message: str
     data: AcknowledgedData
 
+    @classmethod
+    def of(cls, n: Any) -> Self:
+        data = AcknowledgedData(id=n.id, acknowledged=True, acknowledged_at=n.acknowledged_at)
+        return cls(message="Notification acknowledged", data=data)
+
 
 class ResolvedData(ResponseModel):
     id: int
@@ -99,3 +104,8 @@ class ResolvedData(ResponseModel):
 class Resolved(ResponseModel):
     message: str
     data: ResolvedData
+
+    @classmethod
+    def of(cls, n: Any) -> Self:
+        data = ResolvedData(id=n.id, status="resolved", resolved_at=n.resolved_at)
+        return cls(message="Notification resolved", data=data)
