@@ -1,4 +1,6 @@
-"""One http/https check run (decisions §1), with aiohttp on asyncio. No DB access.
+"""One http/https check run, with aiohttp on asyncio. No DB access.
+
+The rules of a run: docs/api.md#what-one-check-does.
 
 A `Prober` is built once per process: it owns the two TLS contexts, one
 `ClientSession` whose connector goes through the SSRF guard, and the threads

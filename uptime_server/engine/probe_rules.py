@@ -25,8 +25,11 @@ class ProbeFailure(KnownFailure):
 
 
 def evaluate(spec: CheckSpec, status: int, body: bytes, charset: str | None) -> str | None:
-    """The first of pass rules 2-4 (decisions §1) the response breaks, as an error; None if
-    it passes. Rule 5, the JSONPath, is `json_path.JsonPathRunner`'s."""
+    """The first of pass rules 2-4 the response breaks, as an error; None if it passes.
+
+    The rules: docs/api.md#what-one-check-does. Rule 5, the JSONPath, is
+    `json_path.JsonPathRunner`'s.
+    """
     if status not in spec.expected_status:
         codes = ", ".join(str(code) for code in spec.expected_status)
         return f"expected status in [{codes}], got {status}"
