@@ -64,8 +64,7 @@ def test_it_validates_the_reason(alice: Any) -> None:
 def test_it_names_every_bad_field_at_once(alice: Any) -> None:
     mid = create(alice)
     response = alice.post(f"{URL}/{mid}/pause", json={"reason": 5, "why": "x"})
-    error = assert_error(response, 400, "VALIDATION_ERROR", "reason", "why")
-    assert set(error["details"]) == {"reason", "why"}
+    assert_error(response, 400, "VALIDATION_ERROR", "reason", "why", only=True)
 
 
 def test_it_resolves_the_active_downtime_without_email(alice: Any, clock: Any) -> None:
