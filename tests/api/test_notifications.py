@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.api.shapes import assert_error
-from tests.notify.world import make_monitor, outcome
+from tests.notify.world import make_monitor
+from tests.outcomes import outcome
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import Notification
 

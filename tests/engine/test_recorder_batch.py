@@ -6,9 +6,9 @@ from datetime import timedelta
 
 import pytest
 
+from tests.outcomes import outcome_at as run
 from uptime_server import monitor_service
 from uptime_server.engine import recorder_batch
-from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.recorder import Recorder, StaleState
 from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification, Outbox
 
@@ -16,20 +16,6 @@ from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notificatio
 @pytest.fixture
 def settings_env(settings_env):
     return {**settings_env, "UPTIME_LOCATIONS": "local,eu"}
-
-
-def run(monitor, at, passed, location="local", **kw):
-    return CheckOutcome(
-        monitor_id=monitor.id,
-        monitor_created_at=monitor.created_at,
-        location=location,
-        checked_at=at,
-        passed=passed,
-        response_time=80 if passed else None,
-        status_code=200 if passed else 500,
-        error=None if passed else "expected status in [200], got 500",
-        **kw,
-    )
 
 
 def test_runs_get_their_ids_in_order(make_monitor, settings, clock):
