@@ -9,23 +9,10 @@ from uptime_server.models import Notification
 
 
 def add_notification(
-    monitor: Any,
-    user: Any,
-    at: datetime,
-    message: str,
-    *,
-    kind: str = "downtime",
-    status: str = "active",
-    **fields: Any,
+    monitor: Any, user: Any, at: datetime, message: str, **fields: Any
 ) -> Notification:
-    """A notification of *kind* that started, and was written, at *at*."""
+    """A notification started (and written) at *at*; an active downtime unless *fields* differ."""
+    values = {"type": "downtime", "status": "active", **fields}
     return Notification.create(
-        monitor=monitor,
-        user=user,
-        type=kind,
-        message=message,
-        status=status,
-        started_at=at,
-        created_at=at,
-        **fields,
+        monitor=monitor, user=user, message=message, started_at=at, created_at=at, **values
     )

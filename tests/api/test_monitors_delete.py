@@ -30,7 +30,7 @@ def add_history(monitor_id: int, now: datetime) -> None:
         Rollup.create(monitor=monitor, resolution=resolution, bucket=0, checks=2, failed=1)
     for kind, status in (("downtime", "active"), ("recovery", "resolved")):
         notification = add_notification(
-            monitor, monitor.user_id, now, f"{monitor.name} {kind}", kind=kind, status=status
+            monitor, monitor.user_id, now, f"{monitor.name} {kind}", type=kind, status=status
         )
         for channel in ("email", "slack"):
             Outbox.create(

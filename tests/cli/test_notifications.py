@@ -39,7 +39,7 @@ def _note(name: str, monitor: int, user: int, kind: str, started: Any, resolved:
         user,
         started,
         message,
-        kind=kind,
+        type=kind,
         status="resolved" if resolved else "active",
         resolved_at=resolved,
         duration=int((resolved - started).total_seconds()) if resolved else None,
