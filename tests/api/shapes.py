@@ -16,8 +16,13 @@ def monitor_body(**changes: Any) -> dict[str, Any]:
     return {**HTTP_MONITOR, **changes}
 
 
-def assert_error(response: Any, status: int, code: str, *fields: str) -> dict[str, Any]:
-    """The response is the spec's error shape with *code*; *fields* are named in details."""
+def assert_error(
+    response: Any, status: int, code: str, *fields: str, only: bool = False
+) -> dict[str, Any]:
+    """The response is the spec's error shape with *code*; *fields* are named in details.
+
+    With *only*, details name those fields and no others.
+    """
     assert response.status_code == status, response.get_data(as_text=True)
     assert response.mimetype == "application/json"
     body = response.get_json()
@@ -31,6 +36,8 @@ def assert_error(response: Any, status: int, code: str, *fields: str) -> dict[st
         assert field in error["details"], error
         messages = error["details"][field]
         assert messages and all(isinstance(m, str) and m for m in messages)
+    if only:
+        assert set(error["details"]) == set(fields), error
     return error
 
 

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from tests.api.shapes import assert_error, create
+from tests.notification_rows import add_notification
 from uptime_server.models import (
     AlertSettings,
     CheckRun,
@@ -28,14 +29,8 @@ def add_history(monitor_id: int, now: datetime) -> None:
     for resolution in (300, 3600, 86400):
         Rollup.create(monitor=monitor, resolution=resolution, bucket=0, checks=2, failed=1)
     for kind, status in (("downtime", "active"), ("recovery", "resolved")):
-        notification = Notification.create(
-            monitor=monitor,
-            user=monitor.user_id,
-            type=kind,
-            message=f"{monitor.name} {kind}",
-            status=status,
-            started_at=now,
-            created_at=now,
+        notification = add_notification(
+            monitor, monitor.user_id, now, f"{monitor.name} {kind}", type=kind, status=status
         )
         for channel in ("email", "slack"):
             Outbox.create(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.api.shapes import assert_error, create, sqlite_only
+from tests.notification_rows import add_notification
 from uptime_server.models import Monitor, MonitorLocation, Notification, Outbox
 
 URL = "/api/v1/monitors"
@@ -64,22 +65,13 @@ def test_it_validates_the_reason(alice: Any) -> None:
 def test_it_names_every_bad_field_at_once(alice: Any) -> None:
     mid = create(alice)
     response = alice.post(f"{URL}/{mid}/pause", json={"reason": 5, "why": "x"})
-    error = assert_error(response, 400, "VALIDATION_ERROR", "reason", "why")
-    assert set(error["details"]) == {"reason", "why"}
+    assert_error(response, 400, "VALIDATION_ERROR", "reason", "why", only=True)
 
 
 def test_it_resolves_the_active_downtime_without_email(alice: Any, clock: Any) -> None:
     mid = create(alice)
     started = clock.now()
-    incident = Notification.create(
-        monitor=mid,
-        user=alice.user.id,
-        type="downtime",
-        message="api is DOWN",
-        status="active",
-        started_at=started,
-        created_at=started,
-    )
+    incident = add_notification(mid, alice.user.id, started, "api is DOWN")
     outbox_before = Outbox.select().count()
     clock.advance(seconds=250)
     assert alice.post(f"{URL}/{mid}/pause").status_code == 200

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from tests.api.shapes import create
+from tests.outcomes import outcome
 from uptime_server import monitor_service
-from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.recorder import Recorder
 from uptime_server.errors import ApiError
 from uptime_server.models import Monitor, MonitorLocation, Notification
@@ -37,19 +37,6 @@ ENGINE_STATE = (
 )
 
 
-def failing_run(monitor: Monitor, clock: Any) -> CheckOutcome:
-    return CheckOutcome(
-        monitor_id=monitor.id,
-        monitor_created_at=monitor.created_at,
-        location="local",
-        checked_at=clock.now(),
-        passed=False,
-        response_time=None,
-        status_code=503,
-        error="expected status in [200], got 503",
-    )
-
-
 def edit(monitor: Monitor, patch: dict[str, Any], settings: Any, clock: Any) -> Monitor:
     cfg = parse_monitor_update(monitor_service.config_of(monitor), patch, settings)
     return monitor_service.update_monitor(monitor, cfg, now=clock.now())
@@ -65,9 +52,9 @@ def test_the_engine_state_written_during_an_edit_survives_it(alice, settings, cl
     read_for_edit = monitor_service.get_owned(alice.user, mid)
 
     clock.advance(60)
-    Recorder(settings).record([failing_run(read_for_edit, clock)], now=clock.now())
+    Recorder(settings).record([outcome(read_for_edit, clock, False)], now=clock.now())
     clock.advance(60)
-    Recorder(settings).record([failing_run(read_for_edit, clock)], now=clock.now())
+    Recorder(settings).record([outcome(read_for_edit, clock, False)], now=clock.now())
     engine_wrote = state_of(mid)
     assert (engine_wrote["status"], engine_wrote["consecutive_failures"]) == ("offline", 2)
 
@@ -114,7 +101,7 @@ def test_an_edit_of_a_monitor_deleted_meanwhile_is_not_found(alice, settings, cl
 def test_a_type_change_still_starts_the_monitor_over(alice, settings, clock):
     mid = create(alice)
     read_for_edit = monitor_service.get_owned(alice.user, mid)
-    Recorder(settings).record([failing_run(read_for_edit, clock)], now=clock.now())
+    Recorder(settings).record([outcome(read_for_edit, clock, False)], now=clock.now())
     version = Monitor.get_by_id(mid).state_version
 
     edit(read_for_edit, {"type": "tcp", "url": None}, settings, clock)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.notify.world import make_monitor, outcome
+from tests.api.shapes import assert_error
+from tests.notify.world import make_monitor
+from tests.outcomes import outcome
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import Notification
 
@@ -133,9 +135,7 @@ def test_recent_covers_the_last_24_hours_newest_first(alice, api_prod, checks, c
 )
 def test_recent_rejects_bad_paging(alice, query, param):
     r = alice.get(f"/api/v1/notifications/recent?{query}")
-    assert r.status_code == 400
-    assert r.json["error"]["code"] == "VALIDATION_ERROR"
-    assert list(r.json["error"]["details"]) == [param]
+    assert_error(r, 400, "VALIDATION_ERROR", param, only=True)
 
 
 # --- list -----------------------------------------------------------------------------
@@ -228,9 +228,7 @@ def test_list_filters(alice, history):
 )
 def test_list_rejects_bad_parameters_naming_them(alice, query, param):
     r = alice.get(f"/api/v1/notifications?{query}")
-    assert r.status_code == 400
-    assert r.json["error"]["code"] == "VALIDATION_ERROR"
-    assert list(r.json["error"]["details"]) == [param]
+    assert_error(r, 400, "VALIDATION_ERROR", param, only=True)
 
 
 def test_unknown_query_parameters_are_ignored(alice):

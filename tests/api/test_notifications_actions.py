@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.notify.world import make_monitor, outcome
+from tests.notify.world import make_monitor
+from tests.outcomes import outcome
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import Monitor, Notification, Outbox
 

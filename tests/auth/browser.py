@@ -13,7 +13,16 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import requests
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
+from tests.api.shapes import assert_error
+
 BASE_URL = "http://127.0.0.1:8080"
+
+
+def oauth_error_reason(response: Any) -> str:
+    """The response is a 400 OAUTH_ERROR in the spec's error shape; the one reason it names."""
+    error = assert_error(response, 400, "OAUTH_ERROR", "reason")
+    [reason] = error["details"]["reason"]
+    return reason
 
 
 def callback_url(provider: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
-from tests.auth.browser import callback_url, query, with_challenge
+from tests.auth.browser import callback_url, oauth_error_reason, query, with_challenge
 from uptime_server.auth.login_state import pkce_verifier, sha256
 from uptime_server.models import Identity, OAuthState, Session, User
 
@@ -72,18 +72,14 @@ def test_the_server_rejects_a_wrong_pkce_verifier(browser, providers):
     """A code obtained for another challenge (code injection) fails PKCE."""
     authorize = browser.login("github")
     r = browser.callback(browser.approve(with_challenge(authorize, "attacker"), "octocat"))
-    assert r.status_code == 400
-    assert r.json["error"]["code"] == "OAUTH_ERROR"
-    assert "bad_verification_code" in r.json["error"]["details"]["reason"][0]
+    assert "bad_verification_code" in oauth_error_reason(r)
     assert browser.session_cookie() is None
     assert Session.select().count() == 0
 
 
 def test_refused_consent_is_an_oauth_error(browser, providers):
     r = browser.callback(browser.approve(browser.login("github"), "octocat", consent="deny"))
-    assert r.status_code == 400
-    assert r.json["error"]["code"] == "OAUTH_ERROR"
-    assert r.json["error"]["details"]["reason"] == ["access_denied"]
+    assert oauth_error_reason(r) == "access_denied"
 
 
 @pytest.mark.parametrize(
@@ -91,9 +87,7 @@ def test_refused_consent_is_an_oauth_error(browser, providers):
 )
 def test_an_unreachable_token_endpoint_is_an_oauth_error(browser, providers):
     r = browser.sign_in("github", "octocat")
-    assert r.status_code == 400
-    assert r.json["error"]["code"] == "OAUTH_ERROR"
-    assert r.json["error"]["details"]["reason"] == ["ConnectionError"]
+    assert oauth_error_reason(r) == "ConnectionError"
 
 
 @pytest.mark.parametrize(
@@ -101,9 +95,7 @@ def test_an_unreachable_token_endpoint_is_an_oauth_error(browser, providers):
 )
 def test_the_emails_url_setting_overrides_the_default_emails_url(browser, providers):
     r = browser.sign_in("github", "octocat")
-    assert r.status_code == 400
-    assert r.json["error"]["code"] == "OAUTH_ERROR"
-    assert r.json["error"]["details"]["reason"] == ["HTTPError"]
+    assert oauth_error_reason(r) == "HTTPError"
 
 
 @pytest.mark.parametrize("path", ["login", "callback"])

@@ -12,7 +12,7 @@ from urllib.parse import urlencode, urlsplit
 import pytest
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
-from tests.auth.browser import callback_url, query, with_challenge
+from tests.auth.browser import callback_url, oauth_error_reason, query, with_challenge
 from uptime_server.auth.login_state import pkce_verifier, sha256
 from uptime_server.models import Identity, OAuthState, Session, User
 
@@ -55,9 +55,7 @@ def test_it_signs_in_with_google_through_discovery(browser, providers, settings)
 def test_a_bad_id_token_is_refused(browser, providers, fault, reason):
     providers.faults(**fault)
     r = browser.sign_in("google", "gina")
-    assert r.status_code == 400, r.get_data(as_text=True)
-    assert r.json["error"]["code"] == "OAUTH_ERROR"
-    assert reason in r.json["error"]["details"]["reason"][0]
+    assert reason in oauth_error_reason(r)
     assert browser.session_cookie() is None
     assert User.select().count() == 0
 
@@ -68,18 +66,14 @@ def test_a_nonce_changed_on_the_way_is_refused(browser, providers):
     params["nonce"] = "chosen-by-an-attacker"
     tampered = f"{authorize.split('?')[0]}?{urlencode(params)}"
     r = browser.callback(browser.approve(tampered, "gina"))
-    assert r.status_code == 400
-    assert r.json["error"]["code"] == "OAUTH_ERROR"
-    assert "nonce" in r.json["error"]["details"]["reason"][0]
+    assert "nonce" in oauth_error_reason(r)
 
 
 def test_the_server_rejects_a_wrong_pkce_verifier(browser, providers):
     """A code obtained for another challenge (code injection) fails PKCE."""
     authorize = browser.login("google")
     r = browser.callback(browser.approve(with_challenge(authorize, "attacker"), "gina"))
-    assert r.status_code == 400
-    assert r.json["error"]["code"] == "OAUTH_ERROR"
-    assert "invalid_grant" in r.json["error"]["details"]["reason"][0]
+    assert "invalid_grant" in oauth_error_reason(r)
     assert Session.select().count() == 0
 
 
@@ -143,9 +137,7 @@ def test_claims_missing_from_the_id_token_come_from_userinfo(browser, providers)
 def test_userinfo_about_another_subject_is_refused(browser, providers):
     providers.faults(lean_id_token=True, userinfo_sub="someone-else")
     r = browser.sign_in("google", "gina")
-    assert r.status_code == 400
-    assert r.json["error"]["code"] == "OAUTH_ERROR"
-    assert "different subject" in r.json["error"]["details"]["reason"][0]
+    assert "different subject" in oauth_error_reason(r)
 
 
 @pytest.mark.parametrize(
@@ -169,7 +161,5 @@ def test_the_server_rejects_the_wrong_verifier_at_the_token_endpoint(
         signin.login_state, "pkce_verifier", lambda state, key: "w" * 43, raising=True
     )
     r = browser.callback(code_url)
-    assert r.status_code == 400
-    assert r.json["error"]["code"] == "OAUTH_ERROR"
-    assert "invalid_grant" in r.json["error"]["details"]["reason"][0]
+    assert "invalid_grant" in oauth_error_reason(r)
     assert Session.select().count() == 0

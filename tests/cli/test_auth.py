@@ -132,16 +132,25 @@ def test_login_local_mints_a_session_in_the_database(
     assert (user["email"], user["name"]) == ("carol@example.com", "Carol")
 
 
+def own_database_env(tmp_path: Path, config_dir: Path, **settings: str) -> dict[str, str | None]:
+    """The CLI's environment for ``login --local`` on a SQLite database of its own."""
+    return {
+        **base_env(config_dir),
+        "UPTIME_DATA_DIR": str(tmp_path / "own-data"),
+        "UPTIME_DATABASE_URL": f"sqlite:///{tmp_path / 'own.db'}",
+        **settings,
+    }
+
+
 def test_login_local_saves_for_the_daemons_base_url_by_default(
     tmp_path: Path, config_dir: Path, restore_binding: None
 ) -> None:
-    env = {
-        **base_env(config_dir),
-        "UPTIME_DATA_DIR": str(tmp_path / "other-data"),
-        "UPTIME_DATABASE_URL": f"sqlite:///{tmp_path / 'other.db'}",
-        "UPTIME_BASE_URL": "http://127.0.0.1:18123/",
-        "UPTIME_SECRET_KEY": "k",
-    }
+    env = own_database_env(
+        tmp_path,
+        config_dir,
+        UPTIME_BASE_URL="http://127.0.0.1:18123/",
+        UPTIME_SECRET_KEY="k",
+    )
     Cli(env).ok("login", "--local", "--email", "dave@example.com")
     assert credentials.default_server(config_dir) == "http://127.0.0.1:18123"
 
@@ -150,12 +159,7 @@ def test_login_local_saves_for_the_daemons_base_url_by_default(
 def test_login_local_takes_the_addresses_of_a_self_hosted_network(
     tmp_path: Path, config_dir: Path, restore_binding: None, email: str
 ) -> None:
-    env = {
-        **base_env(config_dir),
-        "UPTIME_DATA_DIR": str(tmp_path / "d"),
-        "UPTIME_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}",
-        "UPTIME_BASE_URL": "http://127.0.0.1:18124/",
-    }
+    env = own_database_env(tmp_path, config_dir, UPTIME_BASE_URL="http://127.0.0.1:18124/")
     result = Cli(env).ok("login", "--local", "--email", email)
     assert f"Logged in as {email}" in result.stderr
     saved = credentials.load("http://127.0.0.1:18124", config_dir)
@@ -165,11 +169,7 @@ def test_login_local_takes_the_addresses_of_a_self_hosted_network(
 def test_login_local_rejects_a_bad_email(
     tmp_path: Path, config_dir: Path, restore_binding: None
 ) -> None:
-    env = {
-        **base_env(config_dir),
-        "UPTIME_DATA_DIR": str(tmp_path / "d"),
-        "UPTIME_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}",
-    }
+    env = own_database_env(tmp_path, config_dir)
     result = Cli(env)("login", "--local", "--email", "not-an-email")
     assert result.exit_code == 2, describe(result)
     assert "invalid email" in result.stderr

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from tests.cli.conftest import Cli, describe
+from tests.notification_rows import add_notification
 from uptime_server import db as dbmod
-from uptime_server.models import CheckRun, Monitor, Notification
+from uptime_server.models import CheckRun, Monitor
 
 CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # newline ends lines, nothing else
 HOSTILE_NAME = "evil\x1b]0;title\x07\x1b[31mred\x9b2J\x7f"
@@ -38,14 +39,11 @@ def hostile(cli: Cli, alice: Any, clock: Any) -> dict[str, str]:
             attempts=1,
             error=HOSTILE_ERROR,
         )
-        note = Notification.create(
-            monitor=monitor_id,
-            user=alice.user.id,
-            type="downtime",
-            message=f"{HOSTILE_NAME} is DOWN: {HOSTILE_ERROR}",
-            status="active",
-            started_at=clock.now(),
-            created_at=clock.now(),
+        note = add_notification(
+            monitor_id,
+            alice.user.id,
+            clock.now(),
+            f"{HOSTILE_NAME} is DOWN: {HOSTILE_ERROR}",
             error_message=HOSTILE_ERROR,
         )
     return {"m": str(monitor_id), "n": str(note.id)}

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from tests.cli.conftest import Cli, Target, describe
+from tests.notification_rows import add_notification
 from uptime_server import db as dbmod
-from uptime_server.models import Notification
 
 # Command lines, {m} = a monitor id, {n} = a notification id.
 DATA_COMMANDS = [
@@ -42,14 +42,8 @@ DATA_COMMANDS = [
 def ids(cli: Cli, alice: Any, clock: Any, target: Target) -> dict[str, int]:
     monitor = cli.json("monitors", "add", "api", target.route("/ok", 200, "ok"))["id"]
     with dbmod.database.connection_context():
-        note = Notification.create(
-            monitor=monitor,
-            user=alice.user.id,
-            type="downtime",
-            message="api is DOWN: connection refused",
-            status="active",
-            started_at=clock.now(),
-            created_at=clock.now(),
+        note = add_notification(
+            monitor, alice.user.id, clock.now(), "api is DOWN: connection refused"
         )
     return {"m": monitor, "n": note.id}
 

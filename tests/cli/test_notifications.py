@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tests.cli.conftest import Cli, describe
+from tests.notification_rows import add_notification
 from uptime_server import db as dbmod
-from uptime_server.models import Notification
 
 
 @pytest.fixture
@@ -34,20 +34,19 @@ def _note(name: str, monitor: int, user: int, kind: str, started: Any, resolved:
     message = f"{name} is DOWN: expected status in [200], got 503"
     if kind == "recovery":
         message = f"{name} is UP again after 1d"
-    row = Notification.create(
-        monitor=monitor,
-        user=user,
+    row = add_notification(
+        monitor,
+        user,
+        started,
+        message,
         type=kind,
-        message=message,
         status="resolved" if resolved else "active",
-        started_at=started,
         resolved_at=resolved,
         duration=int((resolved - started).total_seconds()) if resolved else None,
         error_status_code=503 if kind == "downtime" else 200,
         error_response_time=120,
         error_message="expected status in [200], got 503" if kind == "downtime" else "",
         email_sent_at=started,
-        created_at=started,
     )
     return row.id
 

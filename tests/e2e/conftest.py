@@ -129,6 +129,13 @@ class Cluster:
         )
         return r
 
+    def add_monitor(self, daemon: DaemonProcess, name: str, url: str, **fields: Any) -> int:
+        """Create an HTTP monitor of *url* expecting 200 through *daemon*'s API; its id."""
+        body = {"name": name, "url": url, "type": "http", "expected_status": [200], **fields}
+        r = self.api(daemon, "POST", "/monitors", json=body)
+        assert r.status_code == 201, r.text
+        return r.json()["data"]["id"]
+
 
 @dataclass
 class Mailbox:

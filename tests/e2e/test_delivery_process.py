@@ -37,14 +37,7 @@ def test_the_daemon_delivers_each_email_once_across_a_sigkill(make_cluster, mail
     cluster = make_cluster()
     first = cluster.daemon().start()
     cluster.sign_in()
-    r = cluster.api(
-        first,
-        "POST",
-        "/monitors",
-        json={"name": "proc-api", "url": target.url, "type": "http", "expected_status": [200]},
-    )
-    assert r.status_code == 201, r.text
-    monitor_id = r.json()["data"]["id"]
+    monitor_id = cluster.add_monitor(first, "proc-api", target.url)
 
     record_check(cluster.env, monitor_id)  # 503: the downtime opens
     wait_for(lambda: box.subjects() == ["[Uptime] DOWN: proc-api"], 10, "the DOWN email")
@@ -69,14 +62,7 @@ def test_no_scheduler_means_no_delivery(make_cluster, mailbox, target):
     api_only.extra_args = ["--no-scheduler"]
     api_only.start()
     cluster.sign_in()
-    r = cluster.api(
-        api_only,
-        "POST",
-        "/monitors",
-        json={"name": "quiet", "url": target.url, "type": "http", "expected_status": [200]},
-    )
-    assert r.status_code == 201, r.text
-    record_check(cluster.env, r.json()["data"]["id"])
+    record_check(cluster.env, cluster.add_monitor(api_only, "quiet", target.url))
     time.sleep(1.5)
     assert box.handler.received == []
     assert cluster.api(api_only, "GET", "/notifications/active").json()["meta"]["count"] == 1

@@ -27,17 +27,8 @@ def _all_marked_sent(cluster, daemon) -> bool:
 
 
 def add_monitor(cluster, daemon, target, name):
-    body = {
-        "name": name,
-        "url": target.url,
-        "type": "http",
-        "check_interval": 5,  # the least a 5 s timeout allows
-        "timeout": 5,
-        "expected_status": [200],
-    }
-    r = cluster.api(daemon, "POST", "/monitors", json=body)
-    assert r.status_code == 201, r.text
-    return r.json()["data"]["id"]
+    # A 5 s check interval is the least a 5 s timeout allows.
+    return cluster.add_monitor(daemon, name, target.url, check_interval=5, timeout=5)
 
 
 def test_sigkill_mid_outage_then_restart(make_cluster, mailbox, target):

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 
 from tests.engine.traces import traces
+from tests.outcomes import outcome
 from uptime_server import monitor_service
-from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import (
     AlertSettings,
@@ -24,21 +24,6 @@ from uptime_server.models import (
 @pytest.fixture
 def monitor(make_monitor):
     return make_monitor("api-prod")
-
-
-def outcome(monitor, clock, passed, **kw):
-    base = dict(
-        monitor_id=monitor.id,
-        monitor_created_at=monitor.created_at,
-        location="local",
-        checked_at=clock.now(),
-        passed=passed,
-        response_time=120 if passed else None,
-        status_code=200 if passed else 503,
-        error=None if passed else "expected status in [200], got 503",
-    )
-    base.update(kw)
-    return CheckOutcome(**base)
 
 
 def test_it_records_a_passing_run(db, monitor, settings, clock):

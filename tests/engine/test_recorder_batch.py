@@ -6,9 +6,9 @@ from datetime import timedelta
 
 import pytest
 
+from tests.outcomes import outcome_at as run
 from uptime_server import monitor_service
 from uptime_server.engine import recorder_batch
-from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.recorder import Recorder, StaleState
 from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification, Outbox
 
@@ -16,20 +16,6 @@ from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notificatio
 @pytest.fixture
 def settings_env(settings_env):
     return {**settings_env, "UPTIME_LOCATIONS": "local,eu"}
-
-
-def run(monitor, at, passed, location="local", **kw):
-    return CheckOutcome(
-        monitor_id=monitor.id,
-        monitor_created_at=monitor.created_at,
-        location=location,
-        checked_at=at,
-        passed=passed,
-        response_time=80 if passed else None,
-        status_code=200 if passed else 500,
-        error=None if passed else "expected status in [200], got 500",
-        **kw,
-    )
 
 
 def test_runs_get_their_ids_in_order(make_monitor, settings, clock):
@@ -100,26 +86,6 @@ def test_only_the_lease_holder_moves_the_schedule(make_monitor, settings, clock)
     assert (slot[adhoc.id].next_check_at, slot[adhoc.id].last_status) == (clock.now(), "offline")
 
 
-def test_a_state_that_moved_under_the_batch_rolls_everything_back(
-    make_monitor, settings, clock, monkeypatch
-):
-    a, b = make_monitor("a"), make_monitor("b")
-    real_load = recorder_batch.Batch.load
-
-    def stale_load(ids):  # type: ignore[no-untyped-def]
-        batch = real_load(ids)
-        batch.monitors[b.id].state_version += 7  # as if read before someone else's write
-        return batch
-
-    monkeypatch.setattr(recorder_batch.Batch, "load", staticmethod(stale_load))
-    with pytest.raises(StaleState):
-        Recorder(settings).record(
-            [run(a, clock.now(), True), run(b, clock.now(), True)], now=clock.now()
-        )
-    assert CheckRun.select().count() == 0
-    assert Monitor.get_by_id(a.id).status == "pending"
-
-
 def test_pages_of_rows_give_the_same_answers(make_monitor, settings, clock, monkeypatch):
     """PostgreSQL sends many rows per statement; page edges change nothing (SQLite: no-op)."""
     monkeypatch.setattr("uptime_server.db.VALUES_PAGE", 3)
@@ -144,23 +110,29 @@ def test_pages_of_rows_give_the_same_answers(make_monitor, settings, clock, monk
     assert {(s.next_check_at, s.lease_owner) for s in slots} == {(later, None)}
 
 
-def test_a_stale_monitor_with_several_runs_in_the_batch_rolls_back(
-    make_monitor, settings, clock, monkeypatch
+@pytest.mark.parametrize(
+    ("version_bump", "runs_of_b"),
+    [
+        pytest.param(7, [(0, True)], id="one-run-each"),
+        pytest.param(1, [(0, False), (30, True)], id="several-runs-of-the-stale-monitor"),
+    ],
+)
+def test_a_state_that_moved_under_the_batch_rolls_everything_back(
+    make_monitor, settings, clock, monkeypatch, version_bump, runs_of_b
 ):
     a, b = make_monitor("a"), make_monitor("b")
     real_load = recorder_batch.Batch.load
 
     def stale_load(ids):  # type: ignore[no-untyped-def]
         batch = real_load(ids)
-        batch.monitors[b.id].state_version += 1  # as if read before someone else's write
+        batch.monitors[b.id].state_version += version_bump  # as if read before someone else's write
         return batch
 
     monkeypatch.setattr(recorder_batch.Batch, "load", staticmethod(stale_load))
-    later = clock.now() + timedelta(seconds=30)
+    outcomes = [run(a, clock.now(), True)]
+    outcomes += [run(b, clock.now() + timedelta(seconds=s), passed) for s, passed in runs_of_b]
     with pytest.raises(StaleState):
-        Recorder(settings).record(
-            [run(a, clock.now(), True), run(b, clock.now(), False), run(b, later, True)],
-            now=clock.now(),
-        )
+        Recorder(settings).record(outcomes, now=clock.now())
     assert CheckRun.select().count() == 0
+    assert Monitor.get_by_id(a.id).status == "pending"
     assert [m.state_version for m in Monitor.select().order_by(Monitor.id)] == [0, 0]

@@ -15,10 +15,10 @@ from datetime import timedelta
 import pytest
 
 from tests.engine.traces import traces
+from tests.outcomes import outcome
 from uptime_server import monitor_service
 from uptime_server.app import create_app
 from uptime_server.engine.dispatcher import Dispatcher, first_offset
-from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.probe import Prober
 from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.recorder_process import RecorderProcess, RecorderProcessError
@@ -329,30 +329,21 @@ def test_the_daemon_writes_from_a_child_process(make_monitor, make_scheduler, cl
 
 def test_a_dead_recorder_process_is_started_again(make_monitor, settings, clock):
     m = make_monitor("r")
-    outcome = CheckOutcome(
-        monitor_id=m.id,
-        monitor_created_at=m.created_at,
-        location="local",
-        checked_at=clock.now(),
-        passed=True,
-        response_time=5,
-        status_code=200,
-        error=None,
-    )
+    run = outcome(m, clock, True)
     child = RecorderProcess(settings)
     try:
-        [done] = child.record([outcome], now=clock.now())
+        [done] = child.record([run], now=clock.now())
         assert done.run_status == "online" and done.run_id is not None
         first = child._process
         first.kill()
         first.join(10)
-        [again] = child.record([outcome], now=clock.now())
+        [again] = child.record([run], now=clock.now())
         assert again.run_id == done.run_id + 1
         assert child._process is not first
         # Dying in the middle of a batch fails that batch (the writer retries it).
         child._conn.close()
         with pytest.raises(RecorderProcessError):
-            child._call("record", [outcome], clock.now())
+            child._call("record", [run], clock.now())
     finally:
         child.close()
 

@@ -14,7 +14,8 @@ from datetime import timedelta
 import pytest
 from typer.testing import CliRunner
 
-from tests.notify.world import make_monitor, messages, outcome, parse, subjects, with_smtp
+from tests.notify.world import make_monitor, messages, parse, subjects, with_smtp
+from tests.outcomes import outcome
 from tests.threads import run_at_once
 from uptime_server.daemon import DaemonOptions, default_components
 from uptime_server.engine.recorder import Recorder

@@ -47,22 +47,6 @@ def make_monitor(
     return monitor
 
 
-def outcome(monitor: Monitor, clock: ManualClock, passed: bool, **kw: Any) -> CheckOutcome:
-    """A synthetic check run (for tests that are not about probing)."""
-    values: dict[str, Any] = dict(
-        monitor_id=monitor.id,
-        monitor_created_at=monitor.created_at,
-        location="local",
-        checked_at=clock.now(),
-        passed=passed,
-        response_time=120 if passed else 45,
-        status_code=200 if passed else 503,
-        error=None if passed else "expected status in [200], got 503",
-    )
-    values.update(kw)
-    return CheckOutcome(**values)
-
-
 def probe(recorder: Recorder, monitor: Monitor, clock: ManualClock) -> CheckOutcome:
     """One real check of the monitor's URL, recorded like the scheduler would."""
     m = Monitor.get_by_id(monitor.id)

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from tests.outcomes import outcome_at
 from uptime_server import monitor_service
 from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.recorder import Recorder
@@ -26,15 +27,11 @@ class Run:
 
 
 def outcome_of(monitor: Monitor, run: Run) -> CheckOutcome:
-    return CheckOutcome(
-        monitor_id=monitor.id,
-        monitor_created_at=monitor.created_at,
-        location="local",
-        checked_at=run.at,
-        passed=run.passed,
+    return outcome_at(
+        monitor,
+        run.at,
+        run.passed,
         response_time=run.rt if run.passed else None,
-        status_code=200 if run.passed else 503,
-        error=None if run.passed else "expected status in [200], got 503",
         attempts=2 if run.retried else 1,
         retried=run.retried,
     )
