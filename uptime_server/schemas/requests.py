@@ -11,8 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError
-from pydantic_core import CoreSchema, ErrorDetails, core_schema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    ValidationError,
+)
 
 from uptime_server.errors import validation_error
 
@@ -41,13 +46,11 @@ class Checked:
     check: Callable[[Any], Any]
     schema: dict[str, Any] = field(default_factory=dict)
 
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: GetCoreSchemaHandler
-    ) -> CoreSchema:
-        return core_schema.no_info_after_validator_function(self.check, handler(source))
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        return AfterValidator(self.check).__get_pydantic_core_schema__(source, handler)
 
     def __get_pydantic_json_schema__(
-        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+        self, schema: Any, handler: GetJsonSchemaHandler
     ) -> dict[str, Any]:
         return {**handler(schema), **self.schema}
 
@@ -73,7 +76,7 @@ def field_errors(model: type[BaseModel], exc: ValidationError) -> dict[str, list
     return details
 
 
-def error_message(model: type[BaseModel], err: ErrorDetails) -> str:
+def error_message(model: type[BaseModel], err: Any) -> str:
     """The ``Rule`` of the field of *err* that words it, or pydantic's message."""
     if err["type"] == "extra_forbidden":
         return "unknown field"
