@@ -14,31 +14,39 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
     ValidationInfo,
+    ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
 )
 
 from uptime_server.config import Settings
-from uptime_server.email_syntax import normalize_email
+from uptime_server.email_syntax import MAX_ADDRESS, normalize_email
 from uptime_server.engine.json_path import MAX_LENGTH as JSON_PATH_MAX_LENGTH
 from uptime_server.engine.json_path import validate_json_path
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import DEFAULT_EXPECTED_STATUS, MONITOR_TYPES
 from uptime_server.net import guard
+from uptime_server.schemas.requests import Checked, Rule, error_message
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 MAX_URL = 2048
 MAX_MONITOR_BODY = 64 * 1024
+MAX_CHECK_INTERVAL = 86400
+MAX_HEADERS = 50
+MAX_HEADER_VALUE = 8192
+_HEADER_VALUE = re.compile(r"^[^\r\n\u0000]*$")
 # The check frames its own request: a monitor's header could contradict the
 # body length or the target (request smuggling, a second Host) or break the
 # connection handling.
@@ -110,6 +118,86 @@ def _guard_allows(url: str, *, block_private: bool) -> bool:
     return True
 
 
+def _strip(value: Any) -> Any:
+    # Before the length rule, which counts what is stored; a non-string is
+    # left to the strict type check.
+    return value.strip() if isinstance(value, str) else value
+
+
+def _dedupe(value: Any) -> Any:
+    # Repeats count once, in the length rule too (a non-list of strings is
+    # left to the strict type check).
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return list(dict.fromkeys(value))
+    return value
+
+
+def _utf8_at_most(limit: int) -> Checked:
+    """At most *limit* bytes of UTF-8, shown as maxLength (a character is at least a byte)."""
+
+    def check(value: str) -> str:
+        if len(value.encode()) > limit:
+            raise ValueError(f"must be at most {limit // 1024} KiB")
+        return value
+
+    return Checked(check, {"maxLength": limit})
+
+
+def _header_syntax() -> Checked:
+    """Header names are RFC 7230 tokens; values hold no CR, LF or NUL and are bounded."""
+
+    def check(headers: dict[str, str]) -> dict[str, str]:
+        for key, value in headers.items():
+            if not _TOKEN.match(key):
+                raise ValueError(f"header name {key[:40]!r} is not a valid token")
+            if not _HEADER_VALUE.match(value) or len(value) > MAX_HEADER_VALUE:
+                raise ValueError(
+                    f"header {key} has CR, LF or NUL, or is over {MAX_HEADER_VALUE} characters"
+                )
+        return headers
+
+    value_schema = {
+        "type": "string",
+        "maxLength": MAX_HEADER_VALUE,
+        "pattern": _HEADER_VALUE.pattern,
+    }
+    return Checked(
+        check, {"propertyNames": {"pattern": _TOKEN.pattern}, "additionalProperties": value_schema}
+    )
+
+
+def _email_addresses() -> Checked:
+    """Each address by its syntax alone (email_syntax), every bad one named in one message."""
+
+    def check(value: list[str]) -> list[str]:
+        addresses: list[str] = []
+        bad: list[str] = []
+        for address in value:
+            try:
+                addresses.append(normalize_email(address))
+            except ValueError as exc:
+                bad.append(f"{address[:100]!r} {exc}")
+        if bad:
+            raise ValueError("; ".join(bad))
+        return list(dict.fromkeys(addresses))
+
+    return Checked(
+        check, {"items": {"type": "string", "format": "email", "maxLength": MAX_ADDRESS}}
+    )
+
+
+def _https_url() -> Checked:
+    """An absolute https URL (``check_http_url``), shown as its scheme's pattern; empty is none."""
+
+    def check(value: str) -> str | None:
+        return check_http_url(value, require_https=True) if value else None
+
+    return Checked(check, {"pattern": "^https://"})
+
+
+_URL_TOO_LONG = Rule(f"must be at most {MAX_URL} characters", on=("string_too_long",))
+
+
 class _JudgedWhole(BaseModel):
     """A body whose rules between fields run once every field is valid on its own."""
 
@@ -133,64 +221,62 @@ class MonitorConfig(_JudgedWhole):
 
     # json_schema_extra documents, for the OpenAPI document, rules that the
     # validators below enforce (strip, byte length, settings-bound values).
-    name: str = Field(
-        description="1 to 200 characters after stripping; no control characters.",
-        json_schema_extra={"minLength": 1, "maxLength": 200},
-    )
+    name: Annotated[
+        str,
+        Field(min_length=1, max_length=200),
+        BeforeValidator(_strip),
+        Rule("must be 1 to 200 characters", on=("string_too_short", "string_too_long")),
+    ] = Field(description="1 to 200 characters after stripping; no control characters.")
     type: Literal["http", "https", "tcp", "ping", "dns"] = Field(
         description="http and https are checked; tcp, ping and dns are stored but not checked."
     )
-    url: str | None = Field(
+    url: Annotated[Annotated[str, Field(max_length=MAX_URL)] | None, _URL_TOO_LONG] = Field(
         None,
         description="Absolute http(s) URL with a host; required for http and https, "
         "and https for type https.",
-        json_schema_extra={"maxLength": MAX_URL},
     )
-    method: str = Field(
-        "GET",
-        description="Case-insensitive in, upper-case out.",
-        json_schema_extra={"pattern": _METHOD_PATTERN},
-    )
-    expected_status: list[int] = Field(
-        default_factory=lambda: list(DEFAULT_EXPECTED_STATUS),
-        json_schema_extra={
-            "minItems": 1,
-            "maxItems": 50,
-            "items": {"type": "integer", "minimum": 100, "maximum": 599},
-        },
-    )
+    method: Annotated[
+        str,
+        Field(pattern=_METHOD_PATTERN),
+        AfterValidator(str.upper),
+        Rule(f"must be one of {', '.join(METHODS)}", on=("string_pattern_mismatch",)),
+    ] = Field("GET", description="Case-insensitive in, upper-case out.")
+    expected_status: Annotated[
+        list[Annotated[int, Field(ge=100, le=599)]],
+        Field(min_length=1, max_length=50),
+        AfterValidator(lambda codes: list(dict.fromkeys(codes))),
+        Rule("must list 1 to 50 status codes", on=("too_short", "too_long")),
+        Rule(
+            "each status code must be between 100 and 599",
+            on=("greater_than_equal", "less_than_equal"),
+        ),
+    ] = Field(default_factory=lambda: list(DEFAULT_EXPECTED_STATUS))
     timeout: int = Field(30, ge=5, le=300, description="Seconds; at most check_interval.")
-    check_interval: int = Field(
-        60,
-        description="Seconds; the lower bound is UPTIME_MIN_CHECK_INTERVAL.",
-        json_schema_extra={"maximum": 86400},
+    check_interval: Annotated[int, Field(le=MAX_CHECK_INTERVAL)] = Field(
+        60, description="Seconds; the lower bound is UPTIME_MIN_CHECK_INTERVAL."
     )
     retry_count: int = Field(0, ge=0, le=10)
-    locations: list[str] | None = Field(
-        None,
-        description="Locations known to the server (UPTIME_LOCATIONS); default its first.",
-        json_schema_extra={"minItems": 1, "maxItems": 10},
+    locations: Annotated[
+        Annotated[list[str], Field(min_length=1, max_length=10)] | None,
+        BeforeValidator(_dedupe),
+        Rule("must list 1 to 10 locations", on=("too_short", "too_long")),
+    ] = Field(
+        None, description="Locations known to the server (UPTIME_LOCATIONS); default its first."
     )
     follow_redirects: bool = True
     verify_ssl: bool = True
-    headers: dict[str, str] = Field(
+    headers: Annotated[
+        dict[str, str],
+        Field(max_length=MAX_HEADERS),
+        _header_syntax(),
+        Rule(f"at most {MAX_HEADERS} headers", on=("too_long",)),
+    ] = Field(
         default_factory=dict,
         description="Up to 50 request headers; names are RFC 7230 tokens, no CR/LF in values; "
         "Host, Content-Length, Transfer-Encoding and Connection are set by the check itself.",
-        json_schema_extra={
-            "maxProperties": 50,
-            "propertyNames": {"pattern": _TOKEN.pattern},
-            "additionalProperties": {
-                "type": "string",
-                "maxLength": 8192,
-                "pattern": "^[^\\r\\n\\u0000]*$",
-            },
-        },
     )
-    body: str | None = Field(
-        None,
-        description="Request body sent by the check; at most 64 KiB of UTF-8.",
-        json_schema_extra={"maxLength": MAX_MONITOR_BODY},
+    body: Annotated[str, _utf8_at_most(MAX_MONITOR_BODY)] | None = Field(
+        None, description="Request body sent by the check; at most 64 KiB of UTF-8."
     )
     expected_content: str | None = Field(None, max_length=1024)
     excluded_content: str | None = Field(None, max_length=1024)
@@ -209,34 +295,22 @@ class MonitorConfig(_JudgedWhole):
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
-        v = v.strip()
-        if not 1 <= len(v) <= 200:
-            raise ValueError("must be 1 to 200 characters")
         return _no_control(v, "name")
 
-    @field_validator("method")
+    @field_validator("check_interval", mode="wrap")
     @classmethod
-    def _method(cls, v: str) -> str:
-        upper = v.upper()
-        if upper not in METHODS:
-            raise ValueError(f"must be one of {', '.join(METHODS)}")
-        return upper
-
-    @field_validator("expected_status")
-    @classmethod
-    def _statuses(cls, v: list[int]) -> list[int]:
-        if not 1 <= len(v) <= 50:
-            raise ValueError("must list 1 to 50 status codes")
-        if any(not 100 <= code <= 599 for code in v):
-            raise ValueError("each status code must be between 100 and 599")
-        return list(dict.fromkeys(v))
-
-    @field_validator("check_interval")
-    @classmethod
-    def _interval(cls, v: int, info: ValidationInfo) -> int:
+    def _interval(cls, v: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> int:
+        # The lower bound is the server's; one message names both bounds.
         low = _settings(info).min_check_interval
-        if not low <= v <= 86400:
-            raise ValueError(f"must be between {low} and 86400 seconds")
+        message = f"must be between {low} and {MAX_CHECK_INTERVAL} seconds"
+        try:
+            v = handler(v)
+        except ValidationError as exc:
+            if exc.errors()[0]["type"] == "less_than_equal":
+                raise ValueError(message) from None
+            raise
+        if v < low:
+            raise ValueError(message)
         return v
 
     @field_validator("locations")
@@ -245,9 +319,6 @@ class MonitorConfig(_JudgedWhole):
         if v is None:
             return None
         known = _settings(info).locations
-        v = list(dict.fromkeys(v))
-        if not 1 <= len(v) <= 10:
-            raise ValueError("must list 1 to 10 locations")
         unknown = [loc for loc in v if loc not in known]
         if unknown:
             raise ValueError(f"unknown location(s) {', '.join(unknown)}; known: {', '.join(known)}")
@@ -256,13 +327,6 @@ class MonitorConfig(_JudgedWhole):
     @field_validator("headers")
     @classmethod
     def _headers(cls, v: dict[str, str]) -> dict[str, str]:
-        if len(v) > 50:
-            raise ValueError("at most 50 headers")
-        for key, value in v.items():
-            if not _TOKEN.match(key):
-                raise ValueError(f"header name {key[:40]!r} is not a valid token")
-            if any(ch in value for ch in "\r\n\0") or len(value) > 8192:
-                raise ValueError(f"header {key} has CR, LF or NUL, or is over 8192 characters")
         framing = {name.lower() for name in FRAMING_HEADERS}
         refused = [key for key in v if key.lower() in framing]
         if refused:
@@ -270,13 +334,6 @@ class MonitorConfig(_JudgedWhole):
                 f"must not set {', '.join(refused)}: the check sets "
                 f"{', '.join(FRAMING_HEADERS)} itself"
             )
-        return v
-
-    @field_validator("body")
-    @classmethod
-    def _body(cls, v: str | None) -> str | None:
-        if v is not None and len(v.encode()) > MAX_MONITOR_BODY:
-            raise ValueError("must be at most 64 KiB")
         return v
 
     @field_validator("url", "body", "json_path")
@@ -344,44 +401,20 @@ class AlertSettingsIn(_JudgedWhole):
     """Alert settings of one monitor, as stored (docs/api.md#alert-settings)."""
 
     email_enabled: bool = True
-    email_recipients: list[str] = Field(
+    email_recipients: Annotated[list[str], _email_addresses()] = Field(
         default_factory=list,
         max_length=20,
         description="Up to 20 addresses; an empty list means the monitor owner's address. "
         "Only the syntax is checked: root@localhost or ops@host.local are fine.",
-        json_schema_extra={"items": {"type": "string", "format": "email", "maxLength": 254}},
     )
     slack_enabled: bool = False
-    slack_webhook_url: str | None = Field(
-        None,
-        description="https URL; required when slack_enabled is true.",
-        json_schema_extra={"maxLength": MAX_URL, "pattern": "^https://"},
-    )
+    slack_webhook_url: Annotated[
+        Annotated[str, Field(max_length=MAX_URL), _https_url()] | None, _URL_TOO_LONG
+    ] = Field(None, description="https URL; required when slack_enabled is true.")
     alert_on_recovery: bool = True
     alert_threshold: int = Field(
         1, ge=1, le=100, description="Consecutive failed runs before a downtime notification."
     )
-
-    @field_validator("email_recipients")
-    @classmethod
-    def _recipients(cls, v: list[str]) -> list[str]:
-        addresses: list[str] = []
-        bad: list[str] = []
-        for address in v:
-            try:
-                addresses.append(normalize_email(address))
-            except ValueError as exc:
-                bad.append(f"{address[:100]!r} {exc}")
-        if bad:
-            raise ValueError("; ".join(bad))
-        return list(dict.fromkeys(addresses))
-
-    @field_validator("slack_webhook_url")
-    @classmethod
-    def _webhook(cls, v: str | None) -> str | None:
-        if not v:
-            return None
-        return check_http_url(v, require_https=True)
 
     @staticmethod
     def cross_field_errors(v: Mapping[str, Any]) -> dict[str, str]:
@@ -484,7 +517,7 @@ def _validate(
     try:
         return model.model_validate(data, context={"settings": settings}), {}
     except ValidationError as exc:
-        details = pydantic_details(exc, cross_field=cross_field)
+        details = pydantic_details(model, exc, cross_field=cross_field)
     if cross_field:
         valid = _valid_fields(model, data, failed=details.keys())
         for field, message in model.cross_field_errors(valid).items():
@@ -508,7 +541,10 @@ def _valid_fields(
     return values
 
 
-def pydantic_details(exc: ValidationError, *, cross_field: bool = True) -> dict[str, list[str]]:
+def pydantic_details(
+    model: type[BaseModel], exc: ValidationError, *, cross_field: bool = True
+) -> dict[str, list[str]]:
+    """Each bad field of *exc*, worded by its ``Rule`` (``schemas.requests``), once."""
     details: dict[str, list[str]] = {}
     for err in exc.errors():
         ctx_error = (err.get("ctx") or {}).get("error")
@@ -519,11 +555,8 @@ def pydantic_details(exc: ValidationError, *, cross_field: bool = True) -> dict[
                 details.setdefault(field, []).append(message)
             continue
         field = str(err["loc"][0]) if err["loc"] else "body"
-        if err["type"] == "extra_forbidden":
-            message = "unknown field"
-        elif err["type"] == "missing":
-            message = "is required"
-        else:
-            message = err["msg"].removeprefix("Value error, ")
-        details.setdefault(field, []).append(message)
+        message = "is required" if err["type"] == "missing" else error_message(model, err)
+        messages = details.setdefault(field, [])
+        if message not in messages:
+            messages.append(message)
     return details

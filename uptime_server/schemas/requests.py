@@ -7,10 +7,17 @@ is the message a caller reads when the field breaks any of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    ValidationError,
+)
 
 from uptime_server.errors import validation_error
 
@@ -20,6 +27,32 @@ class Rule:
     """What a field must be, in the words of its error message."""
 
     message: str
+    # The pydantic error types it words; none: every error of the field.
+    on: tuple[str, ...] = ()
+
+    def words(self, error_type: str) -> bool:
+        return not self.on or error_type in self.on
+
+
+# Compared by identity: a union of Annotated types hashes its metadata.
+@dataclass(frozen=True, eq=False)
+class Checked:
+    """A check pydantic has no constraint for, and the JSON Schema keywords saying it.
+
+    Built by one helper from one constant, so what is checked and what the
+    document shows cannot drift apart.
+    """
+
+    check: Callable[[Any], Any]
+    schema: dict[str, Any] = field(default_factory=dict)
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        return AfterValidator(self.check).__get_pydantic_core_schema__(source, handler)
+
+    def __get_pydantic_json_schema__(
+        self, schema: Any, handler: GetJsonSchemaHandler
+    ) -> dict[str, Any]:
+        return {**handler(schema), **self.schema}
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -36,16 +69,23 @@ def field_errors(model: type[BaseModel], exc: ValidationError) -> dict[str, list
     details: dict[str, list[str]] = {}
     for err in exc.errors():
         name = str(err["loc"][0]) if err["loc"] else "body"
-        if err["type"] == "extra_forbidden":
-            message = "unknown field"
-        else:
-            field = model.model_fields.get(name)
-            rules = [m for m in field.metadata if isinstance(m, Rule)] if field else []
-            message = rules[0].message if rules else err["msg"].removeprefix("Value error, ")
+        message = error_message(model, err)
         details.setdefault(name, [])
         if message not in details[name]:
             details[name].append(message)
     return details
+
+
+def error_message(model: type[BaseModel], err: Any) -> str:
+    """The ``Rule`` of the field of *err* that words it, or pydantic's message."""
+    if err["type"] == "extra_forbidden":
+        return "unknown field"
+    info = model.model_fields.get(str(err["loc"][0])) if err["loc"] else None
+    rules = [m for m in info.metadata if isinstance(m, Rule)] if info else []
+    for rule in rules:
+        if rule.words(err["type"]):
+            return rule.message
+    return err["msg"].removeprefix("Value error, ")
 
 
 def parse_body(model: type[M], data: Any, not_object: str = "must be a JSON object") -> M:
