@@ -194,7 +194,7 @@ def open_db(path: Path, **env: str) -> Settings:
 
 def new_monitor(settings: Settings, user: User, name: str) -> Monitor:
     from uptime_server import monitor_service
-    from uptime_server.validation import MonitorConfig
+    from uptime_server.schemas.monitor_config import MonitorConfig
 
     cfg = MonitorConfig.model_validate(
         {"name": name, "url": "https://example.com/health", "type": "https"},

@@ -27,7 +27,7 @@ from uptime_server.clock import ManualClock
 from uptime_server.config import Settings, load_settings
 from uptime_server.local_users import mint_local_session
 from uptime_server.models import MODELS, Monitor, User
-from uptime_server.validation import MonitorConfig
+from uptime_server.schemas.monitor_config import MonitorConfig
 
 START = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
 

@@ -27,14 +27,14 @@ from uptime_server.models import (
     User,
 )
 from uptime_server.query_params import INT64_MAX
-from uptime_server.stats.figures import uptime_by_monitor
-from uptime_server.validation import (
+from uptime_server.schemas.monitor_config import (
     AlertSettingsIn,
     MonitorConfig,
     check_patch_fields,
     parse_alert_settings,
     parse_monitor_update,
 )
+from uptime_server.stats.figures import uptime_by_monitor
 
 CONFIG_FIELDS = tuple(MonitorConfig.model_fields)
 

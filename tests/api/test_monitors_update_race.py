@@ -18,7 +18,7 @@ from uptime_server import monitor_service
 from uptime_server.engine.recorder import Recorder
 from uptime_server.errors import ApiError
 from uptime_server.models import Monitor, MonitorLocation, Notification
-from uptime_server.validation import parse_monitor_update
+from uptime_server.schemas.monitor_config import parse_monitor_update
 
 URL = "/api/v1/monitors"
 ENGINE_STATE = (

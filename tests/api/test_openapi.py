@@ -16,10 +16,10 @@ from uptime_server.api.operations import operation_of
 from uptime_server.errors import STATUS_BY_CODE
 from uptime_server.schemas import monitors, service
 from uptime_server.schemas.checks import History, Statistics
+from uptime_server.schemas.monitor_config import AlertSettingsIn, MonitorConfig
 from uptime_server.schemas.monitors import Monitor, MonitorSummary
 from uptime_server.schemas.notifications import Notification
 from uptime_server.schemas.service import Health
-from uptime_server.validation import AlertSettingsIn, MonitorConfig
 
 pytestmark = sqlite_only
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from uptime_cli.main import app as cli
 from uptime_server import monitor_service
 from uptime_server.models import CheckRun, MonitorLocation
-from uptime_server.validation import MonitorConfig
+from uptime_server.schemas.monitor_config import MonitorConfig
 
 sqlite_only = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 

@@ -24,7 +24,7 @@ from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.recorder_process import RecorderProcess, RecorderProcessError
 from uptime_server.engine.scheduler import CheckScheduler
 from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification
-from uptime_server.validation import MonitorConfig
+from uptime_server.schemas.monitor_config import MonitorConfig
 
 
 async def no_sleep(seconds: float) -> None:

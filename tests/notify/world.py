@@ -23,7 +23,7 @@ from uptime_server.engine.probe import ProbeConfig, run_check_sync
 from uptime_server.engine.probe_types import CheckSpec
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import AlertSettings, Monitor, User
-from uptime_server.validation import MonitorConfig
+from uptime_server.schemas.monitor_config import MonitorConfig
 
 LOOPBACK = "127.0.0.1"
 

@@ -13,7 +13,7 @@ from uptime_server import monitor_service
 from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import Monitor
-from uptime_server.validation import MonitorConfig
+from uptime_server.schemas.monitor_config import MonitorConfig
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from uptime_server.errors import validation_error
 from uptime_server.models import Monitor as MonitorRow
 from uptime_server.query_params import choice_param, int_param
 from uptime_server.schemas.base import Message, Pages, data, data_of, page_count
+from uptime_server.schemas.monitor_config import parse_monitor, parse_monitor_update
 from uptime_server.schemas.monitor_requests import (
     BulkRequest,
     PauseRequest,
@@ -35,7 +36,6 @@ from uptime_server.schemas.monitors import (
     MonitorMessage,
     MonitorSummary,
 )
-from uptime_server.validation import parse_monitor, parse_monitor_update
 
 bp = Blueprint("monitors", __name__, url_prefix="/monitors")
 

@@ -12,7 +12,7 @@ import copy
 
 from uptime_server.api.operations import JSON, RequestSchema
 from uptime_server.config import Settings
-from uptime_server.validation import AlertSettingsIn, MonitorConfig
+from uptime_server.schemas.monitor_config import AlertSettingsIn, MonitorConfig
 
 
 def _model_schema(model: type, settings: Settings) -> JSON:

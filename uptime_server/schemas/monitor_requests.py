@@ -1,7 +1,7 @@
 """Request bodies of the monitors resource besides the monitor itself: pause and bulk.
 
 The monitor's own configuration and its alert settings are validated by
-``uptime_server.validation`` (``MonitorConfig``, ``AlertSettingsIn``); a bulk
+``uptime_server.schemas.monitor_config`` (``MonitorConfig``, ``AlertSettingsIn``); a bulk
 update's ``settings`` are judged by it too, field by field.
 """
 
@@ -14,9 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from uptime_server.config import Settings
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.query_params import INT64_MAX
+from uptime_server.schemas.monitor_config import check_patch_fields
 from uptime_server.schemas.monitors import BulkAction
 from uptime_server.schemas.requests import Rule, check_fields, parse_body, require_object
-from uptime_server.validation import check_patch_fields
 
 # PostgreSQL text cannot hold NUL, so it is refused on every database.
 Reason = Annotated[

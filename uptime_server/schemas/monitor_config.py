@@ -1,21 +1,18 @@
-"""Request bodies → typed values, or a VALIDATION_ERROR.
+"""Monitor configuration and alert-settings bodies → typed values, or a VALIDATION_ERROR.
 
 Bodies are validated by pydantic models in strict mode (``"30"`` is not an
 integer) with unknown fields refused by name. The update of a monitor merges
 the change into the stored configuration and validates the result as a whole,
 so a monitor can never be saved half-valid. One answer names every bad field
-of a body, the rules between fields included (``_validate``). Rules and
-defaults: docs/api.md#monitor-fields.
+of a body, the rules between fields included (``_validate``). Field rules:
+``schemas.field_rules``; rules and defaults: docs/api.md#monitor-fields.
 Query-string parameters are parsed by ``uptime_server.query_params``.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -31,171 +28,31 @@ from pydantic import (
 )
 
 from uptime_server.config import Settings
-from uptime_server.email_syntax import MAX_ADDRESS, normalize_email
 from uptime_server.engine.json_path import MAX_LENGTH as JSON_PATH_MAX_LENGTH
 from uptime_server.engine.json_path import validate_json_path
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import DEFAULT_EXPECTED_STATUS, MONITOR_TYPES
-from uptime_server.net import guard
-from uptime_server.schemas.requests import Checked, Rule, error_message
-
-METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
-_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-MAX_URL = 2048
-MAX_MONITOR_BODY = 64 * 1024
-MAX_CHECK_INTERVAL = 86400
-MAX_HEADERS = 50
-MAX_HEADER_VALUE = 8192
-_HEADER_VALUE = re.compile(r"^[^\r\n\u0000]*$")
-# The check frames its own request: a monitor's header could contradict the
-# body length or the target (request smuggling, a second Host) or break the
-# connection handling.
-FRAMING_HEADERS = ("Host", "Content-Length", "Transfer-Encoding", "Connection")
-# Case-insensitive match for the OpenAPI document (ECMA regexes have no (?i)).
-_METHOD_PATTERN = "^({})$".format(
-    "|".join("".join(f"[{ch}{ch.lower()}]" for ch in method) for method in METHODS)
+from uptime_server.schemas.field_rules import (
+    FRAMING_HEADERS,
+    MAX_CHECK_INTERVAL,
+    MAX_HEADERS,
+    MAX_MONITOR_BODY,
+    MAX_URL,
+    METHOD_PATTERN,
+    METHODS,
+    URL_TOO_LONG,
+    check_http_url,
+    check_target_literal,
+    dedupe,
+    email_addresses,
+    header_syntax,
+    https_url,
+    no_control,
+    no_nul,
+    strip,
+    utf8_at_most,
 )
-
-
-def _no_control(value: str, field: str) -> str:
-    if any(unicodedata.category(ch) == "Cc" for ch in value):
-        raise ValueError(f"{field} must not contain control characters")
-    return value
-
-
-def no_nul(value: str | None) -> str | None:
-    # PostgreSQL text cannot hold NUL, so SQLite must refuse it too.
-    if value is not None and "\x00" in value:
-        raise ValueError("must not contain NUL characters")
-    return value
-
-
-def check_http_url(value: str, *, require_https: bool = False) -> str:
-    if len(value) > MAX_URL:
-        raise ValueError(f"must be at most {MAX_URL} characters")
-    if value != value.strip() or any(ch.isspace() for ch in value):
-        raise ValueError("must not contain whitespace")
-    _no_control(value, "url")
-    try:
-        parts = urlsplit(value)
-        _ = parts.port  # reading it raises ValueError on a bad port
-    except ValueError:
-        raise ValueError("is not a valid URL") from None
-    if parts.scheme not in ("http", "https"):
-        raise ValueError("must be an absolute http or https URL")
-    if not parts.hostname:
-        raise ValueError("must have a host")
-    if require_https and parts.scheme != "https":
-        raise ValueError("must use https for a monitor of type https")
-    return value
-
-
-def check_target_literal(url: str, *, block_private: bool) -> None:
-    """Refuse, up front, an IP-literal host the SSRF guard would refuse at run time.
-
-    The verdict is the guard's own (docs/api.md#outbound-safety). Host names
-    pass: only what DNS answers when the check runs can be judged.
-    """
-    if not _guard_allows(url, block_private=False):
-        raise ValueError(
-            "has an IP address checks may never connect to "
-            "(link-local such as cloud metadata, unspecified, multicast or reserved)"
-        )
-    if block_private and not _guard_allows(url, block_private=True):
-        raise ValueError(
-            "has a private, loopback or other non-public IP address, "
-            "which this server refuses (UPTIME_BLOCK_PRIVATE_TARGETS)"
-        )
-
-
-def _guard_allows(url: str, *, block_private: bool) -> bool:
-    try:
-        guard.check_url(url, block_private=block_private)
-    except guard.TargetNotAllowed:
-        return False
-    except ValueError:
-        raise ValueError("is not a valid URL") from None
-    return True
-
-
-def _strip(value: Any) -> Any:
-    # Before the length rule, which counts what is stored; a non-string is
-    # left to the strict type check.
-    return value.strip() if isinstance(value, str) else value
-
-
-def _dedupe(value: Any) -> Any:
-    # Repeats count once, in the length rule too (a non-list of strings is
-    # left to the strict type check).
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return list(dict.fromkeys(value))
-    return value
-
-
-def _utf8_at_most(limit: int) -> Checked:
-    """At most *limit* bytes of UTF-8, shown as maxLength (a character is at least a byte)."""
-
-    def check(value: str) -> str:
-        if len(value.encode()) > limit:
-            raise ValueError(f"must be at most {limit // 1024} KiB")
-        return value
-
-    return Checked(check, {"maxLength": limit})
-
-
-def _header_syntax() -> Checked:
-    """Header names are RFC 7230 tokens; values hold no CR, LF or NUL and are bounded."""
-
-    def check(headers: dict[str, str]) -> dict[str, str]:
-        for key, value in headers.items():
-            if not _TOKEN.match(key):
-                raise ValueError(f"header name {key[:40]!r} is not a valid token")
-            if not _HEADER_VALUE.match(value) or len(value) > MAX_HEADER_VALUE:
-                raise ValueError(
-                    f"header {key} has CR, LF or NUL, or is over {MAX_HEADER_VALUE} characters"
-                )
-        return headers
-
-    value_schema = {
-        "type": "string",
-        "maxLength": MAX_HEADER_VALUE,
-        "pattern": _HEADER_VALUE.pattern,
-    }
-    return Checked(
-        check, {"propertyNames": {"pattern": _TOKEN.pattern}, "additionalProperties": value_schema}
-    )
-
-
-def _email_addresses() -> Checked:
-    """Each address by its syntax alone (email_syntax), every bad one named in one message."""
-
-    def check(value: list[str]) -> list[str]:
-        addresses: list[str] = []
-        bad: list[str] = []
-        for address in value:
-            try:
-                addresses.append(normalize_email(address))
-            except ValueError as exc:
-                bad.append(f"{address[:100]!r} {exc}")
-        if bad:
-            raise ValueError("; ".join(bad))
-        return list(dict.fromkeys(addresses))
-
-    return Checked(
-        check, {"items": {"type": "string", "format": "email", "maxLength": MAX_ADDRESS}}
-    )
-
-
-def _https_url() -> Checked:
-    """An absolute https URL (``check_http_url``), shown as its scheme's pattern; empty is none."""
-
-    def check(value: str) -> str | None:
-        return check_http_url(value, require_https=True) if value else None
-
-    return Checked(check, {"pattern": "^https://"})
-
-
-_URL_TOO_LONG = Rule(f"must be at most {MAX_URL} characters", on=("string_too_long",))
+from uptime_server.schemas.requests import Rule, error_message
 
 
 class _JudgedWhole(BaseModel):
@@ -224,20 +81,20 @@ class MonitorConfig(_JudgedWhole):
     name: Annotated[
         str,
         Field(min_length=1, max_length=200),
-        BeforeValidator(_strip),
+        BeforeValidator(strip),
         Rule("must be 1 to 200 characters", on=("string_too_short", "string_too_long")),
     ] = Field(description="1 to 200 characters after stripping; no control characters.")
     type: Literal["http", "https", "tcp", "ping", "dns"] = Field(
         description="http and https are checked; tcp, ping and dns are stored but not checked."
     )
-    url: Annotated[Annotated[str, Field(max_length=MAX_URL)] | None, _URL_TOO_LONG] = Field(
+    url: Annotated[Annotated[str, Field(max_length=MAX_URL)] | None, URL_TOO_LONG] = Field(
         None,
         description="Absolute http(s) URL with a host; required for http and https, "
         "and https for type https.",
     )
     method: Annotated[
         str,
-        Field(pattern=_METHOD_PATTERN),
+        Field(pattern=METHOD_PATTERN),
         AfterValidator(str.upper),
         Rule(f"must be one of {', '.join(METHODS)}", on=("string_pattern_mismatch",)),
     ] = Field("GET", description="Case-insensitive in, upper-case out.")
@@ -258,7 +115,7 @@ class MonitorConfig(_JudgedWhole):
     retry_count: int = Field(0, ge=0, le=10)
     locations: Annotated[
         Annotated[list[str], Field(min_length=1, max_length=10)] | None,
-        BeforeValidator(_dedupe),
+        BeforeValidator(dedupe),
         Rule("must list 1 to 10 locations", on=("too_short", "too_long")),
     ] = Field(
         None, description="Locations known to the server (UPTIME_LOCATIONS); default its first."
@@ -268,14 +125,14 @@ class MonitorConfig(_JudgedWhole):
     headers: Annotated[
         dict[str, str],
         Field(max_length=MAX_HEADERS),
-        _header_syntax(),
+        header_syntax(),
         Rule(f"at most {MAX_HEADERS} headers", on=("too_long",)),
     ] = Field(
         default_factory=dict,
         description="Up to 50 request headers; names are RFC 7230 tokens, no CR/LF in values; "
         "Host, Content-Length, Transfer-Encoding and Connection are set by the check itself.",
     )
-    body: Annotated[str, _utf8_at_most(MAX_MONITOR_BODY)] | None = Field(
+    body: Annotated[str, utf8_at_most(MAX_MONITOR_BODY)] | None = Field(
         None, description="Request body sent by the check; at most 64 KiB of UTF-8."
     )
     expected_content: str | None = Field(None, max_length=1024)
@@ -295,7 +152,7 @@ class MonitorConfig(_JudgedWhole):
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
-        return _no_control(v, "name")
+        return no_control(v, "name")
 
     @field_validator("check_interval", mode="wrap")
     @classmethod
@@ -401,7 +258,7 @@ class AlertSettingsIn(_JudgedWhole):
     """Alert settings of one monitor, as stored (docs/api.md#alert-settings)."""
 
     email_enabled: bool = True
-    email_recipients: Annotated[list[str], _email_addresses()] = Field(
+    email_recipients: Annotated[list[str], email_addresses()] = Field(
         default_factory=list,
         max_length=20,
         description="Up to 20 addresses; an empty list means the monitor owner's address. "
@@ -409,7 +266,7 @@ class AlertSettingsIn(_JudgedWhole):
     )
     slack_enabled: bool = False
     slack_webhook_url: Annotated[
-        Annotated[str, Field(max_length=MAX_URL), _https_url()] | None, _URL_TOO_LONG
+        Annotated[str, Field(max_length=MAX_URL), https_url()] | None, URL_TOO_LONG
     ] = Field(None, description="https URL; required when slack_enabled is true.")
     alert_on_recovery: bool = True
     alert_threshold: int = Field(
