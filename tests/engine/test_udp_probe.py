@@ -13,11 +13,12 @@ import threading
 from collections.abc import Callable, Iterator
 
 import pytest
+from aiohttp.abc import AbstractResolver, ResolveResult
 
 from uptime_server.engine.probe_types import RunResult
 from uptime_server.engine.probes import udp
 from uptime_server.engine.probes.udp import NO_EXPECTED_TEXT, PORT_UNREACHABLE, udp_attempt
-from uptime_server.net.guard import TARGET_NOT_ALLOWED, TargetNotAllowed
+from uptime_server.net.guard import TARGET_NOT_ALLOWED, GuardedResolver, TargetNotAllowed
 
 
 def _is_local(host: str) -> bool:
@@ -183,19 +184,33 @@ def test_it_reaches_an_ipv6_target(host: str) -> None:
     assert result.passed, result.error
 
 
+@pytest.mark.parametrize("listen_on", ["127.0.0.1", pytest.param("::1", marks=needs_ipv6)])
 def test_a_host_name_is_resolved_and_its_address_used(
-    server: UdpServer, fake_dns: dict[str, list[str]], opened: list[tuple[str, int]]
+    listen_on: str, fake_dns: dict[str, list[str]], opened: list[tuple[str, int]]
 ) -> None:
-    fake_dns["echo.test"] = ["127.0.0.1"]
-    result = attempt("echo.test", server.port, send=b"by name", expect="echo:by name")
+    fake_dns["echo.test"] = [listen_on]
+    srv = UdpServer(listen_on)
+    try:
+        result = attempt("echo.test", srv.port, send=b"by name", expect="echo:by name")
+    finally:
+        srv.close()
     assert result.passed, result.error
-    assert opened == [("127.0.0.1", server.port)]
+    assert opened == [(listen_on, srv.port)]
 
 
-def test_an_unknown_host_name_fails_as_a_dns_error(fake_dns: dict[str, list[str]]) -> None:
-    result = attempt("missing.test", 9)
-    assert not result.passed
-    assert result.error == "DNS lookup failed: missing.test"
+@pytest.mark.parametrize(
+    ("host", "error"),
+    [
+        ("missing.test", "DNS lookup failed: missing.test"),
+        # The error is shown in terminals and mails: no control characters.
+        ("esc\x1b[31m.test", "DNS lookup failed: esc[31m.test"),
+    ],
+)
+def test_an_unknown_host_name_fails_as_a_dns_error(
+    host: str, error: str, fake_dns: dict[str, list[str]]
+) -> None:
+    result = attempt(host, 9)
+    assert (result.passed, result.error) == (False, error)
 
 
 # --- no reply -----------------------------------------------------------------
@@ -211,6 +226,49 @@ def test_a_silent_port_fails_with_no_reply_within_the_timeout() -> None:
     assert result.error == "no reply within 0.2s"
     assert result.response_time is None
     assert arrived == b"anyone?"
+
+
+class _HangingResolver(AbstractResolver):
+    """A DNS server that never answers."""
+
+    async def resolve(self, host: str, port: int = 0, family: int = 0) -> list[ResolveResult]:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def close(self) -> None:
+        pass
+
+
+def test_a_lookup_that_never_ends_fails_within_the_timeout(
+    monkeypatch: pytest.MonkeyPatch, opened: list[tuple[str, int]]
+) -> None:
+    # The guard is real; only its inner resolver hangs. The deadline covers the lookup.
+    def guarded(*, block_private: bool) -> GuardedResolver:
+        return GuardedResolver(block_private=block_private, inner=_HangingResolver())
+
+    monkeypatch.setattr(udp, "GuardedResolver", guarded)
+    result = attempt("slow.test", 9, timeout=0.1)
+    assert (result.passed, result.error) == (False, "timeout after 0.1s")
+    assert opened == []
+
+
+def test_cancellation_is_not_turned_into_a_result() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as silent:
+        silent.bind(("127.0.0.1", 0))
+        port = silent.getsockname()[1]
+
+        async def cancelled_attempt() -> RunResult:
+            task = asyncio.create_task(
+                udp_attempt(
+                    "127.0.0.1", port, send=b"x", expect=None, timeout=30, block_private=False
+                )
+            )
+            await asyncio.sleep(0)  # let it reach the receive
+            task.cancel()
+            return await task
+
+        with pytest.raises(asyncio.CancelledError):
+            asyncio.run(cancelled_attempt())
 
 
 def _closed_port() -> int:
