@@ -38,7 +38,7 @@ from uptime_server.net.guard import (
 
 NO_EXPECTED_TEXT = "reply did not contain the expected text"
 PORT_UNREACHABLE = "port unreachable (connection refused)"
-# The largest payload a UDP datagram can carry; a longer one cannot arrive.
+# No UDP payload is longer (the length field has 16 bits), so no reply is cut.
 _MAX_DATAGRAM = 65535
 
 Address = tuple[socket.AddressFamily, tuple[str, int]]
