@@ -1,0 +1,1 @@
+"""One module per monitor type: the attempt that checks it."""
