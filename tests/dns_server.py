@@ -6,6 +6,7 @@ DNS message on the wire. It serves the fixed records in `RECORDS` and:
 - NXDOMAIN for names it does not know, an empty NOERROR answer for a known
   name asked for a type it lacks;
 - SERVFAIL for `fail.example.test.`;
+- a reply that is not a DNS message for `garbage.example.test.`;
 - the answer for `slow.example.test.` after `slow_delay` seconds;
 - `wrong.example.test.` A 10.9.9.9 where a check expects 192.0.2.1;
 - over UDP, an answer longer than 512 bytes (`big.example.test.` TXT) truncated
@@ -36,6 +37,7 @@ import dns.rrset
 ZONE = "example.test."
 SLOW_NAME = "slow.example.test."
 FAIL_NAME = "fail.example.test."
+GARBAGE_NAME = "garbage.example.test."
 UDP_LIMIT = 512  # bytes: the classic DNS limit for a query without EDNS
 
 _BIG_TXT = " ".join(f'"{"x" * 60}-{n}"' for n in range(12))  # ~750 bytes on the wire
@@ -137,6 +139,9 @@ class DnsServer:
             self.queries.append(
                 (transport, question.name.to_text(), dns.rdatatype.to_text(question.rdtype))
             )
+        if question.name == dns.name.from_text(GARBAGE_NAME):
+            # The query's id and a response flag, then bytes that are no DNS message.
+            return wire[:2] + b"\x81\x80" + b"\x00\x01\x00\x09 not a DNS message \x1b[31m"
         if question.name == dns.name.from_text(SLOW_NAME):
             time.sleep(self.slow_delay)
         response = self._answer(query, question.name, question.rdtype)

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import dns.asyncquery
+import dns.rrset
 import pytest
 
 from tests.dns_server import RECORDS, DnsServer
@@ -173,6 +175,26 @@ def test_a_wrong_answer_fails_without_listing_the_answer(dns_server: DnsServer) 
     )
     assert result.error == 'expected value "192.0.2.1" not in the answer'
     assert "10.9.9.9" not in result.error
+
+
+def test_a_malformed_reply_fails_without_quoting_it(dns_server: DnsServer) -> None:
+    result = attempt("garbage.example.test", resolver=dns_server.address)
+    assert (result.passed, result.error) == (False, "malformed DNS response")
+
+
+def test_an_unexpected_exception_is_a_failed_attempt(
+    dns_server: DnsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("library bug")
+
+    monkeypatch.setattr(dns.asyncquery, "udp_with_fallback", broken)
+    result = attempt("example.test", resolver=dns_server.address)
+    assert (result.passed, result.error) == (False, "check failed: RuntimeError")
+
+
+def test_a_connect_timeout_is_not_the_attempts_deadline() -> None:
+    assert dns_probe._describe(TimeoutError()) == "connection timed out"
 
 
 def test_a_truncated_answer_is_asked_again_over_tcp(dns_server: DnsServer) -> None:
@@ -381,8 +403,6 @@ def test_normalise(record_type: str, text: str, normal: str) -> None:
 def test_normalise_is_idempotent_on_every_served_record() -> None:
     # The answer side runs through normalise too (rdata.to_text()); a normal
     # form fed back must not change, or a user copying it would never match.
-    import dns.rrset
-
     for line in RECORDS:
         name, ttl, rdtype, rdata = line.split(" ", 3)
         for record in dns.rrset.from_text(name, int(ttl), "IN", rdtype, rdata):

@@ -84,11 +84,13 @@ async def dns_attempt(
             query = _make_query(query_name, record_type.upper())
             servers = await _servers(resolver, block_private=block_private)
             response, elapsed = await _ask(query, servers)
+        error = _judge(response, record_type.upper(), expected_rcode.upper(), expected_values)
     except TimeoutError:
         return _failed(f"timeout after {timeout:g}s")
     except _Failed as exc:
         return _failed(str(exc))
-    error = _judge(response, record_type.upper(), expected_rcode.upper(), expected_values)
+    except Exception as exc:  # the prober's contract: a surprise is a failed attempt
+        return _failed(f"check failed: {type(exc).__name__}")
     return RunResult(error is None, elapsed, None, printable(error))
 
 
@@ -216,6 +218,8 @@ def _describe(exc: BaseException) -> str:
         return "malformed DNS response"
     if isinstance(exc, dns.exception.DNSException):
         return "invalid DNS response"
+    if isinstance(exc, TimeoutError):  # a TCP connect's ETIMEDOUT, not the attempt's deadline
+        return "connection timed out"
     return describe_error(exc, 0)  # OSError: "connection refused" and kin
 
 
