@@ -338,7 +338,17 @@ def test_parse_resolver(resolver: str, parsed: tuple[str, int]) -> None:
 
 @pytest.mark.parametrize(
     "resolver",
-    ["", ":53", "ns.test:", "ns.test:0", "ns.test:65536", "ns.test:x", "[::1", "[::1]53"],
+    [
+        "",
+        ":53",
+        "ns.test:",
+        "ns.test:0",
+        "ns.test:65536",
+        "ns.test:x",
+        "ns.test:\u0665\u0663",
+        "[::1",
+        "[::1]53",
+    ],
 )
 def test_parse_resolver_refuses_malformed_input(resolver: str) -> None:
     with pytest.raises(ValueError):

@@ -131,7 +131,7 @@ def parse_resolver(resolver: str) -> tuple[str, int]:
         host, port = inside, rest[1:] or port
     elif text.count(":") == 1:
         host, _, port = text.partition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
         raise ValueError("invalid resolver")
     return host, int(port)
 
