@@ -22,6 +22,7 @@ import pytest
 import trustme
 from aiohttp import web
 
+from tests.dns_server import DnsServer
 from uptime_server.engine.probe import ProbeConfig, Prober
 from uptime_server.engine.probe_types import CheckSpec, RunResult
 
@@ -245,6 +246,14 @@ def tls(server: ServerThread, tmp_path_factory: pytest.TempPathFactory) -> TLSSe
         cert.configure_cert(context)
         urls[name] = f"https://127.0.0.1:{server.listen(context)}"
     return TLSServers(ca_file=str(ca_file), expiring_at=expiring_at, **urls)
+
+
+@pytest.fixture(scope="session")
+def dns_server() -> Iterator[DnsServer]:
+    """A real DNS server on 127.0.0.1 (UDP and TCP) serving tests/dns_server.py's zone."""
+    server = DnsServer(slow_delay=0.5)
+    yield server
+    server.stop()
 
 
 @pytest.fixture

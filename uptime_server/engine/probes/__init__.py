@@ -1,1 +1,1 @@
-"""One module per monitor type: the attempt that checks it."""
+"""One probe per monitor type (registry: which module checks which type)."""
