@@ -1,0 +1,1 @@
+"""Probes for the monitor types other than http: one module per type."""
