@@ -8,7 +8,7 @@ ICMP sockets. Linux lets a process send echo requests two ways: an unprivileged
 "ping socket" (SOCK_DGRAM, allowed when the process's group is inside
 `net.ipv4.ping_group_range`), or a raw socket (needs CAP_NET_RAW). `icmp_mode`
 tries them in that order once per process and remembers the answer; with
-neither, every attempt fails saying what to change (docs/systemd.md#ping-monitors).
+neither, every attempt fails saying what to change (docs/systemd.md, "Ping monitors").
 
 Verdict. `count` echoes are sent; the attempt passes when at least one reply
 came back and the lost share is at most `max_packet_loss` percent (0: every
