@@ -185,6 +185,22 @@ def test_a_name_that_does_not_resolve_is_a_dns_failure(
     assert echoes == []
 
 
+def test_the_whole_attempt_keeps_to_its_time_limit(
+    monkeypatch: pytest.MonkeyPatch, echoes: list[str]
+) -> None:
+    # A resolver that never answers: the limit covers the lookup too.
+    async def getaddrinfo(self, host, *args, **kwargs):  # type: ignore[no-untyped-def]
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(asyncio.BaseEventLoop, "getaddrinfo", getaddrinfo)
+
+    result = _ping("slow.example.test", timeout=0.2)
+
+    assert not result.passed
+    assert result.error == "timeout after 0.2s"
+    assert echoes == []
+
+
 # -- the verdict on icmplib's summary ----------------------------------------------
 
 
