@@ -57,6 +57,12 @@ _MAX_INTERVAL = 1.0
 _ECHO_BUDGET = 0.9
 
 
+_MODES_BY_PREFERENCE: tuple[tuple[bool, IcmpMode], ...] = (
+    (False, "unprivileged"),
+    (True, "privileged"),
+)
+
+
 def open_icmp_socket(privileged: bool) -> socket.socket:
     kind = socket.SOCK_RAW if privileged else socket.SOCK_DGRAM
     return socket.socket(socket.AF_INET, kind, socket.IPPROTO_ICMP)
@@ -69,12 +75,12 @@ def icmp_mode(open_socket: SocketOpener = open_icmp_socket) -> IcmpMode | None:
     Cached: neither the sysctl nor the capabilities change under a running
     daemon often enough to pay a socket per check; restart it after changing them.
     """
-    for privileged, mode in ((False, "unprivileged"), (True, "privileged")):
+    for privileged, mode in _MODES_BY_PREFERENCE:
         try:
             open_socket(privileged).close()
         except OSError:
             continue
-        return mode  # type: ignore[return-value]
+        return mode
     return None
 
 
@@ -111,8 +117,10 @@ async def ping_attempt(
         return _failed(ICMP_NOT_PERMITTED)
     except socket.gaierror:
         return _failed(f"DNS lookup failed: {host}")
-    except (ICMPLibError, OSError) as exc:
+    except (ICMPLibError, OSError) as exc:  # the local stack's words, not the peer's
         return _failed(f"ping failed: {exc}")
+    except Exception as exc:  # the module edge: every failure becomes a string
+        return _failed(f"ping failed: {type(exc).__name__}")
     return judge(result, max_packet_loss=max_packet_loss)
 
 
