@@ -92,7 +92,7 @@ def test_a_paused_monitor_is_tested_and_recorded_but_keeps_its_status(alice, tar
 
 
 def test_types_not_checked_cannot_be_tested(alice):
-    mid = create(alice, type="tcp", url=None)
+    mid = create(alice, type="ping", url=None)
     r = alice.post(f"/api/v1/monitors/{mid}/test")
     assert r.status_code == 409
     assert r.json["error"]["code"] == "MONITOR_TYPE_NOT_SUPPORTED"

@@ -50,8 +50,8 @@ def test_it_sends_every_add_option(cli: Cli, alice: Any) -> None:
 
 
 def test_it_adds_a_type_that_is_not_checked_yet(cli: Cli) -> None:
-    data = cli.json("monitors", "add", "db", "http://127.0.0.1:5432/", "--type", "tcp")
-    assert data["type"] == "tcp"
+    data = cli.json("monitors", "add", "db", "127.0.0.1", "--type", "ping")
+    assert data["type"] == "ping"
     shown = cli.json("monitors", "show", str(data["id"]))
     assert shown["checks_supported"] is False
 

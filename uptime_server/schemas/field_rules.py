@@ -85,6 +85,23 @@ def check_target_literal(url: str, *, block_private: bool) -> None:
         )
 
 
+def check_target_host(host: str, *, block_private: bool) -> None:
+    """As ``check_target_literal``, for the host of a tcp/udp target or a resolver."""
+    addr = guard.parse_ip_host(host)
+    if addr is None:
+        return
+    if not guard.address_allowed(addr, block_private=False):
+        raise ValueError(
+            "has an IP address checks may never connect to "
+            "(link-local such as cloud metadata, unspecified, multicast or reserved)"
+        )
+    if block_private and not guard.address_allowed(addr, block_private=True):
+        raise ValueError(
+            "has a private, loopback or other non-public IP address, "
+            "which this server refuses (UPTIME_BLOCK_PRIVATE_TARGETS)"
+        )
+
+
 def _guard_allows(url: str, *, block_private: bool) -> bool:
     try:
         guard.check_url(url, block_private=block_private)

@@ -1,0 +1,1 @@
+"""One probe per monitor type (registry: which module checks which type)."""
