@@ -1,0 +1,32 @@
+"""parse_escapes: what a tcp/udp monitor's `send` text stands for."""
+
+from __future__ import annotations
+
+import pytest
+
+from uptime_server.engine.probes.payload import parse_escapes
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("PING\\r\\n", b"PING\r\n"),
+        ("a\\tb", b"a\tb"),
+        ("\\0\\x00\\xff\\xAB", b"\0\0\xff\xab"),
+        ("back\\\\slash", b"back\\slash"),
+        ("é", "é".encode()),
+        ("", b""),
+        ("no escapes", b"no escapes"),
+    ],
+)
+def test_escapes_become_bytes(text: str, expected: bytes) -> None:
+    assert parse_escapes(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "position"),
+    [("\\q", 1), ("ab\\", 3), ("\\x4", 1), ("x\\xZZ", 2), ("\\n\\u0041", 3)],
+)
+def test_a_bad_escape_is_named_by_its_position(text: str, position: int) -> None:
+    with pytest.raises(ValueError, match=f"invalid escape at character {position}:"):
+        parse_escapes(text)
