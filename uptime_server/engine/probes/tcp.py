@@ -10,8 +10,9 @@ certificate's expiry is reported like https's. With ``send`` those bytes
 reply must contain that text (UTF-8, undecodable bytes replaced) before the
 deadline, reading at most ``MAX_READ`` bytes.
 
-Response time: to the end of the connect (and handshake), or to the expected
-bytes when ``expect`` is set. Errors never quote what the peer sent.
+Response time: from the start of the connect (the name lookup left out) to
+its end (and the handshake's), or to the expected bytes when ``expect`` is set.
+Errors never quote what the peer sent.
 """
 
 from __future__ import annotations
@@ -65,10 +66,9 @@ async def resolve_guarded(host: str, port: int, *, block_private: bool) -> str:
 async def tcp_attempt(prober: Probing, spec: CheckSpec) -> RunResult:
     """One tcp attempt (see the module doc), never raising (except cancellation)."""
     cert: list[datetime | None] = [None]  # set once a handshake showed a certificate
-    started = time.perf_counter()
     try:
         async with asyncio.timeout(spec.timeout):
-            elapsed = await _check(prober, spec, cert, started)
+            elapsed = await _check(prober, spec, cert)
     except Exception as exc:  # the module edge: every failure becomes a string
         return RunResult(False, None, None, printable(_describe(exc, spec.timeout)), cert[0])
     return RunResult(True, elapsed, None, None, cert[0])
@@ -86,14 +86,13 @@ def _describe(exc: Exception, timeout: int) -> str:
     return describe_error(exc, timeout)
 
 
-async def _check(
-    prober: Probing, spec: CheckSpec, cert: list[datetime | None], started: float
-) -> int:
+async def _check(prober: Probing, spec: CheckSpec, cert: list[datetime | None]) -> int:
     opts = spec.options
     host, port = parse_host_port_url(spec.url, "tcp")
     address = await resolve_guarded(host, port, block_private=prober.block_private)
     context = prober.ssl_context(spec.verify_ssl) if opts.get("tls") else None
     server_hostname = host if context is not None and parse_ip_host(host) is None else None
+    started = time.perf_counter()  # the name lookup is not the service's time
     reader, writer = await asyncio.open_connection(
         address, port, ssl=context, server_hostname=server_hostname
     )
