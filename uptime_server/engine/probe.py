@@ -26,13 +26,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 import aiohttp
-from cryptography import x509
 from yarl import URL
 
 from uptime_server.engine.json_path import TIME_LIMIT, JsonPathRunner
 from uptime_server.engine.probe_rules import ProbeFailure, evaluate, printable
 from uptime_server.engine.probe_types import RETRY_DELAY_CAP, CheckSpec, RunResult
 from uptime_server.engine.probes.registry import ATTEMPTS
+from uptime_server.net.certs import cert_expiry
 from uptime_server.net.errors import describe_error
 from uptime_server.net.guard import (
     TARGET_NOT_ALLOWED,
@@ -103,17 +103,7 @@ class _CertCapturingResponse(aiohttp.ClientResponse):
     def cert_expires_at(self) -> datetime | None:
         if not self.peer_cert_der:
             return None
-        return _cert_expiry(self.peer_cert_der)
-
-
-@functools.lru_cache(maxsize=256)
-def _cert_expiry(der: bytes) -> datetime | None:
-    # Keyed by the certificate's bytes: monitors of one site see the same
-    # certificate check after check, and parsing it costs more than the lookup.
-    try:
-        return x509.load_der_x509_certificate(der).not_valid_after_utc
-    except ValueError:
-        return None
+        return cert_expiry(self.peer_cert_der)
 
 
 @functools.lru_cache(maxsize=8)

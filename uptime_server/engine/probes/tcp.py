@@ -24,11 +24,10 @@ import ssl
 import time
 from datetime import datetime
 
-from cryptography import x509
-
 from uptime_server.engine.probe_rules import printable
 from uptime_server.engine.probe_types import CheckSpec, Probing, RunResult
 from uptime_server.engine.probes.payload import parse_escapes
+from uptime_server.net.certs import cert_expiry
 from uptime_server.net.errors import describe_error
 from uptime_server.net.guard import (
     GuardedResolver,
@@ -99,7 +98,7 @@ async def _check(prober: Probing, spec: CheckSpec, cert: list[datetime | None]) 
     try:
         ssl_object = writer.get_extra_info("ssl_object")
         if ssl_object is not None:
-            cert[0] = _cert_expiry(ssl_object.getpeercert(binary_form=True))
+            cert[0] = cert_expiry(ssl_object.getpeercert(binary_form=True))
         elapsed = _ms(started)
         if opts.get("send"):
             writer.write(parse_escapes(opts["send"]))
@@ -125,15 +124,6 @@ async def _read_until(reader: asyncio.StreamReader, expect: str) -> None:
         if expect in received.decode("utf-8", errors="replace"):
             return
     raise _Failure(EXPECTED_NOT_RECEIVED)
-
-
-def _cert_expiry(der: bytes | None) -> datetime | None:
-    if not der:
-        return None
-    try:
-        return x509.load_der_x509_certificate(der).not_valid_after_utc
-    except ValueError:
-        return None
 
 
 def _ms(started: float) -> int:
