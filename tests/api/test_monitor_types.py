@@ -110,7 +110,7 @@ def test_every_bad_field_is_named_at_once(alice: Any) -> None:
     }
     assert details["method"] == ["applies only to http, https monitors"]
     assert details["count"] == ["applies only to ping monitors"]
-    assert "invalid escape at character 5" in details["send"][0]
+    assert "escape" in details["send"][0]
     assert Monitor.select().count() == 0
 
 

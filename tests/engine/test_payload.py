@@ -23,10 +23,9 @@ def test_escapes_become_bytes(text: str, expected: bytes) -> None:
     assert parse_escapes(text) == expected
 
 
-@pytest.mark.parametrize(
-    ("text", "position"),
-    [("\\q", 1), ("ab\\", 3), ("\\x4", 1), ("x\\xZZ", 2), ("\\n\\u0041", 3)],
-)
-def test_a_bad_escape_is_named_by_its_position(text: str, position: int) -> None:
-    with pytest.raises(ValueError, match=f"invalid escape at character {position}:"):
+@pytest.mark.parametrize("text", ["\\q", "ab\\", "\\x4", "x\\xZZ", "\\n\\u0041"])
+def test_a_bad_escape_is_refused(text: str) -> None:
+    # Refused, never sent as something the user did not mean (validation
+    # words the error; the run of a stored one fails).
+    with pytest.raises(ValueError, match="escape|backslash"):
         parse_escapes(text)

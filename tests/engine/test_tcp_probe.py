@@ -100,7 +100,7 @@ def test_what_is_sent_has_its_escapes_applied(serve: Callable[[Reply], int]) -> 
 def test_a_stored_send_with_a_bad_escape_fails_the_run(hanging_port: int) -> None:
     result = run_check(tcp_spec(hanging_port, send="\\q"))
     assert not result.passed
-    assert result.error.startswith("invalid monitor: invalid escape at character 1")
+    assert result.error.startswith("invalid monitor: ")
 
 
 def _port(url: str) -> int:
