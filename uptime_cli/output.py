@@ -228,7 +228,45 @@ MONITOR_FIELDS = (
     ("json_path", "JSONPath"),
     ("expected_json_value", "JSON value"),
     ("degraded_response_time", "Degraded after (ms)"),
+    ("tls", "TLS"),
+    ("send", "Send"),
+    ("expect", "Expect"),
+    ("query_name", "Query name"),
+    ("record_type", "Record type"),
+    ("resolver", "Resolver"),
+    ("expected_rcode", "Expected rcode"),
+    ("expected_values", "Expected values"),
+    ("count", "Echoes"),
+    ("max_packet_loss", "Max packet loss (%)"),
 )
+_HTTP = ("http", "https")
+# The fields shown only for the types they belong to (as the server's
+# models.TYPE_FIELDS); the others are shown for every type.
+_FIELD_TYPES = {
+    **dict.fromkeys(
+        (
+            "method",
+            "expected_status",
+            "follow_redirects",
+            "headers",
+            "body",
+            "expected_content",
+            "excluded_content",
+            "json_path",
+            "expected_json_value",
+        ),
+        _HTTP,
+    ),
+    "verify_ssl": (*_HTTP, "tcp"),
+    "tls": ("tcp",),
+    "send": ("tcp", "udp"),
+    "expect": ("tcp", "udp"),
+    **dict.fromkeys(
+        ("query_name", "record_type", "resolver", "expected_rcode", "expected_values"), ("dns",)
+    ),
+    "count": ("ping",),
+    "max_packet_loss": ("ping",),
+}
 MONITOR_STATE = (
     ("uptime_24h", "Uptime 24h"),
     ("uptime_7d", "Uptime 7d"),
@@ -252,7 +290,12 @@ def monitor_view(m: dict[str, Any]) -> Table:
     rows: list[tuple[str, Any]] = [("Status", status_text(m.get("status"), bool(m.get("paused"))))]
     if m.get("checks_supported") is False:
         rows.append(("Checks", "not supported for this type in v0.1.0"))
-    rows += [(label, m.get(key)) for key, label in MONITOR_FIELDS if key in m]
+    kind = m.get("type")
+    rows += [
+        (label, m.get(key))
+        for key, label in MONITOR_FIELDS
+        if key in m and kind in _FIELD_TYPES.get(key, (kind,))
+    ]
     for key, label in MONITOR_STATE:
         if key not in m:
             continue

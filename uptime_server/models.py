@@ -25,8 +25,32 @@ from uptime_server.db import database
 
 # A monitor that names no expected status passes on any 2xx status registered with IANA.
 DEFAULT_EXPECTED_STATUS = [200, 201, 202, 203, 204, 205, 206, 207, 208, 226]
-MONITOR_TYPES = ("http", "https", "tcp", "ping", "dns")
-CHECKED_TYPES = ("http", "https")
+MONITOR_TYPES = ("http", "https", "tcp", "udp", "ping", "dns")
+# The types that have a probe (engine/probes/registry.py ATTEMPTS; a test keeps
+# them equal): only these are claimed by the scheduler and recorded.
+CHECKED_TYPES = ("http", "https", "tcp")
+_HTTP_FIELDS = (
+    "method",
+    "expected_status",
+    "headers",
+    "body",
+    "follow_redirects",
+    "verify_ssl",
+    "expected_content",
+    "excluded_content",
+    "json_path",
+    "expected_json_value",
+)
+# The configuration fields that belong to one type only (a monitor of another
+# type refuses them; docs/api.md#monitor-fields). The rest apply to every type.
+TYPE_FIELDS: dict[str, tuple[str, ...]] = {
+    "http": _HTTP_FIELDS,
+    "https": _HTTP_FIELDS,
+    "tcp": ("tls", "send", "expect", "verify_ssl"),
+    "udp": ("send", "expect"),
+    "dns": ("query_name", "record_type", "resolver", "expected_rcode", "expected_values"),
+    "ping": ("count", "max_packet_loss"),
+}
 STATUSES = ("pending", "online", "warning", "offline")
 
 
@@ -184,6 +208,17 @@ class Monitor(BaseModel):
     json_path = pw.TextField(null=True)
     expected_json_value = pw.TextField(null=True)
     degraded_response_time = pw.IntegerField(null=True)
+    # Fields of the other types (TYPE_FIELDS; migration 0003).
+    tls = pw.BooleanField(default=False)
+    send = pw.TextField(null=True)
+    expect = pw.TextField(null=True)
+    query_name = pw.TextField(null=True)
+    record_type = pw.CharField(max_length=8, null=True)
+    resolver = pw.CharField(max_length=300, null=True)
+    expected_rcode = pw.CharField(max_length=16, null=True)
+    expected_values = JSONField(null=True)
+    count = pw.IntegerField(null=True)
+    max_packet_loss = pw.FloatField(null=True)
 
     # Current state, maintained by the engine.
     status = pw.CharField(max_length=16, default="pending")

@@ -5,6 +5,7 @@ docs/api.md#test-a-monitor, docs/api.md#history.
 
 from __future__ import annotations
 
+import socket
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
@@ -91,8 +92,21 @@ def test_a_paused_monitor_is_tested_and_recorded_but_keeps_its_status(alice, tar
     assert Notification.select().count() == 0
 
 
+def test_a_tcp_monitor_is_tested_now(alice):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    port = listener.getsockname()[1]
+    mid = create(alice, type="tcp", url=f"tcp://127.0.0.1:{port}")
+    data = alice.post(f"/api/v1/monitors/{mid}/test").json["data"]
+    assert (data["status"], data["status_code"], data["error"]) == ("online", None, None)
+    listener.close()
+    data = alice.post(f"/api/v1/monitors/{mid}/test").json["data"]
+    assert (data["status"], data["error"]) == ("offline", "connection refused")
+
+
 def test_types_not_checked_cannot_be_tested(alice):
-    mid = create(alice, type="tcp", url=None)
+    mid = create(alice, type="ping", url=None)
     r = alice.post(f"/api/v1/monitors/{mid}/test")
     assert r.status_code == 409
     assert r.json["error"]["code"] == "MONITOR_TYPE_NOT_SUPPORTED"

@@ -84,7 +84,7 @@ def test_it_changes_nothing_when_settings_are_invalid_for_one(alice: Any) -> Non
     [
         ({"colour": "red"}, "VALIDATION_ERROR", "settings.colour"),
         ({"timeout": "30"}, "VALIDATION_ERROR", "settings.timeout"),
-        ({"type": "udp"}, "INVALID_MONITOR_TYPE", "settings.type"),
+        ({"type": "smtp"}, "INVALID_MONITOR_TYPE", "settings.type"),
     ],
 )
 @sqlite_only
@@ -151,7 +151,7 @@ def test_it_names_bad_settings_with_the_rest_of_the_request(alice: Any) -> None:
     body = {"action": "update", "monitor_ids": [0], "settings": {"timeout": 1, "colour": "red"}}
     error = assert_error(bulk(alice, **body), 400, "VALIDATION_ERROR")
     assert set(error["details"]) == {"monitor_ids", "settings.timeout", "settings.colour"}
-    body = {"action": "update", "monitor_ids": [mine], "reason": 5, "settings": {"type": "udp"}}
+    body = {"action": "update", "monitor_ids": [mine], "reason": 5, "settings": {"type": "smtp"}}
     error = assert_error(bulk(alice, **body), 400, "INVALID_MONITOR_TYPE")
     assert set(error["details"]) == {"reason", "settings.type"}
     assert Monitor.get_by_id(mine).timeout == 30

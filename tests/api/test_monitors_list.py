@@ -86,8 +86,8 @@ def test_it_takes_up_to_100_per_page(alice: Any) -> None:
         ("?limit=ten", "limit"),
         ("?status=down", "status"),
         ("?status=ONLINE", "status"),
-        ("?type=tcp", "type"),
-        ("?type=udp", "type"),
+        ("?type=smtp", "type"),
+        ("?type=HTTP", "type"),
         ("?search=%00", "search"),
         ("?search=" + "s" * 2049, "search"),
         ("?page=%D9%A3", "page"),  # ARABIC-INDIC DIGIT THREE
@@ -119,10 +119,15 @@ def test_it_filters_by_status(alice: Any) -> None:
 def test_it_filters_by_type(alice: Any) -> None:
     plain = create(alice, name="plain")
     secure = create(alice, name="secure", type="https", url="https://example.com/")
-    alice.post(URL, json={"name": "tcp", "type": "tcp"})
+    ping = alice.post(URL, json={"name": "ping", "type": "ping"}).get_json()["data"]["id"]
+    tcp = create(alice, name="tcp", type="tcp", url="tcp://127.0.0.1:5432")
     assert _ids(_list(alice, "?type=http")) == [plain]
     assert _ids(_list(alice, "?type=https")) == [secure]
-    assert _list(alice)["pagination"]["total"] == 3
+    # Every type can be listed, checked or not.
+    assert _ids(_list(alice, "?type=ping")) == [ping]
+    assert _ids(_list(alice, "?type=tcp")) == [tcp]
+    assert _ids(_list(alice, "?type=dns")) == []
+    assert _list(alice)["pagination"]["total"] == 4
 
 
 def test_it_searches_name_and_url_case_insensitively(alice: Any) -> None:

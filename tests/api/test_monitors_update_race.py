@@ -104,7 +104,7 @@ def test_a_type_change_still_starts_the_monitor_over(alice, settings, clock):
     Recorder(settings).record([outcome(read_for_edit, clock, False)], now=clock.now())
     version = Monitor.get_by_id(mid).state_version
 
-    edit(read_for_edit, {"type": "tcp", "url": None}, settings, clock)
+    edit(read_for_edit, {"type": "ping", "url": None}, settings, clock)
 
     row = Monitor.get_by_id(mid)
     assert (row.status, row.consecutive_failures) == ("pending", 0)

@@ -124,7 +124,7 @@ def test_a_cross_site_post_is_refused(alice, active):
 
 
 def test_a_monitor_changed_to_an_unchecked_type_closes_its_incident(alice, monitor, active):
-    r = alice.put(f"/api/v1/monitors/{monitor.id}", json={"type": "tcp"})
+    r = alice.put(f"/api/v1/monitors/{monitor.id}", json={"type": "ping"})
     assert r.status_code == 200, r.json
     note = Notification.get_by_id(active.id)
     assert (note.status, note.resolved_at) == ("resolved", note.started_at.replace(minute=1))

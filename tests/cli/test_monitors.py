@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -49,9 +50,29 @@ def test_it_sends_every_add_option(cli: Cli, alice: Any) -> None:
     assert m["degraded_response_time"] == 1500
 
 
+def test_it_adds_a_tcp_monitor_with_its_options(cli: Cli, alice: Any) -> None:
+    data = cli.json(
+        "monitors", "add", "redis", "tcp://127.0.0.1:6379",
+        "--tls", "--no-verify-ssl", "--send", "PING\\r\\n", "--expect", "+PONG",
+    )  # fmt: skip
+    assert data["type"] == "tcp"  # from the URL's scheme
+    m = alice.get(f"/api/v1/monitors/{data['id']}").json["data"]
+    assert (m["tls"], m["verify_ssl"], m["send"], m["expect"]) == (
+        True,
+        False,
+        "PING\\r\\n",
+        "+PONG",
+    )
+    assert m["checks_supported"] is True
+    cli.ok("monitors", "edit", str(data["id"]), "--no-tls")
+    assert alice.get(f"/api/v1/monitors/{data['id']}").json["data"]["tls"] is False
+    listed = cli.json("monitors", "list", "--type", "tcp")
+    assert [row["id"] for row in listed["data"]] == [data["id"]]
+
+
 def test_it_adds_a_type_that_is_not_checked_yet(cli: Cli) -> None:
-    data = cli.json("monitors", "add", "db", "http://127.0.0.1:5432/", "--type", "tcp")
-    assert data["type"] == "tcp"
+    data = cli.json("monitors", "add", "db", "127.0.0.1", "--type", "ping")
+    assert data["type"] == "ping"
     shown = cli.json("monitors", "show", str(data["id"]))
     assert shown["checks_supported"] is False
 
@@ -109,6 +130,16 @@ def test_show_prints_the_monitor_and_its_alert_settings(cli: Cli) -> None:
     assert "alice@example.com" in out  # default recipient: the owner
     data = cli.json("monitors", "show", str(monitor_id))
     assert data["id"] == monitor_id and data["headers"] == {"X-A": "b"}
+
+
+def test_show_prints_the_fields_of_the_monitors_type(cli: Cli) -> None:
+    monitor_id = add(cli, "redis", "tcp://127.0.0.1:6379", "--expect", "+PONG")
+    out = cli.ok("monitors", "show", str(monitor_id)).stdout
+    assert "Expect" in out and "+PONG" in out
+    assert "Method" not in out and "Query name" not in out
+    http = cli.ok("monitors", "show", str(add(cli, "api"))).stdout
+    labels = [re.split(r"\s{2,}", line.strip())[0] for line in http.splitlines()]
+    assert "Method" in labels and "TLS" not in labels and "Expect" not in labels
 
 
 def test_edit_sends_only_the_given_options(cli: Cli, alice: Any) -> None:

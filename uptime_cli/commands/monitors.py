@@ -31,7 +31,9 @@ ALL_PAGE_SIZE = 100
 
 
 ListStatus = Literal["online", "offline", "warning", "pending"]
-ListType = Literal["http", "https"]
+ListType = Literal["http", "https", "tcp", "udp", "ping", "dns"]
+# A URL of these schemes makes a monitor of that type unless --type says otherwise.
+_SCHEME_TYPES = ("http", "https", "tcp", "udp")
 
 
 @app.command("list")
@@ -108,7 +110,7 @@ def add(
     st = state(ctx)
     fields = {"name": name, "url": url, **fields}
     scheme = urlsplit(url).scheme.lower()
-    fields.setdefault("type", scheme if scheme in ("http", "https") else "http")
+    fields.setdefault("type", scheme if scheme in _SCHEME_TYPES else "http")
     data = st.client().create_monitor(fields).get("data") or {}
     output.show(
         st.wants_json(json_),

@@ -27,7 +27,9 @@ PageOpt = Annotated[int | None, typer.Option(help="Page number (from 1).", min=1
 
 TypeOpt = Annotated[
     str | None,
-    typer.Option("--type", help="http, https, tcp, ping or dns (default: from the URL scheme)."),
+    typer.Option(
+        "--type", help="http, https, tcp, udp, ping or dns (default: from the URL scheme)."
+    ),
 ]
 MethodOpt = Annotated[str | None, typer.Option(help="HTTP method (default GET).")]
 ExpectStatusOpt = Annotated[
@@ -78,6 +80,18 @@ DegradedOpt = Annotated[
     typer.Option("--degraded-ms", help="A passing check slower than this (ms) counts as warning."),
 ]
 
+TlsOpt = Annotated[
+    bool | None,
+    typer.Option("--tls/--no-tls", help="tcp: TLS handshake after connecting (default off)."),
+]
+SendOpt = Annotated[
+    str | None,
+    typer.Option(help="tcp: text sent after connecting; escapes \\r \\n \\t \\0 \\xHH."),
+]
+ExpectOpt = Annotated[
+    str | None, typer.Option(help="tcp: text the reply must contain (within the timeout).")
+]
+
 # parameter of add/edit → (its option, the API field it sets)
 MONITOR_OPTIONS: dict[str, tuple[Any, str]] = {
     "type_": (TypeOpt, "type"),
@@ -96,6 +110,9 @@ MONITOR_OPTIONS: dict[str, tuple[Any, str]] = {
     "verify_ssl": (VerifyOpt, "verify_ssl"),
     "location": (LocationOpt, "locations"),
     "degraded_ms": (DegradedOpt, "degraded_response_time"),
+    "tls": (TlsOpt, "tls"),
+    "send": (SendOpt, "send"),
+    "expect": (ExpectOpt, "expect"),
 }
 
 

@@ -17,6 +17,7 @@ from uptime_server.api.request_schemas import (
 )
 from uptime_server.context import now, settings
 from uptime_server.errors import validation_error
+from uptime_server.models import MONITOR_TYPES
 from uptime_server.models import Monitor as MonitorRow
 from uptime_server.query_params import choice_param, int_param
 from uptime_server.schemas.base import Message, Pages, data, data_of, page_count
@@ -40,7 +41,7 @@ from uptime_server.schemas.monitors import (
 bp = Blueprint("monitors", __name__, url_prefix="/monitors")
 
 LIST_STATUSES = ("online", "offline", "warning", "pending")
-LIST_TYPES = ("http", "https")
+LIST_TYPES = MONITOR_TYPES
 TAG = "monitors"
 doc = documenter(TAG)
 

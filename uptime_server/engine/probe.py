@@ -1,4 +1,7 @@
-"""One http/https check run, with aiohttp on asyncio. No DB access.
+"""One check run: the retry loop, and the http/https attempt with aiohttp. No DB access.
+
+Each attempt goes to the attempt function of the monitor's type
+(``probes.registry.ATTEMPTS``); http and https are ``Prober.http_attempt``.
 
 The rules of a run: docs/api.md#what-one-check-does.
 
@@ -23,12 +26,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 import aiohttp
-from cryptography import x509
 from yarl import URL
 
 from uptime_server.engine.json_path import TIME_LIMIT, JsonPathRunner
 from uptime_server.engine.probe_rules import ProbeFailure, evaluate, printable
 from uptime_server.engine.probe_types import RETRY_DELAY_CAP, CheckSpec, RunResult
+from uptime_server.engine.probes.registry import ATTEMPTS
+from uptime_server.net.certs import cert_expiry
 from uptime_server.net.errors import describe_error
 from uptime_server.net.guard import (
     TARGET_NOT_ALLOWED,
@@ -99,17 +103,7 @@ class _CertCapturingResponse(aiohttp.ClientResponse):
     def cert_expires_at(self) -> datetime | None:
         if not self.peer_cert_der:
             return None
-        return _cert_expiry(self.peer_cert_der)
-
-
-@functools.lru_cache(maxsize=256)
-def _cert_expiry(der: bytes) -> datetime | None:
-    # Keyed by the certificate's bytes: monitors of one site see the same
-    # certificate check after check, and parsing it costs more than the lookup.
-    try:
-        return x509.load_der_x509_certificate(der).not_valid_after_utc
-    except ValueError:
-        return None
+        return cert_expiry(self.peer_cert_der)
 
 
 @functools.lru_cache(maxsize=8)
@@ -174,8 +168,23 @@ class Prober:
                 break
         return _summarise(results)
 
+    @property
+    def block_private(self) -> bool:
+        return self.config.block_private
+
+    def ssl_context(self, verify: bool) -> ssl.SSLContext:
+        """The process's verifying (CA bundle honoured) or non-verifying client context."""
+        return self._verifying if verify else self._lenient
+
     async def attempt(self, spec: CheckSpec) -> RunResult:
-        """One attempt (a run of one), never raising (except cancellation)."""
+        """One attempt (a run of one) by the monitor type's probe, never raising."""
+        attempt = ATTEMPTS.get(spec.type)
+        if attempt is None:
+            return RunResult(False, None, None, printable(f"{spec.type} monitors are not checked"))
+        return await attempt(self, spec)
+
+    async def http_attempt(self, spec: CheckSpec) -> RunResult:
+        """One http/https attempt, never raising (except cancellation)."""
         hops = _Hops()
         started = time.perf_counter()
         try:
@@ -230,7 +239,7 @@ class Prober:
         method = spec.method.upper()
         data = spec.body.encode() if spec.body is not None else None
         headers: Mapping[str, str] | None = spec.headers or None
-        ssl_context = self._verifying if spec.verify_ssl else self._lenient
+        ssl_context = self.ssl_context(spec.verify_ssl)
         for _hop in range(self.config.max_redirects + 1):
             async with session.request(
                 method, url, headers=headers, data=data, allow_redirects=False, ssl=ssl_context

@@ -8,8 +8,11 @@ importing the prober (which imports the rules).
 
 from __future__ import annotations
 
+import ssl
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any, Protocol
 
 from uptime_server.models import DEFAULT_EXPECTED_STATUS
 
@@ -21,6 +24,9 @@ class CheckSpec:
     """One monitor's check, as the probe runs it (``spec.check_spec`` builds it from a row)."""
 
     url: str
+    type: str = "http"  # picks the attempt function (engine/probes/registry.py)
+    # The fields of this type only (models.TYPE_FIELDS), e.g. tls/send/expect for tcp.
+    options: Mapping[str, Any] = field(default_factory=dict)
     method: str = "GET"
     headers: dict[str, str] = field(default_factory=dict)
     body: str | None = None
@@ -51,3 +57,18 @@ class RunResult:
     cert_expires_at: datetime | None = None
     attempts: int = 1
     retried: bool = False  # passed, but only after a retry
+
+
+class Probing(Protocol):
+    """What an attempt function gets from the process's prober (``probe.Prober``).
+
+    Declared here so a probe module needs nothing of ``probe`` (which
+    dispatches to them through the registry).
+    """
+
+    @property
+    def block_private(self) -> bool: ...
+
+    def ssl_context(self, verify: bool) -> ssl.SSLContext: ...
+
+    async def http_attempt(self, spec: CheckSpec) -> RunResult: ...

@@ -13,11 +13,27 @@ from typing import Any
 from uptime_server.config import Settings
 from uptime_server.engine.probe import ProbeConfig
 from uptime_server.engine.probe_types import RETRY_DELAY_CAP, CheckSpec
-from uptime_server.models import DEFAULT_EXPECTED_STATUS
+from uptime_server.models import DEFAULT_EXPECTED_STATUS, TYPE_FIELDS
+
+# The CheckSpec's own fields; the other type fields go to CheckSpec.options.
+_COMMON = (
+    "method",
+    "headers",
+    "body",
+    "follow_redirects",
+    "verify_ssl",
+    "expected_status",
+    "expected_content",
+    "excluded_content",
+    "json_path",
+    "expected_json_value",
+)
 
 # The Monitor columns a CheckSpec reads (the claim query selects just these).
 SPEC_FIELDS = (
     "url",
+    "type",
+    *sorted({name for names in TYPE_FIELDS.values() for name in names} - set(_COMMON)),
     "method",
     "headers",
     "body",
@@ -47,8 +63,11 @@ def check_spec(monitor: Any) -> CheckSpec:
     get = monitor.get if isinstance(monitor, Mapping) else lambda name: getattr(monitor, name)
     if not get("url"):
         raise ValueError("monitor has no URL")
+    kind = get("type") or "http"
     return CheckSpec(
         url=get("url"),
+        type=kind,
+        options={name: get(name) for name in TYPE_FIELDS.get(kind, ()) if name not in _COMMON},
         method=(get("method") or "GET").upper(),
         headers=dict(get("headers") or {}),
         body=get("body"),

@@ -67,6 +67,16 @@ def check_http_url(value: str, *, require_https: bool = False) -> str:
     return value
 
 
+_NEVER_ALLOWED = (
+    "has an IP address checks may never connect to "
+    "(link-local such as cloud metadata, unspecified, multicast or reserved)"
+)
+_PRIVATE_BLOCKED = (
+    "has a private, loopback or other non-public IP address, "
+    "which this server refuses (UPTIME_BLOCK_PRIVATE_TARGETS)"
+)
+
+
 def check_target_literal(url: str, *, block_private: bool) -> None:
     """Refuse, up front, an IP-literal host the SSRF guard would refuse at run time.
 
@@ -74,15 +84,20 @@ def check_target_literal(url: str, *, block_private: bool) -> None:
     pass: only what DNS answers when the check runs can be judged.
     """
     if not _guard_allows(url, block_private=False):
-        raise ValueError(
-            "has an IP address checks may never connect to "
-            "(link-local such as cloud metadata, unspecified, multicast or reserved)"
-        )
+        raise ValueError(_NEVER_ALLOWED)
     if block_private and not _guard_allows(url, block_private=True):
-        raise ValueError(
-            "has a private, loopback or other non-public IP address, "
-            "which this server refuses (UPTIME_BLOCK_PRIVATE_TARGETS)"
-        )
+        raise ValueError(_PRIVATE_BLOCKED)
+
+
+def check_target_host(host: str, *, block_private: bool) -> None:
+    """As ``check_target_literal``, for the host of a tcp/udp target or a resolver."""
+    addr = guard.parse_ip_host(host)
+    if addr is None:
+        return
+    if not guard.address_allowed(addr, block_private=False):
+        raise ValueError(_NEVER_ALLOWED)
+    if block_private and not guard.address_allowed(addr, block_private=True):
+        raise ValueError(_PRIVATE_BLOCKED)
 
 
 def _guard_allows(url: str, *, block_private: bool) -> bool:

@@ -30,8 +30,10 @@ from pydantic import (
 from uptime_server.config import Settings
 from uptime_server.engine.json_path import MAX_LENGTH as JSON_PATH_MAX_LENGTH
 from uptime_server.engine.json_path import validate_json_path
+from uptime_server.engine.probes.payload import parse_escapes
 from uptime_server.errors import ApiError, validation_error
-from uptime_server.models import DEFAULT_EXPECTED_STATUS, MONITOR_TYPES
+from uptime_server.models import DEFAULT_EXPECTED_STATUS, MONITOR_TYPES, TYPE_FIELDS
+from uptime_server.net.target import parse_host_port, parse_host_port_url
 from uptime_server.schemas.field_rules import (
     FRAMING_HEADERS,
     MAX_CHECK_INTERVAL,
@@ -42,6 +44,7 @@ from uptime_server.schemas.field_rules import (
     METHODS,
     URL_TOO_LONG,
     check_http_url,
+    check_target_host,
     check_target_literal,
     dedupe,
     email_addresses,
@@ -53,6 +56,10 @@ from uptime_server.schemas.field_rules import (
     utf8_at_most,
 )
 from uptime_server.schemas.requests import Rule, error_message
+
+MAX_PAYLOAD = 1024  # characters of a tcp/udp send or expect
+MAX_EXPECTED_VALUES = 20
+RECORD_TYPES = ("A", "AAAA", "CNAME", "MX", "NS", "TXT", "SOA", "SRV", "CAA", "PTR")
 
 
 class _JudgedWhole(BaseModel):
@@ -84,13 +91,14 @@ class MonitorConfig(_JudgedWhole):
         BeforeValidator(strip),
         Rule("must be 1 to 200 characters", on=("string_too_short", "string_too_long")),
     ] = Field(description="1 to 200 characters after stripping; no control characters.")
-    type: Literal["http", "https", "tcp", "ping", "dns"] = Field(
-        description="http and https are checked; tcp, ping and dns are stored but not checked."
+    type: Literal["http", "https", "tcp", "udp", "ping", "dns"] = Field(
+        description="http, https and tcp are checked; udp, ping and dns are stored "
+        "but not checked yet."
     )
     url: Annotated[Annotated[str, Field(max_length=MAX_URL)] | None, URL_TOO_LONG] = Field(
         None,
-        description="Absolute http(s) URL with a host; required for http and https, "
-        "and https for type https.",
+        description="Absolute http(s) URL with a host for http and https (https for type "
+        "https); tcp://host:port for tcp, udp://host:port for udp; required for these.",
     )
     method: Annotated[
         str,
@@ -148,6 +156,43 @@ class MonitorConfig(_JudgedWhole):
     degraded_response_time: int | None = Field(
         None, ge=1, le=300_000, description="Milliseconds; null = off."
     )
+    # The fields of one type only (models.TYPE_FIELDS; the others refuse them).
+    tls: bool = Field(False, description="tcp: TLS handshake after connecting.")
+    send: str | None = Field(
+        None,
+        max_length=MAX_PAYLOAD,
+        description="tcp, udp: text sent after connecting; escapes \\n \\r \\t \\0 \\\\ \\xHH.",
+    )
+    expect: str | None = Field(
+        None, max_length=MAX_PAYLOAD, description="tcp, udp: text the reply must contain."
+    )
+    query_name: str | None = Field(None, min_length=1, max_length=253, description="dns.")
+    record_type: Literal[*RECORD_TYPES] | None = Field(  # type: ignore[valid-type]
+        None, description="dns: the record type queried."
+    )
+    resolver: str | None = Field(
+        None, max_length=300, description="dns: host[:port] of the resolver; null = the system's."
+    )
+    expected_rcode: (
+        Annotated[
+            str,
+            Field(pattern=r"^[A-Za-z]{1,16}$"),
+            AfterValidator(str.upper),
+            Rule(
+                "must be an rcode name such as NOERROR or NXDOMAIN", on=("string_pattern_mismatch",)
+            ),
+        ]
+        | None
+    ) = Field(None, description="dns: e.g. NOERROR (the default), NXDOMAIN.")
+    expected_values: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=1024)]] | None,
+        Field(max_length=MAX_EXPECTED_VALUES),
+        Rule(f"must list at most {MAX_EXPECTED_VALUES} values", on=("too_long",)),
+    ] = Field(None, description="dns: values the answer must all contain.")
+    count: int | None = Field(None, ge=1, le=10, description="ping: echoes per check.")
+    max_packet_loss: float | None = Field(
+        None, ge=0, le=100, description="ping: percent of echoes that may be lost."
+    )
 
     @field_validator("name")
     @classmethod
@@ -193,6 +238,28 @@ class MonitorConfig(_JudgedWhole):
             )
         return v
 
+    @field_validator("send")
+    @classmethod
+    def _send(cls, v: str | None) -> str | None:
+        if not v:
+            return None
+        parse_escapes(v)  # its ValueError names the bad escape
+        return v
+
+    @field_validator("expect", "query_name")
+    @classmethod
+    def _expect(cls, v: str | None) -> str | None:
+        return no_nul(v) if v else None
+
+    @field_validator("resolver")
+    @classmethod
+    def _resolver(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if not v:
+            return None
+        host, _ = parse_host_port(v, 53)
+        check_target_host(host, block_private=_settings(info).block_private_targets)
+        return v
+
     @field_validator("url", "body", "json_path")
     @classmethod
     def _no_nul(cls, v: str | None) -> str | None:
@@ -226,6 +293,10 @@ class MonitorConfig(_JudgedWhole):
             v = check_http_url(v, require_https=kind == "https")
             check_target_literal(v, block_private=_settings(info).block_private_targets)
             return v
+        if kind in ("tcp", "udp"):
+            host, _ = parse_host_port_url(v, kind)
+            check_target_host(host, block_private=_settings(info).block_private_targets)
+            return v
         if len(v) > MAX_URL or not v.strip():
             raise ValueError(f"must be 1 to {MAX_URL} characters")
         return v
@@ -244,14 +315,46 @@ class MonitorConfig(_JudgedWhole):
         these, so a body is judged on every rule it can be judged on at once.
         """
         errors: dict[str, str] = {}
-        if _given(v, "type", "url") and v["type"] in ("http", "https") and not v["url"]:
-            errors["url"] = "is required for http and https monitors"
+        if _given(v, "type", "url") and v["type"] in _URL_TYPES and not v["url"]:
+            errors["url"] = "is required for http, https, tcp and udp monitors"
         if _given(v, "timeout", "check_interval") and v["timeout"] > v["check_interval"]:
             errors["timeout"] = "must not exceed check_interval"
         json_value = _given(v, "expected_json_value", "json_path") and v["expected_json_value"]
         if json_value and not v["json_path"]:
             errors["expected_json_value"] = "requires json_path"
         return errors
+
+
+_URL_TYPES = ("http", "https", "tcp", "udp")
+
+
+def foreign_field_errors(kind: Any, sent: Mapping[str, Any]) -> dict[str, str]:
+    """The fields *sent* by the client that belong to types other than *kind*.
+
+    Only what the client sent counts (the stored configuration carries the
+    defaults of every field), and only with a value other than the field's
+    default: ``"method": "GET"`` on a tcp monitor changes nothing.
+    """
+    own = TYPE_FIELDS.get(kind) if isinstance(kind, str) else None
+    if own is None:
+        return {}
+    errors: dict[str, str] = {}
+    fields = MonitorConfig.model_fields
+    for name, value in sent.items():
+        owners = [t for t, names in TYPE_FIELDS.items() if name in names]
+        if not owners or name in own:
+            continue
+        if value == fields[name].get_default(call_default_factory=True):
+            continue
+        errors[name] = f"applies only to {', '.join(owners)} monitors"
+    return errors
+
+
+def _own_fields(kind: Any, config: Mapping[str, Any]) -> dict[str, Any]:
+    """*config* less the fields of other types, which then take their defaults."""
+    own = TYPE_FIELDS.get(kind, ()) if isinstance(kind, str) else ()
+    foreign = {name for names in TYPE_FIELDS.values() for name in names} - set(own)
+    return {name: value for name, value in config.items() if name not in foreign}
 
 
 class AlertSettingsIn(_JudgedWhole):
@@ -301,14 +404,22 @@ def _settings(info: ValidationInfo) -> Settings:
 
 def parse_monitor(data: Any, settings: Settings) -> MonitorConfig:
     """Validate a create body."""
-    return _monitor_or_error(_require_object(data), settings)
+    body = _require_object(data)
+    return _monitor_or_error(body, settings, sent=body)
 
 
 def parse_monitor_update(
     current: Mapping[str, Any], patch: Any, settings: Settings
 ) -> MonitorConfig:
-    """Validate *patch* merged into the *current* configuration, as a whole."""
-    return _monitor_or_error({**current, **_require_object(patch)}, settings)
+    """Validate *patch* merged into the *current* configuration, as a whole.
+
+    The fields of types other than the resulting one are dropped from
+    *current* (a monitor changed from http to tcp loses its method), and
+    refused in *patch*.
+    """
+    patch = _require_object(patch)
+    kind = patch.get("type", current.get("type"))
+    return _monitor_or_error({**_own_fields(kind, current), **patch}, settings, sent=patch)
 
 
 def check_patch_fields(patch: Mapping[str, Any], settings: Settings) -> None:
@@ -338,8 +449,12 @@ def _require_object(data: Any) -> dict[str, Any]:
     return data
 
 
-def _monitor_or_error(body: dict[str, Any], settings: Settings) -> MonitorConfig:
+def _monitor_or_error(
+    body: dict[str, Any], settings: Settings, *, sent: Mapping[str, Any]
+) -> MonitorConfig:
     cfg, details = _validate(MonitorConfig, body, settings)
+    for field, message in foreign_field_errors(body.get("type"), sent).items():
+        details.setdefault(field, [message])
     if details:
         raise _monitor_error(details, body)
     return cfg

@@ -38,6 +38,16 @@ class Monitor(ResponseModel):
     json_path: str | None
     expected_json_value: str | None
     degraded_response_time: int | None
+    tls: bool = Field(description="tcp: TLS handshake after connecting.")
+    send: str | None = Field(description="tcp, udp: text sent, with escapes.")
+    expect: str | None = Field(description="tcp, udp: text the reply must contain.")
+    query_name: str | None = Field(description="dns.")
+    record_type: str | None = Field(description="dns.")
+    resolver: str | None = Field(description="dns: host[:port]; null = the system's.")
+    expected_rcode: str | None = Field(description="dns.")
+    expected_values: list[str] | None = Field(description="dns.")
+    count: int | None = Field(description="ping: echoes per check.")
+    max_packet_loss: float | None = Field(description="ping: percent.")
     status: Status
     checks_supported: bool
     paused: bool

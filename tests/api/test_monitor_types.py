@@ -1,0 +1,206 @@
+"""Monitors of every type: each type's fields are validated, stored and shown.
+
+A field of another type is refused by name when the client sends it (with a
+value other than its default); the stored configuration's defaults never
+count. Nothing here opens a connection: the test app runs no scheduler.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.api.shapes import assert_error, create, sqlite_only
+from tests.conftest import ApiUser
+from uptime_server.models import Monitor
+
+URL = "/api/v1/monitors"
+TCP = {"name": "db", "type": "tcp", "url": "tcp://127.0.0.1:5432"}
+
+
+def _get(user: Any, mid: int) -> dict[str, Any]:
+    return user.get(f"{URL}/{mid}").get_json()["data"]
+
+
+def test_a_tcp_monitor_is_stored_shown_and_checked(alice: Any) -> None:
+    body = {**TCP, "tls": True, "verify_ssl": False, "send": "PING\\r\\n", "expect": "+PONG"}
+    mid = create(alice, **body)
+    shown = _get(alice, mid)
+    assert {k: shown[k] for k in body} == body
+    assert shown["checks_supported"] is True
+    assert shown["next_check_at"] is not None
+    assert (shown["query_name"], shown["count"]) == (None, None)
+
+
+def test_dns_and_ping_fields_are_stored_and_not_checked(alice: Any) -> None:
+    dns = {
+        "name": "dns",
+        "type": "dns",
+        "query_name": "example.test",
+        "record_type": "MX",
+        "resolver": "[::1]:5353",
+        "expected_rcode": "nxdomain",
+        "expected_values": ["10 mail.example.test"],
+    }
+    shown = _get(alice, create(alice, **dns))
+    assert {k: shown[k] for k in dns} == {**dns, "expected_rcode": "NXDOMAIN"}
+    assert shown["checks_supported"] is False
+    ping = {"name": "ping", "type": "ping", "url": "127.0.0.1", "count": 5, "max_packet_loss": 20}
+    shown = _get(alice, create(alice, **ping))
+    assert (shown["count"], shown["max_packet_loss"]) == (5, 20.0)
+    udp = {
+        "name": "udp",
+        "type": "udp",
+        "url": "udp://127.0.0.1:53",
+        "send": "\\x00",
+        "expect": "x",
+    }
+    shown = _get(alice, create(alice, **udp))
+    assert (shown["send"], shown["checks_supported"]) == ("\\x00", False)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:5432/",
+        "tcp://127.0.0.1",
+        "tcp://127.0.0.1:0",
+        "tcp://127.0.0.1:65536",
+        "tcp://127.0.0.1:22/path",
+        "tcp://user@127.0.0.1:22",
+        "tcp://:22",
+        "udp://127.0.0.1:22",
+    ],
+)
+@sqlite_only
+def test_a_tcp_url_must_be_host_and_port(alice: Any, url: str) -> None:
+    error = assert_error(alice.post(URL, json={**TCP, "url": url}), 400, "VALIDATION_ERROR")
+    assert set(error["details"]) == {"url"}
+
+
+@sqlite_only
+def test_a_tcp_monitor_needs_a_url(alice: Any) -> None:
+    error = assert_error(alice.post(URL, json={**TCP, "url": None}), 400, "VALIDATION_ERROR")
+    assert error["details"] == {"url": ["is required for http, https, tcp and udp monitors"]}
+
+
+@sqlite_only
+def test_every_bad_field_is_named_at_once(alice: Any) -> None:
+    body = {
+        **TCP,
+        "method": "POST",  # http only
+        "expected_status": [201],  # http only
+        "count": 3,  # ping only
+        "query_name": "x.test",  # dns only
+        "send": "bad \\q escape",
+        "expect": "x" * 1025,
+        "timeout": 1,
+    }
+    error = assert_error(alice.post(URL, json=body), 400, "VALIDATION_ERROR")
+    details = error["details"]
+    assert set(details) == {
+        "method",
+        "expected_status",
+        "count",
+        "query_name",
+        "send",
+        "expect",
+        "timeout",
+    }
+    assert details["method"] == ["applies only to http, https monitors"]
+    assert details["count"] == ["applies only to ping monitors"]
+    assert "escape" in details["send"][0]
+    assert Monitor.select().count() == 0
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("count", 0),
+        ("count", 11),
+        ("count", "3"),
+        ("max_packet_loss", -1),
+        ("max_packet_loss", 100.5),
+        ("record_type", "ANY"),
+        ("record_type", "a"),
+        ("expected_values", [f"v{i}" for i in range(21)]),
+        ("expected_values", [""]),
+        ("expected_rcode", "NO ERROR"),
+        ("resolver", "dns server"),
+        ("resolver", "1.1.1.1:0"),
+        ("resolver", "169.254.169.254"),
+        ("resolver", "[::]:53"),
+        ("query_name", "x" * 254),
+    ],
+)
+@sqlite_only
+def test_type_fields_have_bounds(alice: Any, field: str, value: Any) -> None:
+    kind = "ping" if field in ("count", "max_packet_loss") else "dns"
+    body = {"name": "n", "type": kind, field: value}
+    error = assert_error(alice.post(URL, json=body), 400, "VALIDATION_ERROR")
+    assert set(error["details"]) == {field}
+
+
+@sqlite_only
+def test_a_default_value_of_another_types_field_is_not_refused(alice: Any) -> None:
+    # A client that always sends every field with its default means nothing by it.
+    mid = create(alice, **TCP, method="GET", follow_redirects=True, body=None, count=None)
+    assert _get(alice, mid)["type"] == "tcp"
+
+
+def test_an_update_drops_the_fields_of_the_old_type(alice: Any) -> None:
+    mid = create(alice, name="api", type="http", url="http://127.0.0.1:9/", method="POST")
+    response = alice.put(f"{URL}/{mid}", json={"type": "tcp", "url": "tcp://127.0.0.1:9"})
+    assert response.status_code == 200, response.get_json()
+    row = Monitor.get_by_id(mid)
+    assert (row.type, row.method, row.url) == ("tcp", "GET", "tcp://127.0.0.1:9")
+    # The stored http defaults never count as sent; the tcp fields change alone.
+    response = alice.put(f"{URL}/{mid}", json={"expect": "OK"})
+    assert response.status_code == 200, response.get_json()
+    error = assert_error(
+        alice.put(f"{URL}/{mid}", json={"headers": {"X": "1"}}), 400, "VALIDATION_ERROR"
+    )
+    assert error["details"] == {"headers": ["applies only to http, https monitors"]}
+
+
+@pytest.fixture
+def guarded(settings: Any, clock: Any, db: Any, alice: ApiUser) -> ApiUser:
+    """Alice on an app with private targets blocked (a shared instance)."""
+    from uptime_server.app import create_app
+
+    app = create_app(
+        settings.with_overrides(block_private_targets=True), clock=clock, bind_database=False
+    )
+    return ApiUser(app.test_client(), alice.token, alice.user)
+
+
+@pytest.mark.parametrize("url", ["tcp://0.0.0.0:22", "tcp://[::]:22", "tcp://169.254.169.254:80"])
+@sqlite_only
+def test_a_tcp_target_the_guard_never_allows_is_refused(alice: Any, url: str) -> None:
+    error = assert_error(alice.post(URL, json={**TCP, "url": url}), 400, "VALIDATION_ERROR")
+    assert "never" in error["details"]["url"][0]
+
+
+@sqlite_only
+def test_a_private_tcp_target_is_refused_when_blocked(guarded: Any) -> None:
+    error = assert_error(guarded.post(URL, json=TCP), 400, "VALIDATION_ERROR", "url")
+    assert "UPTIME_BLOCK_PRIVATE_TARGETS" in error["details"]["url"][0]
+    resolver = {"name": "dns", "type": "dns", "resolver": "127.0.0.1:53"}
+    assert_error(guarded.post(URL, json=resolver), 400, "VALIDATION_ERROR", "resolver")
+
+
+def test_the_openapi_document_names_every_type_field(anon: Any) -> None:
+    schemas = anon.get("/api/v1/openapi.json").get_json()["components"]["schemas"]
+    fields = {"tls", "send", "expect", "query_name", "record_type", "resolver"}
+    fields |= {"expected_rcode", "expected_values", "count", "max_packet_loss"}
+    assert fields <= set(schemas["Monitor"]["properties"])
+    assert fields <= set(schemas["MonitorCreate"]["properties"])
+    assert schemas["MonitorCreate"]["properties"]["type"]["enum"] == [
+        "http",
+        "https",
+        "tcp",
+        "udp",
+        "ping",
+        "dns",
+    ]

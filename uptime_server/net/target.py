@@ -1,0 +1,67 @@
+"""``scheme://host:port`` targets (tcp, udp) and ``host[:port]`` resolvers, parsed.
+
+Shared by validation (schemas) and the probes, so what is accepted is what
+is dialled. Raises ValueError with the reason, worded for a field error.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from yarl import URL
+
+
+def parse_host_port_url(url: str, scheme: str) -> tuple[str, int]:
+    """(host, port) of ``<scheme>://host:port``; IPv6 hosts in brackets."""
+    shape = f"must be {scheme}://host:port"
+    try:
+        u = URL(url)
+        port = u.explicit_port
+        host = u.raw_host
+    except (ValueError, TypeError):
+        raise ValueError(shape) from None
+    if u.scheme != scheme or not host or port is None:
+        raise ValueError(shape)
+    if u.raw_user is not None or u.raw_path not in ("", "/") or u.raw_query_string or u.fragment:
+        raise ValueError(f"{shape}, with no user, path or query")
+    if not 1 <= port <= 65535:
+        raise ValueError("port must be between 1 and 65535")
+    return host.removeprefix("[").removesuffix("]"), port
+
+
+def parse_host_port(value: str, default_port: int) -> tuple[str, int]:
+    """(host, port) of ``host``, ``host:port``, ``v6``, ``[v6]`` or ``[v6]:port``."""
+    shape = "must be host or host:port"
+    port_text: str | None = None
+    if value.startswith("["):
+        host, _, rest = value[1:].partition("]")
+        if rest:
+            if not rest.startswith(":"):
+                raise ValueError(shape)
+            port_text = rest[1:]
+    elif value.count(":") > 1:
+        host = value
+    else:
+        host, colon, port_text_ = value.partition(":")
+        port_text = port_text_ if colon else None
+    if not _HOST_NAME.fullmatch(host) and not _is_ip(host):
+        raise ValueError(shape)
+    if port_text is None:
+        return host, default_port
+    if not port_text.isascii() or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        raise ValueError("port must be between 1 and 65535")
+    return host, int(port_text)
+
+
+_HOST_NAME = re.compile(
+    r"(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?"
+)
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
