@@ -15,7 +15,7 @@ from tests.api.shapes import assert_error
 from tests.engine.test_udp_probe import UdpServer
 from tests.engine.traces import traces
 from uptime_server.engine.probes.udp import PORT_UNREACHABLE
-from uptime_server.models import CheckRun, MonitorLocation, Notification
+from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification
 
 
 def create(user, **fields):
@@ -273,3 +273,15 @@ def test_a_test_run_in_flight_when_its_monitor_is_deleted_lands_on_no_other_moni
     assert traces(newcomer) == before
     assert (before["runs"], before["notifications"], before["outbox"]) == (0, 0, 0)
     assert CheckRun.select().count() == 0
+
+
+def test_a_stored_target_this_version_refuses_is_an_offline_run(alice):
+    # Before issue 12 a ping or dns monitor could be stored with no url (or any
+    # text); such a row, never checked then, is now a failed run, not a 500.
+    mid = create(alice, type="ping", url="ping://127.0.0.1")
+    Monitor.update(url=None).where(Monitor.id == mid).execute()
+    data = alice.post(f"/api/v1/monitors/{mid}/test").json["data"]
+    assert (data["status"], data["error"]) == (
+        "offline",
+        "invalid monitor: url must be ping://host",
+    )

@@ -265,3 +265,23 @@ def test_the_openapi_document_names_every_type_field(anon: Any) -> None:
         "ping",
         "dns",
     ]
+
+
+@sqlite_only
+def test_every_bad_dns_and_ping_field_is_named_at_once(alice: Any) -> None:
+    body = {
+        "name": "dns",
+        "type": "dns",
+        "url": "dns://a.test",
+        "query_name": "b.test",  # disagrees with url
+        "expected_rcode": "BOGUS",
+        "record_type": "ANY",
+        "resolver": "0.0.0.0",
+        "timeout": 120,  # over check_interval
+    }
+    details = assert_error(alice.post(URL, json=body), 400, "VALIDATION_ERROR")["details"]
+    assert set(details) == {"query_name", "expected_rcode", "record_type", "resolver", "timeout"}
+    body = {"name": "p", "type": "ping", "url": "ping://0.0.0.0", "count": 0, "send": "x"}
+    details = assert_error(alice.post(URL, json=body), 400, "VALIDATION_ERROR")["details"]
+    assert set(details) == {"url", "count", "send"}
+    assert Monitor.select().count() == 0
