@@ -169,3 +169,16 @@ def test_it_names_every_bad_field_at_once(alice: Any) -> None:
     error = assert_error(response, 400, "VALIDATION_ERROR", "url", "method", "timeout", "colour")
     assert set(error["details"]) == {"url", "method", "timeout", "colour"}
     assert _get(alice, mid) == before
+
+
+def test_a_ping_monitor_from_0_1_0_is_scheduled_once_given_a_target(alice: Any) -> None:
+    # 0.1.0 stored ping monitors without a target and without a schedule
+    # (docs/monitors.md): the edit that gives one a valid url schedules it.
+    mid = create(alice, type="ping", url="ping://127.0.0.1")
+    Monitor.update(url=None).where(Monitor.id == mid).execute()
+    MonitorLocation.delete().where(MonitorLocation.monitor == mid).execute()
+    assert alice.get(f"{URL}/{mid}").get_json()["data"]["next_check_at"] is None
+    assert_error(alice.put(f"{URL}/{mid}", json={"name": "gw"}), 400, "VALIDATION_ERROR", "url")
+    data = alice.put(f"{URL}/{mid}", json={"url": "ping://127.0.0.1"}).get_json()["data"]
+    assert (data["checks_supported"], data["next_check_at"]) == (True, "2026-11-22T12:00:00Z")
+    assert MonitorLocation.select().where(MonitorLocation.monitor == mid).count() == 1
