@@ -28,7 +28,7 @@ DEFAULT_EXPECTED_STATUS = [200, 201, 202, 203, 204, 205, 206, 207, 208, 226]
 MONITOR_TYPES = ("http", "https", "tcp", "udp", "ping", "dns")
 # The types that have a probe (engine/probes/registry.py ATTEMPTS; a test keeps
 # them equal): only these are claimed by the scheduler and recorded.
-CHECKED_TYPES = ("http", "https", "tcp")
+CHECKED_TYPES = ("http", "https", "tcp", "udp", "dns", "ping")
 _HTTP_FIELDS = (
     "method",
     "expected_status",

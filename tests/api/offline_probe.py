@@ -4,7 +4,8 @@ Generated requests (schemathesis) create monitors with arbitrary URLs: a real
 check of them would send traffic off the machine. ``OfflineProber`` is the
 real ``Prober`` (retries, summaries, error strings) with its fetch replaced:
 the URL goes through the real SSRF pre-flight, and then the connection is
-refused before any socket, resolver or HTTP session exists. Nothing in it
+refused before any socket, resolver or HTTP session exists; an attempt of
+any other type is refused without running its probe. Nothing in it
 can open a connection, whatever the rest of the code does.
 """
 
@@ -19,7 +20,7 @@ from yarl import URL
 from uptime_server.engine.probe import ProbeConfig, Prober
 from uptime_server.engine.probe_loop import ProbeLoop
 from uptime_server.engine.probe_rules import ProbeFailure
-from uptime_server.engine.probe_types import CheckSpec
+from uptime_server.engine.probe_types import CheckSpec, RunResult
 from uptime_server.net.guard import check_url
 
 REFUSED = "connection refused"
@@ -38,6 +39,14 @@ class OfflineProber(Prober):
             raise ProbeFailure("invalid URL") from exc
         check_url(url, block_private=True)
         raise ConnectionRefusedError(errno.ECONNREFUSED, os.strerror(errno.ECONNREFUSED))
+
+    async def attempt(self, spec: CheckSpec) -> RunResult:
+        # The other types' probes (tcp, udp, dns, ping) would open sockets:
+        # they are refused here, before any of them runs.
+        if spec.type in ("http", "https"):
+            return await super().attempt(spec)
+        self.fetched.append(spec.url)
+        return RunResult(False, None, None, REFUSED)
 
     def _get_session(self) -> Any:
         raise AssertionError("the offline prober has no HTTP session")

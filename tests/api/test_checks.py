@@ -12,8 +12,10 @@ from datetime import timedelta
 import pytest
 
 from tests.api.shapes import assert_error
+from tests.engine.test_udp_probe import UdpServer
 from tests.engine.traces import traces
-from uptime_server.models import CheckRun, MonitorLocation, Notification
+from uptime_server.engine.probes.udp import PORT_UNREACHABLE
+from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification
 
 
 def create(user, **fields):
@@ -105,12 +107,22 @@ def test_a_tcp_monitor_is_tested_now(alice):
     assert (data["status"], data["error"]) == ("offline", "connection refused")
 
 
-def test_types_not_checked_cannot_be_tested(alice):
-    mid = create(alice, type="ping", url=None)
-    r = alice.post(f"/api/v1/monitors/{mid}/test")
-    assert r.status_code == 409
-    assert r.json["error"]["code"] == "MONITOR_TYPE_NOT_SUPPORTED"
-    assert CheckRun.select().count() == 0
+def test_a_udp_monitor_is_tested_now(alice):
+    # ping (like udp and dns) was refused here as MONITOR_TYPE_NOT_SUPPORTED
+    # before issue 12; every type is checked now, so that code has no trigger left.
+    server = UdpServer()
+    try:
+        mid = create(
+            alice, type="udp", url=f"udp://127.0.0.1:{server.port}", send="hi", expect="echo:hi"
+        )
+        data = alice.post(f"/api/v1/monitors/{mid}/test").json["data"]
+        assert (data["status"], data["status_code"], data["error"]) == ("online", None, None)
+        assert server.received == [b"hi"]
+    finally:
+        server.close()
+    data = alice.post(f"/api/v1/monitors/{mid}/test").json["data"]
+    assert (data["status"], data["error"]) == ("offline", PORT_UNREACHABLE)
+    assert CheckRun.select().where(CheckRun.monitor == mid).count() == 2
 
 
 def test_another_users_monitor_cannot_be_tested_or_read(alice, bob, target):
@@ -261,3 +273,15 @@ def test_a_test_run_in_flight_when_its_monitor_is_deleted_lands_on_no_other_moni
     assert traces(newcomer) == before
     assert (before["runs"], before["notifications"], before["outbox"]) == (0, 0, 0)
     assert CheckRun.select().count() == 0
+
+
+def test_a_stored_target_this_version_refuses_is_an_offline_run(alice):
+    # Before issue 12 a ping or dns monitor could be stored with no url (or any
+    # text); such a row, never checked then, is now a failed run, not a 500.
+    mid = create(alice, type="ping", url="ping://127.0.0.1")
+    Monitor.update(url=None).where(Monitor.id == mid).execute()
+    data = alice.post(f"/api/v1/monitors/{mid}/test").json["data"]
+    assert (data["status"], data["error"]) == (
+        "offline",
+        "invalid monitor: url must be ping://host",
+    )

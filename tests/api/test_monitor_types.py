@@ -33,10 +33,12 @@ def test_a_tcp_monitor_is_stored_shown_and_checked(alice: Any) -> None:
     assert (shown["query_name"], shown["count"]) == (None, None)
 
 
-def test_dns_and_ping_fields_are_stored_and_not_checked(alice: Any) -> None:
+def test_dns_ping_and_udp_fields_are_stored_and_checked(alice: Any) -> None:
+    # Issue 12 made these types checked (they were stored but not checked).
     dns = {
         "name": "dns",
         "type": "dns",
+        "url": None,
         "query_name": "example.test",
         "record_type": "MX",
         "resolver": "[::1]:5353",
@@ -45,10 +47,18 @@ def test_dns_and_ping_fields_are_stored_and_not_checked(alice: Any) -> None:
     }
     shown = _get(alice, create(alice, **dns))
     assert {k: shown[k] for k in dns} == {**dns, "expected_rcode": "NXDOMAIN"}
-    assert shown["checks_supported"] is False
-    ping = {"name": "ping", "type": "ping", "url": "127.0.0.1", "count": 5, "max_packet_loss": 20}
+    assert shown["checks_supported"] is True
+    assert shown["next_check_at"] is not None
+    ping = {
+        "name": "ping",
+        "type": "ping",
+        "url": "ping://127.0.0.1",
+        "count": 5,
+        "max_packet_loss": 20,
+    }
     shown = _get(alice, create(alice, **ping))
     assert (shown["count"], shown["max_packet_loss"]) == (5, 20.0)
+    assert shown["checks_supported"] is True
     udp = {
         "name": "udp",
         "type": "udp",
@@ -57,7 +67,51 @@ def test_dns_and_ping_fields_are_stored_and_not_checked(alice: Any) -> None:
         "expect": "x",
     }
     shown = _get(alice, create(alice, **udp))
-    assert (shown["send"], shown["checks_supported"]) == ("\\x00", False)
+    assert (shown["send"], shown["checks_supported"]) == ("\\x00", True)
+
+
+@sqlite_only
+def test_a_dns_monitor_names_its_query_by_url_or_query_name(alice: Any) -> None:
+    base = {"name": "dns", "type": "dns"}
+    by_url = _get(alice, create(alice, **base, url="dns://example.test"))
+    assert (by_url["url"], by_url["query_name"]) == ("dns://example.test", None)
+    both = _get(alice, create(alice, **base, url="dns://Example.test.", query_name="example.test"))
+    assert both["query_name"] == "example.test"
+    error = assert_error(alice.post(URL, json=base), 400, "VALIDATION_ERROR")
+    assert set(error["details"]) == {"url"}
+    body = {**base, "url": "dns://a.test", "query_name": "b.test"}
+    error = assert_error(alice.post(URL, json=body), 400, "VALIDATION_ERROR")
+    assert set(error["details"]) == {"query_name"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "url"),
+    [
+        ("dns", "example.test"),
+        ("dns", "dns://example.test/path"),
+        ("dns", "dns://a b"),
+        ("dns", "dns://example.test:53"),
+        ("ping", "127.0.0.1"),
+        ("ping", "ping://"),
+        ("ping", "ping://127.0.0.1:7"),
+        ("ping", "ping://0.0.0.0"),
+        ("ping", "ping://[::]"),
+        ("ping", "ping://169.254.169.254"),
+    ],
+)
+@sqlite_only
+def test_dns_and_ping_urls_are_validated(alice: Any, kind: str, url: str) -> None:
+    body = {"name": "n", "type": kind, "url": url}
+    error = assert_error(alice.post(URL, json=body), 400, "VALIDATION_ERROR")
+    assert set(error["details"]) == {"url"}
+
+
+@sqlite_only
+def test_a_ping_monitor_needs_a_url(alice: Any) -> None:
+    error = assert_error(
+        alice.post(URL, json={"name": "p", "type": "ping"}), 400, "VALIDATION_ERROR"
+    )
+    assert error["details"] == {"url": ["is required for http, https, tcp, udp and ping monitors"]}
 
 
 @pytest.mark.parametrize(
@@ -82,7 +136,7 @@ def test_a_tcp_url_must_be_host_and_port(alice: Any, url: str) -> None:
 @sqlite_only
 def test_a_tcp_monitor_needs_a_url(alice: Any) -> None:
     error = assert_error(alice.post(URL, json={**TCP, "url": None}), 400, "VALIDATION_ERROR")
-    assert error["details"] == {"url": ["is required for http, https, tcp and udp monitors"]}
+    assert error["details"] == {"url": ["is required for http, https, tcp, udp and ping monitors"]}
 
 
 @sqlite_only
@@ -127,6 +181,8 @@ def test_every_bad_field_is_named_at_once(alice: Any) -> None:
         ("expected_values", [f"v{i}" for i in range(21)]),
         ("expected_values", [""]),
         ("expected_rcode", "NO ERROR"),
+        ("expected_rcode", "NOSUCHRCODE"),
+        ("query_name", "not a name"),
         ("resolver", "dns server"),
         ("resolver", "1.1.1.1:0"),
         ("resolver", "169.254.169.254"),
@@ -137,7 +193,10 @@ def test_every_bad_field_is_named_at_once(alice: Any) -> None:
 @sqlite_only
 def test_type_fields_have_bounds(alice: Any, field: str, value: Any) -> None:
     kind = "ping" if field in ("count", "max_packet_loss") else "dns"
-    body = {"name": "n", "type": kind, field: value}
+    url = "ping://127.0.0.1" if kind == "ping" else "dns://example.test"
+    body = {"name": "n", "type": kind, "url": url, field: value}
+    if field == "query_name":  # with a url too, a bad name would also disagree with it
+        del body["url"]
     error = assert_error(alice.post(URL, json=body), 400, "VALIDATION_ERROR")
     assert set(error["details"]) == {field}
 
@@ -186,8 +245,10 @@ def test_a_tcp_target_the_guard_never_allows_is_refused(alice: Any, url: str) ->
 def test_a_private_tcp_target_is_refused_when_blocked(guarded: Any) -> None:
     error = assert_error(guarded.post(URL, json=TCP), 400, "VALIDATION_ERROR", "url")
     assert "UPTIME_BLOCK_PRIVATE_TARGETS" in error["details"]["url"][0]
-    resolver = {"name": "dns", "type": "dns", "resolver": "127.0.0.1:53"}
+    resolver = {"name": "dns", "type": "dns", "url": "dns://x.test", "resolver": "127.0.0.1:53"}
     assert_error(guarded.post(URL, json=resolver), 400, "VALIDATION_ERROR", "resolver")
+    ping = {"name": "ping", "type": "ping", "url": "ping://127.0.0.1"}
+    assert_error(guarded.post(URL, json=ping), 400, "VALIDATION_ERROR", "url")
 
 
 def test_the_openapi_document_names_every_type_field(anon: Any) -> None:
@@ -204,3 +265,23 @@ def test_the_openapi_document_names_every_type_field(anon: Any) -> None:
         "ping",
         "dns",
     ]
+
+
+@sqlite_only
+def test_every_bad_dns_and_ping_field_is_named_at_once(alice: Any) -> None:
+    body = {
+        "name": "dns",
+        "type": "dns",
+        "url": "dns://a.test",
+        "query_name": "b.test",  # disagrees with url
+        "expected_rcode": "BOGUS",
+        "record_type": "ANY",
+        "resolver": "0.0.0.0",
+        "timeout": 120,  # over check_interval
+    }
+    details = assert_error(alice.post(URL, json=body), 400, "VALIDATION_ERROR")["details"]
+    assert set(details) == {"query_name", "expected_rcode", "record_type", "resolver", "timeout"}
+    body = {"name": "p", "type": "ping", "url": "ping://0.0.0.0", "count": 0, "send": "x"}
+    details = assert_error(alice.post(URL, json=body), 400, "VALIDATION_ERROR")["details"]
+    assert set(details) == {"url", "count", "send"}
+    assert Monitor.select().count() == 0

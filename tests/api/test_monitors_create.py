@@ -312,18 +312,18 @@ def test_it_refuses_a_type_that_is_not_a_string(alice: Any) -> None:
     assert_error(alice.post(URL, json=monitor_body(type=5)), 400, "VALIDATION_ERROR", "type")
 
 
-@pytest.mark.parametrize("kind", ["ping", "dns"])
-def test_it_stores_unchecked_types_as_pending(alice: Any, kind: str) -> None:
-    response = alice.post(URL, json={"name": f"{kind} target", "type": kind})
+@pytest.mark.parametrize(("kind", "url"), [("ping", "ping://127.0.0.1"), ("dns", "dns://x.test")])
+def test_it_schedules_ping_and_dns_monitors_as_pending(alice: Any, kind: str, url: str) -> None:
+    # They were stored and never scheduled before issue 12 made them checked.
+    response = alice.post(URL, json={"name": f"{kind} target", "type": kind, "url": url})
     assert response.status_code == 201
     mid = response.get_json()["data"]["id"]
     monitor = alice.get(f"{URL}/{mid}").get_json()["data"]
     assert monitor["status"] == "pending"
-    assert monitor["checks_supported"] is False
-    assert monitor["next_check_at"] is None
-    assert monitor["url"] is None
-    # Nothing is scheduled, so the scheduler never picks it up.
-    assert not MonitorLocation.select().where(MonitorLocation.monitor == mid).exists()
+    assert monitor["checks_supported"] is True
+    assert monitor["next_check_at"] is not None
+    assert monitor["url"] == url
+    assert MonitorLocation.select().where(MonitorLocation.monitor == mid).count() == 1
     listed = alice.get(URL).get_json()["data"]
     assert [(m["id"], m["type"], m["status"]) for m in listed] == [(mid, kind, "pending")]
 

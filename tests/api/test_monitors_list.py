@@ -119,11 +119,11 @@ def test_it_filters_by_status(alice: Any) -> None:
 def test_it_filters_by_type(alice: Any) -> None:
     plain = create(alice, name="plain")
     secure = create(alice, name="secure", type="https", url="https://example.com/")
-    ping = alice.post(URL, json={"name": "ping", "type": "ping"}).get_json()["data"]["id"]
+    ping = create(alice, name="ping", type="ping", url="ping://127.0.0.1")
     tcp = create(alice, name="tcp", type="tcp", url="tcp://127.0.0.1:5432")
     assert _ids(_list(alice, "?type=http")) == [plain]
     assert _ids(_list(alice, "?type=https")) == [secure]
-    # Every type can be listed, checked or not.
+    # Every type can be listed.
     assert _ids(_list(alice, "?type=ping")) == [ping]
     assert _ids(_list(alice, "?type=tcp")) == [tcp]
     assert _ids(_list(alice, "?type=dns")) == []

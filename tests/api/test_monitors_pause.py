@@ -110,12 +110,15 @@ def test_it_refuses_resuming_a_running_monitor(alice: Any) -> None:
     assert_error(alice.post(f"{URL}/{mid}/resume"), 409, "MONITOR_NOT_PAUSED")
 
 
-def test_it_pauses_and_resumes_unchecked_types(alice: Any) -> None:
-    response = alice.post(URL, json={"name": "resolver", "type": "dns"})
-    mid = response.get_json()["data"]["id"]
+def test_it_pauses_and_resumes_a_dns_monitor(alice: Any, clock: Any) -> None:
+    # dns monitors were stored and never scheduled; since issue 12 they are checked.
+    body = {"name": "resolver", "type": "dns", "url": "dns://example.test"}
+    mid = alice.post(URL, json=body).get_json()["data"]["id"]
     assert alice.post(f"{URL}/{mid}/pause").get_json()["data"]["paused"] is True
     resumed = alice.post(f"{URL}/{mid}/resume").get_json()["data"]
-    assert (resumed["status"], resumed["next_check_at"]) == ("pending", None)
+    assert resumed["status"] == "pending"
+    slot = MonitorLocation.get(MonitorLocation.monitor == mid)
+    assert slot.next_check_at == clock.now()
 
 
 def test_it_answers_404_for_unknown_monitors(alice: Any) -> None:

@@ -34,9 +34,10 @@ def test_it_counts_per_user(alice: Any, bob: Any) -> None:
     assert bob.post(URL, json=monitor_body()).status_code == 201
 
 
-def test_it_counts_unchecked_types_and_frees_room_on_delete(alice: Any) -> None:
+def test_it_counts_every_type_and_frees_room_on_delete(alice: Any) -> None:
     first = create(alice)
-    assert alice.post(URL, json={"name": "dns", "type": "dns"}).status_code == 201
+    dns = {"name": "dns", "type": "dns", "url": "dns://example.test"}
+    assert alice.post(URL, json=dns).status_code == 201
     assert_error(alice.post(URL, json=monitor_body()), 403, "QUOTA_EXCEEDED")
     alice.delete(f"{URL}/{first}")
     assert alice.post(URL, json=monitor_body()).status_code == 201

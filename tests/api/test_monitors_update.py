@@ -111,18 +111,22 @@ def test_it_wants_a_json_object(alice: Any) -> None:
     assert_error(alice.put(f"{URL}/{mid}"), 400, "INVALID_JSON")
 
 
-def test_it_moves_between_checked_and_unchecked_types(alice: Any) -> None:
+def test_it_moves_between_checked_types_keeping_the_schedule(alice: Any) -> None:
+    # Every type is checked since issue 12: a type change keeps the state and
+    # the schedule, and the next check of the new type decides.
     mid = create(alice)
     Monitor.update(status="online").where(Monitor.id == mid).execute()
-    ping = alice.put(f"{URL}/{mid}", json={"type": "ping"}).get_json()["data"]
+    body = {"type": "ping", "url": "ping://127.0.0.1"}
+    ping = alice.put(f"{URL}/{mid}", json=body).get_json()["data"]
     assert (ping["status"], ping["checks_supported"], ping["next_check_at"]) == (
-        "pending",
-        False,
-        None,
+        "online",
+        True,
+        "2026-11-22T12:00:00Z",
     )
-    assert not MonitorLocation.select().where(MonitorLocation.monitor == mid).exists()
-    http = alice.put(f"{URL}/{mid}", json={"type": "http"}).get_json()["data"]
-    assert (http["status"], http["checks_supported"]) == ("pending", True)
+    assert MonitorLocation.select().where(MonitorLocation.monitor == mid).count() == 1
+    body = {"type": "http", "url": "http://127.0.0.1:9/"}
+    http = alice.put(f"{URL}/{mid}", json=body).get_json()["data"]
+    assert (http["status"], http["checks_supported"]) == ("online", True)
     assert http["next_check_at"] == "2026-11-22T12:00:00Z"
 
 
@@ -165,3 +169,16 @@ def test_it_names_every_bad_field_at_once(alice: Any) -> None:
     error = assert_error(response, 400, "VALIDATION_ERROR", "url", "method", "timeout", "colour")
     assert set(error["details"]) == {"url", "method", "timeout", "colour"}
     assert _get(alice, mid) == before
+
+
+def test_a_ping_monitor_from_0_1_0_is_scheduled_once_given_a_target(alice: Any) -> None:
+    # 0.1.0 stored ping monitors without a target and without a schedule
+    # (docs/monitors.md): the edit that gives one a valid url schedules it.
+    mid = create(alice, type="ping", url="ping://127.0.0.1")
+    Monitor.update(url=None).where(Monitor.id == mid).execute()
+    MonitorLocation.delete().where(MonitorLocation.monitor == mid).execute()
+    assert alice.get(f"{URL}/{mid}").get_json()["data"]["next_check_at"] is None
+    assert_error(alice.put(f"{URL}/{mid}", json={"name": "gw"}), 400, "VALIDATION_ERROR", "url")
+    data = alice.put(f"{URL}/{mid}", json={"url": "ping://127.0.0.1"}).get_json()["data"]
+    assert (data["checks_supported"], data["next_check_at"]) == (True, "2026-11-22T12:00:00Z")
+    assert MonitorLocation.select().where(MonitorLocation.monitor == mid).count() == 1

@@ -98,18 +98,19 @@ def test_an_edit_of_a_monitor_deleted_meanwhile_is_not_found(alice, settings, cl
     assert MonitorLocation.select().count() == 0
 
 
-def test_a_type_change_still_starts_the_monitor_over(alice, settings, clock):
+def test_a_type_change_keeps_the_engine_state_written_during_the_edit(alice, settings, clock):
+    # Before issue 12 a move to ping (then unchecked) started the monitor over;
+    # every type is checked now, so the state the engine wrote stays.
     mid = create(alice)
     read_for_edit = monitor_service.get_owned(alice.user, mid)
     Recorder(settings).record([outcome(read_for_edit, clock, False)], now=clock.now())
-    version = Monitor.get_by_id(mid).state_version
+    recorded = state_of(mid)
 
-    edit(read_for_edit, {"type": "ping", "url": None}, settings, clock)
+    edit(read_for_edit, {"type": "ping", "url": "ping://127.0.0.1"}, settings, clock)
 
-    row = Monitor.get_by_id(mid)
-    assert (row.status, row.consecutive_failures) == ("pending", 0)
-    assert row.state_version == version + 1  # counted from the stored version, not the read one
-    assert Notification.get(Notification.monitor == mid).status == "resolved"
+    assert state_of(mid) == recorded
+    assert Monitor.get_by_id(mid).type == "ping"
+    assert Notification.get(Notification.monitor == mid).status == "active"
 
 
 def test_no_configuration_field_is_an_engine_column():

@@ -123,9 +123,12 @@ def test_a_cross_site_post_is_refused(alice, active):
     assert Notification.get_by_id(active.id).status == "active"
 
 
-def test_a_monitor_changed_to_an_unchecked_type_closes_its_incident(alice, monitor, active):
-    r = alice.put(f"/api/v1/monitors/{monitor.id}", json={"type": "ping"})
+def test_a_monitor_changed_to_another_checked_type_keeps_its_incident(alice, monitor, active):
+    # Issue 12: ping is checked now (a move to an unchecked type resolved the
+    # incident); the next check of the new type ends it, or not.
+    body = {"type": "ping", "url": "ping://127.0.0.1"}
+    r = alice.put(f"/api/v1/monitors/{monitor.id}", json=body)
     assert r.status_code == 200, r.json
     note = Notification.get_by_id(active.id)
-    assert (note.status, note.resolved_at) == ("resolved", note.started_at.replace(minute=1))
-    assert Outbox.select().count() == 1  # no recovery email: it did not recover
+    assert (note.status, note.resolved_at) == ("active", None)
+    assert Outbox.select().count() == 1

@@ -119,7 +119,7 @@ def owned(alice: Any, probe_loop: ProbeLoop) -> list[int]:
     """Alice's monitors and notifications.
 
     Monitors 1 to 4: 1 is offline with an active notification (1), 2 is
-    paused, 3 is of a type not checked, 4 went down and its notification (2)
+    paused, 3 is a dns monitor never checked, 4 went down and its notification (2)
     was resolved by hand.
     """
     ids = []
@@ -127,7 +127,7 @@ def owned(alice: Any, probe_loop: ProbeLoop) -> list[int]:
         {"name": "api", "url": "https://example.com/health", "type": "https"},
         # A name: with private targets blocked, a private IP literal is refused at create.
         {"name": "db", "url": "http://db.internal:5432/", "type": "http"},
-        {"name": "dns", "type": "dns"},
+        {"name": "dns", "type": "dns", "url": "dns://example.com"},
         {"name": "web", "url": "http://www.example.com/", "type": "http"},
     ):
         response = alice.post("/api/v1/monitors", json=body)

@@ -43,14 +43,6 @@ def test_test_waits_for_the_servers_deadline_plus_a_margin() -> None:
     assert deadline + 30 <= waits <= 3 * deadline
 
 
-def test_test_on_a_type_not_checked_yet_is_refused(cli: Cli) -> None:
-    added = cli.json("monitors", "add", "db", "http://127.0.0.1:9/", "--type", "dns")
-    monitor_id = str(added["id"])
-    result = cli("monitors", "test", monitor_id)
-    assert result.exit_code == 4
-    assert "MONITOR_TYPE_NOT_SUPPORTED" in result.stderr
-
-
 def test_history_lists_the_recorded_runs(cli: Cli, target: Target) -> None:
     monitor_id = add(cli, target.route("/ok", 200, "ok"))
     cli.ok("monitors", "test", monitor_id)

@@ -70,11 +70,34 @@ def test_it_adds_a_tcp_monitor_with_its_options(cli: Cli, alice: Any) -> None:
     assert [row["id"] for row in listed["data"]] == [data["id"]]
 
 
-def test_it_adds_a_type_that_is_not_checked_yet(cli: Cli) -> None:
-    data = cli.json("monitors", "add", "db", "127.0.0.1", "--type", "ping")
-    assert data["type"] == "ping"
-    shown = cli.json("monitors", "show", str(data["id"]))
-    assert shown["checks_supported"] is False
+def test_it_adds_a_dns_monitor_with_its_options(cli: Cli, alice: Any) -> None:
+    # ping and dns were stored but not checked before issue 12; both are checked now.
+    data = cli.json(
+        "monitors", "add", "resolver", "example.test", "--type", "dns",
+        "--record-type", "MX", "--resolver", "127.0.0.1:5353", "--expected-rcode", "noerror",
+        "--expected-value", "10 mail.example.test", "--expected-value", "20 backup.example.test",
+    )  # fmt: skip
+    assert (data["type"], data["url"]) == ("dns", "dns://example.test")
+    m = alice.get(f"/api/v1/monitors/{data['id']}").json["data"]
+    assert (m["record_type"], m["resolver"], m["expected_rcode"]) == (
+        "MX",
+        "127.0.0.1:5353",
+        "NOERROR",
+    )
+    assert m["expected_values"] == ["10 mail.example.test", "20 backup.example.test"]
+    assert m["checks_supported"] is True
+    shown = cli.ok("monitors", "show", str(data["id"])).stdout
+    assert "Record type" in shown and "127.0.0.1:5353" in shown
+    assert "Echoes" not in shown  # ping's field, not shown for dns
+
+
+def test_it_adds_a_ping_monitor_with_its_options(cli: Cli, alice: Any) -> None:
+    data = cli.json(
+        "monitors", "add", "gw", "127.0.0.1", "--type", "ping",
+        "--count", "5", "--max-packet-loss", "20",
+    )  # fmt: skip
+    m = alice.get(f"/api/v1/monitors/{data['id']}").json["data"]
+    assert (m["url"], m["count"], m["max_packet_loss"]) == ("ping://127.0.0.1", 5, 20.0)
 
 
 def test_it_lists_monitors_as_a_table(cli: Cli) -> None:

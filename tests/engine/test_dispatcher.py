@@ -34,7 +34,6 @@ def test_it_claims_due_unpaused_monitors_of_its_location(make_monitor, settings,
     paused = make_monitor("paused")
     monitor_service.pause_monitor(paused, None, now=clock.now())
     make_monitor("eu", locations=["eu"])
-    make_monitor("ping", type="ping", url=None)
     later = make_monitor("later")
     MonitorLocation.update(next_check_at=clock.now() + timedelta(seconds=1)).where(
         MonitorLocation.monitor == later.id

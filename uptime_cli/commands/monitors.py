@@ -33,7 +33,7 @@ ALL_PAGE_SIZE = 100
 ListStatus = Literal["online", "offline", "warning", "pending"]
 ListType = Literal["http", "https", "tcp", "udp", "ping", "dns"]
 # A URL of these schemes makes a monitor of that type unless --type says otherwise.
-_SCHEME_TYPES = ("http", "https", "tcp", "udp")
+_SCHEME_TYPES = ("http", "https", "tcp", "udp", "dns", "ping")
 
 
 @app.command("list")
@@ -101,16 +101,25 @@ def _all_pages(client: ApiClient, limit: int, filters: dict[str, Any]) -> dict[s
 def add(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="A name for the monitor.", show_default=False)],
-    url: Annotated[str, typer.Argument(help="The URL to check.", show_default=False)],
+    url: Annotated[
+        str,
+        typer.Argument(
+            help="The URL to check (tcp://host:port, udp://host:port, dns://name, "
+            "ping://host; for dns and ping the name or host alone will do).",
+            show_default=False,
+        ),
+    ],
     json_: JsonFlag = False,
     *,
     fields: dict[str, Any],
 ) -> None:
     """Create a monitor; prints its id. Unset options take the server's defaults."""
     st = state(ctx)
+    scheme = urlsplit(url).scheme.lower() if "://" in url else ""
+    kind = fields.setdefault("type", scheme if scheme in _SCHEME_TYPES else "http")
+    if kind in ("dns", "ping") and "://" not in url:
+        url = f"{kind}://{url}"  # `add gw 192.0.2.1 --type ping` names the host alone
     fields = {"name": name, "url": url, **fields}
-    scheme = urlsplit(url).scheme.lower()
-    fields.setdefault("type", scheme if scheme in _SCHEME_TYPES else "http")
     data = st.client().create_monitor(fields).get("data") or {}
     output.show(
         st.wants_json(json_),

@@ -86,10 +86,39 @@ TlsOpt = Annotated[
 ]
 SendOpt = Annotated[
     str | None,
-    typer.Option(help="tcp: text sent after connecting; escapes \\r \\n \\t \\0 \\xHH."),
+    typer.Option(
+        help="tcp: text sent after connecting; udp: the datagram sent. "
+        "Escapes \\r \\n \\t \\0 \\xHH."
+    ),
 ]
 ExpectOpt = Annotated[
-    str | None, typer.Option(help="tcp: text the reply must contain (within the timeout).")
+    str | None,
+    typer.Option(help="tcp, udp: text the reply must contain (within the timeout)."),
+]
+RecordTypeOpt = Annotated[
+    str | None,
+    typer.Option("--record-type", metavar="TYPE", help="dns: record type queried (default A)."),
+]
+ResolverOpt = Annotated[
+    str | None,
+    typer.Option(help="dns: host[:port] of the resolver asked (default: the system's)."),
+]
+ExpectedRcodeOpt = Annotated[
+    str | None,
+    typer.Option("--expected-rcode", metavar="RCODE", help="dns: e.g. NXDOMAIN (default NOERROR)."),
+]
+ExpectedValueOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--expected-value", metavar="V", help="dns: a value the answer must hold; repeat for more."
+    ),
+]
+CountOpt = Annotated[
+    int | None, typer.Option("--count", help="ping: echo requests per check (default 3).")
+]
+MaxLossOpt = Annotated[
+    float | None,
+    typer.Option("--max-packet-loss", metavar="PCT", help="ping: lost echoes allowed (default 0)."),
 ]
 
 # parameter of add/edit → (its option, the API field it sets)
@@ -113,6 +142,12 @@ MONITOR_OPTIONS: dict[str, tuple[Any, str]] = {
     "tls": (TlsOpt, "tls"),
     "send": (SendOpt, "send"),
     "expect": (ExpectOpt, "expect"),
+    "record_type": (RecordTypeOpt, "record_type"),
+    "resolver": (ResolverOpt, "resolver"),
+    "expected_rcode": (ExpectedRcodeOpt, "expected_rcode"),
+    "expected_value": (ExpectedValueOpt, "expected_values"),
+    "count": (CountOpt, "count"),
+    "max_packet_loss": (MaxLossOpt, "max_packet_loss"),
 }
 
 

@@ -61,11 +61,15 @@ def probe_config(settings: Settings) -> ProbeConfig:
 def check_spec(monitor: Any) -> CheckSpec:
     """The CheckSpec of a monitor row or of a mapping of its columns."""
     get = monitor.get if isinstance(monitor, Mapping) else lambda name: getattr(monitor, name)
-    if not get("url"):
-        raise ValueError("monitor has no URL")
     kind = get("type") or "http"
+    url = get("url") or ""
+    if kind == "dns" and not url and get("query_name"):
+        url = f"dns://{get('query_name')}"  # a dns monitor may name only its query
+    if not url and kind in ("http", "https"):
+        # Other types' probes fail a run with no target themselves.
+        raise ValueError("monitor has no URL")
     return CheckSpec(
-        url=get("url"),
+        url=url,
         type=kind,
         options={name: get(name) for name in TYPE_FIELDS.get(kind, ()) if name not in _COMMON},
         method=(get("method") or "GET").upper(),

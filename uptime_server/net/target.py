@@ -1,4 +1,5 @@
-"""``scheme://host:port`` targets (tcp, udp) and ``host[:port]`` resolvers, parsed.
+"""``scheme://host:port`` targets (tcp, udp), ``scheme://host`` (ping, dns) and
+``host[:port]`` resolvers, parsed.
 
 Shared by validation (schemas) and the probes, so what is accepted is what
 is dialled. Raises ValueError with the reason, worded for a field error.
@@ -28,6 +29,29 @@ def parse_host_port_url(url: str, scheme: str) -> tuple[str, int]:
     if not 1 <= port <= 65535:
         raise ValueError("port must be between 1 and 65535")
     return host.removeprefix("[").removesuffix("]"), port
+
+
+def parse_host_url(url: str, scheme: str) -> str:
+    """The host of ``<scheme>://host`` (ping's target, dns's query name).
+
+    The host is a name (letters, digits, ``-``, ``_``, dots, a final dot
+    allowed) or an IP address (IPv6 bare or in brackets); one trailing ``/``
+    is tolerated, nothing else: no port, user, path or query.
+    """
+    shape = f"must be {scheme}://host"
+    prefix = f"{scheme}://"
+    if not url[: len(prefix)].lower() == prefix:
+        raise ValueError(shape)
+    host = url[len(prefix) :]
+    host = host[:-1] if host.endswith("/") else host
+    if host.startswith("[") and host.endswith("]"):
+        inner = host[1:-1]
+        if ":" in inner and _is_ip(inner):
+            return inner
+        raise ValueError(shape)
+    if _HOST_NAME.fullmatch(host) or _is_ip(host):
+        return host
+    raise ValueError(shape)
 
 
 def parse_host_port(value: str, default_port: int) -> tuple[str, int]:

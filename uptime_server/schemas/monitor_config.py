@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
 
+import dns.rcode
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -33,7 +34,7 @@ from uptime_server.engine.json_path import validate_json_path
 from uptime_server.engine.probes.payload import parse_escapes
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import DEFAULT_EXPECTED_STATUS, MONITOR_TYPES, TYPE_FIELDS
-from uptime_server.net.target import parse_host_port, parse_host_port_url
+from uptime_server.net.target import parse_host_port, parse_host_port_url, parse_host_url
 from uptime_server.schemas.field_rules import (
     FRAMING_HEADERS,
     MAX_CHECK_INTERVAL,
@@ -92,13 +93,13 @@ class MonitorConfig(_JudgedWhole):
         Rule("must be 1 to 200 characters", on=("string_too_short", "string_too_long")),
     ] = Field(description="1 to 200 characters after stripping; no control characters.")
     type: Literal["http", "https", "tcp", "udp", "ping", "dns"] = Field(
-        description="http, https and tcp are checked; udp, ping and dns are stored "
-        "but not checked yet."
+        description="http, https, tcp, udp, dns and ping; each is checked by its own probe."
     )
     url: Annotated[Annotated[str, Field(max_length=MAX_URL)] | None, URL_TOO_LONG] = Field(
         None,
         description="Absolute http(s) URL with a host for http and https (https for type "
-        "https); tcp://host:port for tcp, udp://host:port for udp; required for these.",
+        "https); tcp://host:port for tcp, udp://host:port for udp, ping://host for ping; "
+        "required for these. dns://query_name for dns (or query_name; one is required).",
     )
     method: Annotated[
         str,
@@ -251,6 +252,27 @@ class MonitorConfig(_JudgedWhole):
     def _expect(cls, v: str | None) -> str | None:
         return no_nul(v) if v else None
 
+    @field_validator("query_name")
+    @classmethod
+    def _query_name(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        try:
+            return parse_host_url(f"dns://{v}", "dns")
+        except ValueError:
+            raise ValueError("must be a DNS name (or an IP address for PTR)") from None
+
+    @field_validator("expected_rcode")
+    @classmethod
+    def _rcode(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        try:
+            dns.rcode.from_text(v)
+        except dns.rcode.UnknownRcode:
+            raise ValueError("must be an rcode name such as NOERROR or NXDOMAIN") from None
+        return v
+
     @field_validator("resolver")
     @classmethod
     def _resolver(cls, v: str | None, info: ValidationInfo) -> str | None:
@@ -297,6 +319,13 @@ class MonitorConfig(_JudgedWhole):
             host, _ = parse_host_port_url(v, kind)
             check_target_host(host, block_private=_settings(info).block_private_targets)
             return v
+        if kind == "ping":
+            host = parse_host_url(v, "ping")
+            check_target_host(host, block_private=_settings(info).block_private_targets)
+            return v
+        if kind == "dns":
+            parse_host_url(v, "dns")  # the query name, not a target: no guard
+            return v
         if len(v) > MAX_URL or not v.strip():
             raise ValueError(f"must be 1 to {MAX_URL} characters")
         return v
@@ -316,7 +345,9 @@ class MonitorConfig(_JudgedWhole):
         """
         errors: dict[str, str] = {}
         if _given(v, "type", "url") and v["type"] in _URL_TYPES and not v["url"]:
-            errors["url"] = "is required for http, https, tcp and udp monitors"
+            errors["url"] = "is required for http, https, tcp, udp and ping monitors"
+        if _given(v, "type", "url", "query_name") and v["type"] == "dns":
+            errors.update(_dns_name_errors(v["url"], v["query_name"]))
         if _given(v, "timeout", "check_interval") and v["timeout"] > v["check_interval"]:
             errors["timeout"] = "must not exceed check_interval"
         json_value = _given(v, "expected_json_value", "json_path") and v["expected_json_value"]
@@ -325,7 +356,18 @@ class MonitorConfig(_JudgedWhole):
         return errors
 
 
-_URL_TYPES = ("http", "https", "tcp", "udp")
+_URL_TYPES = ("http", "https", "tcp", "udp", "ping")
+
+
+def _dns_name_errors(url: str | None, query_name: str | None) -> dict[str, str]:
+    """A dns monitor names its query by url (dns://name), query_name, or both alike."""
+    if not url and not query_name:
+        return {"url": "is required for dns monitors (dns://query_name), or query_name"}
+    if url and query_name:
+        named = parse_host_url(url, "dns")  # valid: url passed its own rule
+        if named.lower().rstrip(".") != query_name.lower().rstrip("."):
+            return {"query_name": "must be the name in url when both are given"}
+    return {}
 
 
 def foreign_field_errors(kind: Any, sent: Mapping[str, Any]) -> dict[str, str]:

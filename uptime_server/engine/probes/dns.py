@@ -48,7 +48,7 @@ import dns.resolver
 import dns.reversename
 
 from uptime_server.engine.probe_rules import printable, shorten
-from uptime_server.engine.probe_types import RunResult
+from uptime_server.engine.probe_types import CheckSpec, Probing, RunResult
 from uptime_server.net.errors import describe_error
 from uptime_server.net.guard import (
     GuardedResolver,
@@ -56,6 +56,7 @@ from uptime_server.net.guard import (
     address_allowed,
     parse_ip_host,
 )
+from uptime_server.net.target import parse_host_url
 
 RECORD_TYPES = ("A", "AAAA", "CNAME", "MX", "NS", "TXT", "SOA", "SRV", "CAA", "PTR")
 DNS_PORT = 53
@@ -66,6 +67,30 @@ Server = tuple[str, int]  # (IP address, port)
 
 class _Failed(Exception):
     """The attempt failed before an answer arrived; the message is the error."""
+
+
+async def dns_check(prober: Probing, spec: CheckSpec) -> RunResult:
+    """The registry's dns attempt: ``query_name`` or the name of ``dns://name``.
+
+    Defaults: record_type A, the system's resolvers, expected_rcode NOERROR,
+    no expected values.
+    """
+    opts = spec.options
+    query_name = opts.get("query_name")
+    if not query_name:
+        try:
+            query_name = parse_host_url(spec.url, "dns")
+        except ValueError as exc:  # a stored target this version refuses
+            return _failed(f"invalid monitor: url {exc}")
+    return await dns_attempt(
+        query_name,
+        record_type=opts.get("record_type") or "A",
+        resolver=opts.get("resolver") or None,
+        timeout=spec.timeout,
+        expected_rcode=opts.get("expected_rcode") or "NOERROR",
+        expected_values=list(opts.get("expected_values") or ()),
+        block_private=prober.block_private,
+    )
 
 
 async def dns_attempt(

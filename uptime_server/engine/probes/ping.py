@@ -30,7 +30,7 @@ from icmplib import Host, async_ping
 from icmplib.exceptions import ICMPLibError, SocketPermissionError
 
 from uptime_server.engine.probe_rules import printable
-from uptime_server.engine.probe_types import RunResult
+from uptime_server.engine.probe_types import CheckSpec, Probing, RunResult
 from uptime_server.net.guard import (
     GuardedResolver,
     IPAddress,
@@ -38,6 +38,7 @@ from uptime_server.net.guard import (
     address_allowed,
     parse_ip_host,
 )
+from uptime_server.net.target import parse_host_url
 
 IcmpMode = Literal["unprivileged", "privileged"]
 # Opens (and returns) an ICMP socket, raw when the argument is True; raises
@@ -82,6 +83,24 @@ def icmp_mode(open_socket: SocketOpener = open_icmp_socket) -> IcmpMode | None:
             continue
         return mode
     return None
+
+
+async def ping_check(prober: Probing, spec: CheckSpec) -> RunResult:
+    """The registry's ping attempt: ``ping://host``, ``count`` (3), ``max_packet_loss`` (0)."""
+    opts = spec.options
+    try:
+        host = parse_host_url(spec.url, "ping")
+    except ValueError as exc:  # a stored target this version refuses
+        return _failed(f"invalid monitor: url {exc}")
+    count = opts.get("count")
+    loss = opts.get("max_packet_loss")
+    return await ping_attempt(
+        host,
+        count=3 if count is None else int(count),
+        max_packet_loss=0 if loss is None else float(loss),
+        timeout=spec.timeout,
+        block_private=prober.block_private,
+    )
 
 
 async def ping_attempt(

@@ -13,7 +13,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from uptime_server.engine.probe_types import CheckSpec, Probing, RunResult
+from uptime_server.engine.probes.dns import dns_check
+from uptime_server.engine.probes.ping import ping_check
 from uptime_server.engine.probes.tcp import tcp_attempt
+from uptime_server.engine.probes.udp import udp_check
 
 AttemptFn = Callable[[Probing, CheckSpec], Awaitable[RunResult]]
 
@@ -26,4 +29,7 @@ ATTEMPTS: dict[str, AttemptFn] = {
     "http": _http_attempt,
     "https": _http_attempt,
     "tcp": tcp_attempt,
+    "udp": udp_check,
+    "dns": dns_check,
+    "ping": ping_check,
 }

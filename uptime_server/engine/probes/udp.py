@@ -27,7 +27,8 @@ import time
 from dataclasses import dataclass
 
 from uptime_server.engine.probe_rules import printable
-from uptime_server.engine.probe_types import RunResult
+from uptime_server.engine.probe_types import CheckSpec, Probing, RunResult
+from uptime_server.engine.probes.payload import parse_escapes
 from uptime_server.net.errors import describe_error
 from uptime_server.net.guard import (
     GuardedResolver,
@@ -35,6 +36,7 @@ from uptime_server.net.guard import (
     address_allowed,
     parse_ip_host,
 )
+from uptime_server.net.target import parse_host_port_url
 
 NO_EXPECTED_TEXT = "reply did not contain the expected text"
 PORT_UNREACHABLE = "port unreachable (connection refused)"
@@ -47,6 +49,24 @@ Address = tuple[socket.AddressFamily, tuple[str, int]]
 @dataclass
 class _Progress:
     sent_at: float | None = None  # perf_counter() when the datagram left
+
+
+async def udp_check(prober: Probing, spec: CheckSpec) -> RunResult:
+    """The registry's udp attempt: ``udp://host:port`` and the ``send``/``expect`` options."""
+    opts = spec.options
+    try:
+        host, port = parse_host_port_url(spec.url, "udp")
+        send = parse_escapes(opts.get("send") or "")
+    except ValueError as exc:  # a stored target this version refuses
+        return _failed(f"invalid monitor: {exc}")
+    return await udp_attempt(
+        host,
+        port,
+        send=send,
+        expect=opts.get("expect") or None,
+        timeout=spec.timeout,
+        block_private=prober.block_private,
+    )
 
 
 async def udp_attempt(
