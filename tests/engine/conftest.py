@@ -296,3 +296,24 @@ def fake_dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     return table
+
+
+async def _no_sleep(seconds: float) -> None:
+    pass
+
+
+@pytest.fixture
+def scheduler(db, settings, clock):
+    """A CheckScheduler on the manual clock whose retries never wait."""
+    from uptime_server.engine.scheduler import CheckScheduler
+
+    made = CheckScheduler(settings, clock=clock, sleep=_no_sleep)
+    yield made
+    made.close()
+
+
+def step(clock, scheduler, seconds):
+    """One scheduler turn at the clock's time, its checks settled, then time moves on."""
+    scheduler.loop(clock.now())
+    assert scheduler.settle(30)
+    clock.advance(seconds)

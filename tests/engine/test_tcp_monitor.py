@@ -8,27 +8,8 @@ from __future__ import annotations
 
 import socket
 
-import pytest
-
-from uptime_server.engine.scheduler import CheckScheduler
+from tests.engine.conftest import step
 from uptime_server.models import CheckRun, Notification, Outbox
-
-
-async def no_sleep(seconds: float) -> None:
-    pass
-
-
-@pytest.fixture
-def scheduler(db, settings, clock):
-    made = CheckScheduler(settings, clock=clock, sleep=no_sleep)
-    yield made
-    made.close()
-
-
-def step(clock, scheduler, seconds):
-    scheduler.loop(clock.now())
-    assert scheduler.settle(30)
-    clock.advance(seconds)
 
 
 def test_a_tcp_monitor_goes_online_then_offline_when_the_port_closes(alice, clock, scheduler):

@@ -12,29 +12,12 @@ import asyncio
 
 import pytest
 
+from tests.engine.conftest import step
 from tests.engine.test_udp_probe import UdpServer
 from uptime_server.engine.probe import ProbeConfig, Prober
 from uptime_server.engine.probe_types import CheckSpec
 from uptime_server.engine.probes.udp import PORT_UNREACHABLE
-from uptime_server.engine.scheduler import CheckScheduler
 from uptime_server.models import CheckRun, Notification
-
-
-async def no_sleep(seconds: float) -> None:
-    pass
-
-
-@pytest.fixture
-def scheduler(db, settings, clock):
-    made = CheckScheduler(settings, clock=clock, sleep=no_sleep)
-    yield made
-    made.close()
-
-
-def step(clock, scheduler, seconds):
-    scheduler.loop(clock.now())
-    assert scheduler.settle(30)
-    clock.advance(seconds)
 
 
 def create(alice, **body):
