@@ -187,27 +187,32 @@ def page_footer(pagination: dict[str, Any] | None, shown: int) -> str | None:
 
 
 def monitors_table(items: list[dict[str, Any]]) -> Table:
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for name, justify in (
+    # The API's summaries carry no status_code today; the CODE column appears
+    # only when some http(s) row has one, and then only those rows fill it.
+    codes = any(m.get("type") in _HTTP and m.get("status_code") is not None for m in items)
+    columns = [
         ("ID", "right"),
         ("NAME", "left"),
         ("STATUS", "left"),
         ("UPTIME 24H", "right"),
         ("RESPONSE", "right"),
-        ("CODE", "right"),
+        *([("CODE", "right")] if codes else []),
         ("LAST CHECK", "left"),
         ("TYPE", "left"),
         ("TARGET", "left"),
-    ):
+    ]
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=name != "TARGET", overflow="fold")
     for m in items:
+        code = [cell(http_status(m.get("type"), m.get("status_code")))] if codes else []
         table.add_row(
             cell(m["id"]),
             cell(m.get("name") or ""),
             status_text(m.get("status"), bool(m.get("paused"))),
             cell(pct(m.get("uptime_24h"))),
             cell(ms(m.get("response_time"))),
-            cell(http_status(m.get("type"), m.get("status_code"))),
+            *code,
             cell(when(m.get("last_check"))),
             cell(m.get("type") or DASH),
             cell(target(m)),
@@ -226,7 +231,8 @@ def target(m: dict[str, Any]) -> str:
     url = m.get("url") or ""
     kind = m.get("type")
     if kind == "dns":
-        return f"{query_name(m)} {record_type(m)}"
+        # A list's summary has no record_type: better none than a guessed A.
+        return f"{query_name(m)} {record_type(m)}" if "record_type" in m else query_name(m)
     if kind == "ping" and "://" in url:
         return url.partition("://")[2]
     return url or DASH

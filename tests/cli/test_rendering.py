@@ -224,6 +224,16 @@ def test_a_dns_target_prefers_query_name_and_defaults_to_a() -> None:
     assert output.target(monitor) == "www.example.test A"
 
 
+def test_a_list_of_summaries_shows_no_code_column_and_guesses_no_record_type() -> None:
+    # GET /monitors summaries (docs/api.md#list-monitors) have no status_code,
+    # query_name or record_type.
+    summary = ("id", "name", "url", "type", "status", "paused", "uptime_24h", "response_time")
+    items = [{k: m[k] for k in summary if k in m} for m in (HTTP_MONITOR, DNS_MONITOR)]
+    text = render(output.monitors_table(items))
+    assert "CODE" not in text.splitlines()[0] and "TARGET" in text
+    assert text.splitlines()[2].split()[-2:] == ["dns", "example.test"]
+
+
 def test_show_of_a_dns_monitor_has_its_record_type_and_no_http_status() -> None:
     text = render(output.monitor_view(DNS_MONITOR))
     assert re.search(r"Record type\s+MX", text)
