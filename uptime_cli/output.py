@@ -31,6 +31,7 @@ STATUS_STYLES = {
     "resolved": "green",
 }
 DASH = "—"
+_HTTP = ("http", "https")
 
 
 def out() -> Console:
@@ -186,28 +187,65 @@ def page_footer(pagination: dict[str, Any] | None, shown: int) -> str | None:
 
 
 def monitors_table(items: list[dict[str, Any]]) -> Table:
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for name, justify in (
+    # The API's summaries carry no status_code today; the CODE column appears
+    # only when some http(s) row has one, and then only those rows fill it.
+    codes = any(m.get("type") in _HTTP and m.get("status_code") is not None for m in items)
+    columns = [
         ("ID", "right"),
         ("NAME", "left"),
         ("STATUS", "left"),
         ("UPTIME 24H", "right"),
         ("RESPONSE", "right"),
+        *([("CODE", "right")] if codes else []),
         ("LAST CHECK", "left"),
-        ("URL", "left"),
-    ):
-        table.add_column(name, justify=justify, no_wrap=name != "URL", overflow="fold")
+        ("TYPE", "left"),
+        ("TARGET", "left"),
+    ]
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for name, justify in columns:
+        table.add_column(name, justify=justify, no_wrap=name != "TARGET", overflow="fold")
     for m in items:
+        code = [cell(http_status(m.get("type"), m.get("status_code")))] if codes else []
         table.add_row(
             cell(m["id"]),
             cell(m.get("name") or ""),
             status_text(m.get("status"), bool(m.get("paused"))),
             cell(pct(m.get("uptime_24h"))),
             cell(ms(m.get("response_time"))),
+            *code,
             cell(when(m.get("last_check"))),
-            cell(m.get("url") or DASH),
+            cell(m.get("type") or DASH),
+            cell(target(m)),
         )
     return table
+
+
+def http_status(kind: str | None, code: int | None) -> str:
+    """An HTTP status for an http(s) monitor; a dash for types that have none."""
+    return DASH if kind not in _HTTP or code is None else str(code)
+
+
+def target(m: dict[str, Any]) -> str:
+    """What a monitor checks, as its type names it: the URL for http(s), tcp and
+    udp, the name and record type for dns, the host for ping."""
+    url = m.get("url") or ""
+    kind = m.get("type")
+    if kind == "dns":
+        # A list's summary has no record_type: better none than a guessed A.
+        return f"{query_name(m)} {record_type(m)}" if "record_type" in m else query_name(m)
+    if kind == "ping" and "://" in url:
+        return url.partition("://")[2]
+    return url or DASH
+
+
+def query_name(m: dict[str, Any]) -> str:
+    # query_name wins over the url's name when both are set (docs/api.md#monitor-fields)
+    return m.get("query_name") or (m.get("url") or "").partition("://")[2] or DASH
+
+
+def record_type(m: dict[str, Any]) -> str:
+    # null means the server's default, A (docs/api.md#monitor-fields)
+    return m.get("record_type") or "A"
 
 
 MONITOR_FIELDS = (
@@ -239,7 +277,6 @@ MONITOR_FIELDS = (
     ("count", "Echoes"),
     ("max_packet_loss", "Max packet loss (%)"),
 )
-_HTTP = ("http", "https")
 # The fields shown only for the types they belong to (as the server's
 # models.TYPE_FIELDS); the others are shown for every type.
 _FIELD_TYPES = {
@@ -267,6 +304,11 @@ _FIELD_TYPES = {
     "count": ("ping",),
     "max_packet_loss": ("ping",),
 }
+# Fields whose null means a value the monitor has all the same.
+_SHOWN_AS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "query_name": query_name,
+    "record_type": record_type,
+}
 MONITOR_STATE = (
     ("uptime_24h", "Uptime 24h"),
     ("uptime_7d", "Uptime 7d"),
@@ -288,16 +330,14 @@ MONITOR_STATE = (
 
 def monitor_view(m: dict[str, Any]) -> Table:
     rows: list[tuple[str, Any]] = [("Status", status_text(m.get("status"), bool(m.get("paused"))))]
-    if m.get("checks_supported") is False:
-        rows.append(("Checks", "not supported for this type in v0.1.0"))
     kind = m.get("type")
     rows += [
-        (label, m.get(key))
+        (label, _SHOWN_AS[key](m) if key in _SHOWN_AS else m.get(key))
         for key, label in MONITOR_FIELDS
         if key in m and kind in _FIELD_TYPES.get(key, (kind,))
     ]
     for key, label in MONITOR_STATE:
-        if key not in m:
+        if key not in m or (key == "status_code" and kind not in _HTTP):
             continue
         value = m[key]
         if key.startswith("uptime_"):
@@ -347,22 +387,29 @@ def history_table(records: list[dict[str, Any]]) -> Table:
     return table
 
 
-def test_result_view(result: dict[str, Any]) -> Table:
-    return key_values(
-        None,
-        [
-            ("Status", status_text(result.get("status"))),
-            ("Status code", result.get("status_code")),
-            ("Response time", ms(result.get("response_time"))),
-            ("Checked at", when(result.get("checked_at"))),
-            ("Error", result.get("error")),
+def test_result_view(result: dict[str, Any], monitor: dict[str, Any] | None = None) -> Table:
+    """One test run; with its *monitor*, what was checked, and an HTTP status only for http(s)."""
+    rows: list[tuple[str, Any]] = []
+    if monitor is not None:
+        rows += [
+            ("Monitor", f"{monitor.get('name')} (#{monitor.get('id')})"),
+            ("Type", monitor.get("type")),
+            ("Target", target(monitor)),
         ]
-        + [
-            (key.replace("_", " ").capitalize(), value)
-            for key, value in result.items()
-            if key not in ("status", "status_code", "response_time", "checked_at", "error")
-        ],
-    )
+    rows.append(("Status", status_text(result.get("status"))))
+    if monitor is None or monitor.get("type") in _HTTP:
+        rows.append(("Status code", result.get("status_code")))
+    rows += [
+        ("Response time", ms(result.get("response_time"))),
+        ("Checked at", when(result.get("checked_at"))),
+        ("Error", result.get("error")),
+    ]
+    rows += [
+        (key.replace("_", " ").capitalize(), value)
+        for key, value in result.items()
+        if key not in ("status", "status_code", "response_time", "checked_at", "error")
+    ]
+    return key_values(None, rows)
 
 
 def bulk_view(result: dict[str, Any]) -> Table:

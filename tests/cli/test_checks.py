@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterator
 from dataclasses import fields
 
 import pytest
 
 from tests.cli.conftest import Cli, Target, describe
+from tests.dns_server import DnsServer
 from uptime_cli.client import ApiClient
 from uptime_server.config import Settings
 
@@ -72,3 +75,35 @@ def test_stats_draws_the_series(cli: Cli, target: Target) -> None:
     out = cli.ok("monitors", "stats", monitor_id).stdout
     assert "Uptime" in out and "Response" in out
     assert "█" in out  # the bars and sparklines
+
+
+@pytest.fixture(scope="module")
+def dns_server() -> Iterator[DnsServer]:
+    """A real DNS server on 127.0.0.1 serving tests/dns_server.py's zone."""
+    server = DnsServer()
+    yield server
+    server.stop()
+
+
+def test_test_of_a_dns_monitor_shows_the_query_and_no_http_status(
+    cli: Cli, dns_server: DnsServer
+) -> None:
+    monitor_id = str(
+        cli.json(
+            "monitors", "add", "mx", "example.test", "--type", "dns", "--record-type", "MX",
+            "--resolver", dns_server.address, "--timeout", "5",
+        )["id"]
+    )  # fmt: skip
+    out = cli.ok("monitors", "test", monitor_id).stdout
+    assert "online" in out
+    assert re.search(r"Target\s+example.test MX", out)
+    assert "Status code" not in out
+    data = cli.json("monitors", "test", monitor_id)  # the JSON stays the API's, null included
+    assert data["status"] == "online" and data["status_code"] is None
+    assert set(data) >= {"status", "response_time", "status_code", "checked_at", "error"}
+    shown = cli.ok("monitors", "show", monitor_id).stdout
+    assert re.search(r"Record type\s+MX", shown)
+    assert "Status code" not in shown
+    listed = cli.ok("monitors", "list").stdout
+    # A list summary has no record_type: the name alone, no "A" guessed.
+    assert listed.splitlines()[1].split()[-2:] == ["dns", "example.test"], listed

@@ -112,6 +112,20 @@ def test_it_lists_monitors_as_a_table(cli: Cli) -> None:
     assert "2 shown of 2" in result.stderr
 
 
+def test_the_list_shows_each_types_target(cli: Cli) -> None:
+    add(cli, "web", "http://127.0.0.1:9/a")
+    add(cli, "mx", "example.test", "--type", "dns", "--record-type", "MX")
+    add(cli, "gw", "127.0.0.1", "--type", "ping")
+    header, *rows = cli.ok("monitors", "list").stdout.splitlines()
+    assert header.split()[-2:] == ["TYPE", "TARGET"]
+    assert "CODE" not in header  # list summaries carry no status_code
+    assert [row.split()[-2:] for row in rows] == [
+        ["http", "http://127.0.0.1:9/a"],
+        ["dns", "example.test"],  # the summary has no record_type to show
+        ["ping", "127.0.0.1"],
+    ]
+
+
 def test_it_filters_and_pages(cli: Cli) -> None:
     for i in range(5):
         add(cli, f"svc-{i}", f"http://127.0.0.1:9/{i}")

@@ -185,3 +185,72 @@ def test_headers_and_monitor_fields() -> None:
     )
     assert fields == {"type": "http", "check_interval": 30, "headers": {"X": "y"},
                       "verify_ssl": False}  # fmt: skip
+
+
+# Monitors of each type, shaped like the API's monitor object (docs/api.md#monitor-fields).
+HTTP_MONITOR = {"id": 1, "name": "web", "type": "https", "url": "https://example.test/health",
+                "status": "online", "status_code": 204, "method": "GET", "expected_status": [204],
+                "checks_supported": True}  # fmt: skip
+DNS_MONITOR = {"id": 2, "name": "resolver", "type": "dns", "url": "dns://example.test",
+               "query_name": None, "record_type": "MX", "resolver": "127.0.0.1:5353",
+               "status": "online", "status_code": None, "checks_supported": True}  # fmt: skip
+PING_MONITOR = {"id": 3, "name": "gw", "type": "ping", "url": "ping://192.0.2.1",
+                "count": 3, "max_packet_loss": 0.0, "status": "offline",
+                "status_code": None, "checks_supported": True}  # fmt: skip
+TCP_MONITOR = {"id": 4, "name": "redis", "type": "tcp", "url": "tcp://127.0.0.1:6379",
+               "tls": False, "status": "online", "status_code": 999}  # fmt: skip
+
+
+def column(text: str, header: str) -> list[str]:
+    """The cells under *header* in a rendered table, one per row (rows are one line each)."""
+    lines = text.splitlines()
+    start = lines[0].index(header)
+    return [line[start : start + len(header)].strip() for line in lines[1:]]
+
+
+def test_the_list_shows_an_http_status_for_http_monitors_only() -> None:
+    text = render(output.monitors_table([HTTP_MONITOR, DNS_MONITOR, PING_MONITOR, TCP_MONITOR]))
+    assert column(text, "CODE") == ["204", "—", "—", "—"]  # a stray tcp status_code is not shown
+    rows = text.splitlines()[1:]
+    assert rows[0].rstrip().endswith("https  https://example.test/health")
+    assert rows[1].rstrip().endswith("dns    example.test MX")
+    assert rows[2].rstrip().endswith("ping   192.0.2.1")
+    assert "ping://" not in text
+    assert rows[3].rstrip().endswith("tcp    tcp://127.0.0.1:6379")
+
+
+def test_a_dns_target_prefers_query_name_and_defaults_to_a() -> None:
+    monitor = {**DNS_MONITOR, "query_name": "www.example.test", "record_type": None}
+    assert output.target(monitor) == "www.example.test A"
+
+
+def test_a_list_of_summaries_shows_no_code_column_and_guesses_no_record_type() -> None:
+    # GET /monitors summaries (docs/api.md#list-monitors) have no status_code,
+    # query_name or record_type.
+    summary = ("id", "name", "url", "type", "status", "paused", "uptime_24h", "response_time")
+    items = [{k: m[k] for k in summary if k in m} for m in (HTTP_MONITOR, DNS_MONITOR)]
+    text = render(output.monitors_table(items))
+    assert "CODE" not in text.splitlines()[0] and "TARGET" in text
+    assert text.splitlines()[2].split()[-2:] == ["dns", "example.test"]
+
+
+def test_show_of_a_dns_monitor_has_its_record_type_and_no_http_status() -> None:
+    text = render(output.monitor_view(DNS_MONITOR))
+    assert re.search(r"Record type\s+MX", text)
+    assert "Status code" not in text and "Method" not in text
+    assert "Checks" not in text  # no "not supported" line: every type is checked
+    default = render(output.monitor_view({**DNS_MONITOR, "record_type": None}))
+    assert re.search(r"Record type\s+A\s*$", default, re.MULTILINE)
+    assert re.search(r"Query name\s+example.test\s*$", default, re.MULTILINE)  # from the url
+    assert re.search(r"Status code\s+204", render(output.monitor_view(HTTP_MONITOR)))
+
+
+def test_a_test_run_of_a_dns_monitor_shows_what_was_queried_and_no_http_status() -> None:
+    result = {"status": "online", "response_time": 3, "status_code": None, "error": None,
+              "checked_at": "2026-11-22T12:00:00Z"}  # fmt: skip
+    text = render(output.test_result_view(result, DNS_MONITOR))
+    assert re.search(r"Target\s+example.test MX", text)
+    assert re.search(r"Type\s+dns", text)
+    assert "Status code" not in text and "online" in text and "3 ms" in text
+    http = render(output.test_result_view({**result, "status_code": 204}, HTTP_MONITOR))
+    assert re.search(r"Status code\s+204", http)
