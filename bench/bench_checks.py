@@ -176,7 +176,10 @@ def _measure_tcp(args: argparse.Namespace, workdir: Path, target: Target) -> Non
     if binary is None:
         print(f"TCP   blackbox_exporter not installed, column skipped ({INSTALL_HINT})")
     else:
-        blackbox = Blackbox(binary, workdir)
+        try:
+            blackbox = Blackbox(binary, workdir)
+        except RuntimeError as exc:  # e.g. it exited at once: the engine column still counts
+            print(f"TCP   blackbox_exporter did not start ({exc}), column skipped")
     bursts, probes = [], []
     try:
         for _ in range(args.tcp_rounds):
