@@ -6,6 +6,9 @@ Prints (figures, not assertions):
 (c) a steady run at half of (b): p50/p99/max dispatch lag and the engine's RSS.
 (a) and (b) over HTTP and HTTPS. The target runs in a separate process (nginx
 when installed, else aiohttp); the engine runs in a process of its own too.
+(d) tcp: the engine with N ``tcp://`` monitors of the target's port, completed
+and recorded checks/s, beside prometheus-blackbox-exporter's ``tcp_connect``
+prober on the same port in the same run (``bench.blackbox``), and their ratio.
 SQLite by default; ``--database-url postgresql://...`` for PostgreSQL.
 """
 
@@ -20,6 +23,7 @@ import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from bench.blackbox import INSTALL_HINT, Blackbox, find_binary
 from bench.raw_ceiling import raw_ceiling
 from bench.seed import reset, seed_monitors
 from bench.target import Target, start_target
@@ -138,6 +142,12 @@ def main() -> None:
     parser.add_argument("--database-url", help="postgresql://... (default: a SQLite file)")
     parser.add_argument("--target", choices=("auto", "aiohttp"), default="auto")
     parser.add_argument("--skip-steady", action="store_true")
+    parser.add_argument(
+        "--only", choices=("all", "tcp"), default="all", help="tcp: the tcp phase (d) alone"
+    )
+    parser.add_argument("--tcp-rounds", type=int, default=2, help="best of N for (d)")
+    parser.add_argument("--blackbox-seconds", type=float, default=10)
+    parser.add_argument("--blackbox-clients", type=int, default=64)
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="uptime-bench-"))
@@ -148,12 +158,72 @@ def main() -> None:
         f"concurrency {args.concurrency}; {args.monitors} monitors; best of {args.rounds}"
     )
     try:
-        best_http = _measure_scheme(args, workdir, target, "http", target.http_url)
-        _measure_scheme(args, workdir, target, "https", target.https_url)
-        if not args.skip_steady:
-            _steady_report(args, workdir, target, best_http / 2)
+        if args.only == "all":
+            best_http = _measure_scheme(args, workdir, target, "http", target.http_url)
+            _measure_scheme(args, workdir, target, "https", target.https_url)
+            if not args.skip_steady:
+                _steady_report(args, workdir, target, best_http / 2)
+        _measure_tcp(args, workdir, target)
     finally:
         target.stop()
+
+
+def _measure_tcp(args: argparse.Namespace, workdir: Path, target: Target) -> None:
+    """(d): engine tcp checks/s beside blackbox_exporter's tcp_connect, alternating rounds."""
+    hostport = target.http_url.removeprefix("http://").rstrip("/")
+    binary = find_binary()
+    blackbox = None
+    if binary is None:
+        print(f"TCP   blackbox_exporter not installed, column skipped ({INSTALL_HINT})")
+    else:
+        try:
+            blackbox = Blackbox(binary, workdir)
+        except RuntimeError as exc:  # e.g. it exited at once: the engine column still counts
+            print(f"TCP   blackbox_exporter did not start ({exc}), column skipped")
+    bursts, probes = [], []
+    try:
+        for _ in range(args.tcp_rounds):
+            bursts.append(burst(args, workdir, f"tcp://{hostport}", target.ca_file, "burst-tcp"))
+            if blackbox is not None:
+                probes.append(
+                    blackbox.measure(
+                        hostport, concurrency=args.blackbox_clients, seconds=args.blackbox_seconds
+                    )
+                )
+    finally:
+        if blackbox is not None:
+            blackbox.stop()
+    best = max(bursts, key=lambda r: r["recorded"] / (r["recorded_s"] or r["elapsed"]))
+    completed = args.monitors / (best["completed_s"] or best["elapsed"])
+    recorded = best["recorded"] / (best["recorded_s"] or best["elapsed"])
+    engine_cpu = best["cpu_s"] / max(best["recorded"], 1)
+    print(f"TCP   (d) {args.monitors} tcp monitors of {hostport}, best of {args.tcp_rounds}")
+    print(f"TCP   (d) engine completed   {completed:7.0f} checks/s")
+    print(
+        f"TCP   (d) engine recorded    {recorded:7.0f} checks/s  "
+        f"({engine_cpu * 1e6:.0f} µs CPU per check)   rounds: "
+        + " ".join(f"{r['recorded'] / (r['recorded_s'] or r['elapsed']):.0f}" for r in bursts)
+    )
+    print(f"TCP       CPU per check (µs): {_cpu_split(best)}")
+    if not probes:
+        return
+    top = max(probes, key=lambda p: p.probes_s)
+    per_probe = top.cpu_s / max(top.probes_s * args.blackbox_seconds, 1)
+    print(
+        f"TCP   (d) blackbox tcp_connect {top.probes_s:5.0f} probes/s  "
+        f"({per_probe * 1e6:.0f} µs exporter CPU per probe; {args.blackbox_clients} clients, "
+        f"{args.blackbox_seconds:.0f}s)   rounds: " + " ".join(f"{p.probes_s:.0f}" for p in probes)
+    )
+    print(
+        f"          (the clients driving /probe used {top.client_cpu_s:.1f}s CPU of the bench "
+        f"process over {args.blackbox_seconds:.0f}s, beside the exporter's {top.cpu_s:.1f}s)"
+    )
+    if top.failed:
+        print(f"          ({top.failed} blackbox probes failed or errored in the best round)")
+    print(
+        f"TCP       engine/blackbox = {recorded / top.probes_s:.2f} recorded, "
+        f"{completed / top.probes_s:.2f} completed   (goal >= 0.7)"
+    )
 
 
 def _steady_report(args: argparse.Namespace, workdir: Path, target: Target, rate: float) -> None:

@@ -45,7 +45,8 @@ def seed_monitors(
                 "user": user.id,
                 "name": f"bench-{i}",
                 "url": target,
-                "type": "https" if target.startswith("https") else "http",
+                # The URL's scheme is the monitor type: http, https or tcp.
+                "type": target.partition(":")[0],
                 "timeout": 5,
                 "check_interval": interval,
                 "created_at": now,
