@@ -19,8 +19,8 @@ from pathlib import Path
 
 import aiohttp
 
-from bench.engine_run import _cpu_s
-from bench.target import _free_port, _wait_listening
+from bench.engine_run import cpu_s
+from bench.target import free_port, stop_process, wait_listening
 
 INSTALL_HINT = "apt-get install prometheus-blackbox-exporter"
 CONFIG = """modules:
@@ -53,7 +53,7 @@ class Blackbox:
     def __init__(self, binary: str, workdir: Path) -> None:
         config = workdir / "blackbox.yml"
         config.write_text(CONFIG)
-        self.port = _free_port()
+        self.port = free_port()
         self.process = subprocess.Popen(
             [
                 binary,
@@ -67,20 +67,20 @@ class Blackbox:
             stderr=subprocess.DEVNULL,
         )
         try:
-            _wait_listening(self.port, self.process)
+            wait_listening(self.port, self.process)
         except RuntimeError:
             self.stop()
             raise
 
-    def _cpu_s(self) -> float:
-        return _cpu_s(f"/proc/{self.process.pid}/stat")
+    def _process_cpu_s(self) -> float:
+        return cpu_s(f"/proc/{self.process.pid}/stat")
 
     def measure(self, target: str, *, concurrency: int, seconds: float) -> BlackboxResult:
         """Saturate ``/probe`` on *target* (``host:port``) for *seconds*."""
-        cpu, client_cpu = self._cpu_s(), time.process_time()
+        cpu, client_cpu = self._process_cpu_s(), time.process_time()
         ok, failed = asyncio.run(self._drive(target, concurrency, seconds))
         return BlackboxResult(
-            ok / seconds, failed, self._cpu_s() - cpu, time.process_time() - client_cpu
+            ok / seconds, failed, self._process_cpu_s() - cpu, time.process_time() - client_cpu
         )
 
     async def _drive(self, target: str, concurrency: int, seconds: float) -> tuple[int, int]:
@@ -113,9 +113,4 @@ class Blackbox:
         return ok, failed
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process)

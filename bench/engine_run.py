@@ -39,7 +39,7 @@ def _rss_mb(pid: int) -> dict[str, float]:
     return fields
 
 
-def _cpu_s(stat_path: str) -> float:
+def cpu_s(stat_path: str) -> float:
     """utime + stime of a process or thread, from its /proc stat file."""
     with open(stat_path) as stat:
         fields = stat.read().rpartition(")")[2].split()
@@ -51,7 +51,7 @@ def _threads_cpu() -> dict[str, float]:
     out: dict[str, float] = {}
     for thread in threading.enumerate():
         try:
-            out[thread.name] = _cpu_s(f"/proc/self/task/{thread.native_id}/stat")
+            out[thread.name] = cpu_s(f"/proc/self/task/{thread.native_id}/stat")
         except (OSError, TypeError):
             continue
     return out
@@ -70,7 +70,7 @@ def _start_recorder(scheduler: CheckScheduler) -> float:
     if child is None:
         return 0.0
     child.record([], now=datetime.now(UTC))  # an empty batch: answered once it is up
-    return _cpu_s(f"/proc/{child._process.pid}/stat")
+    return cpu_s(f"/proc/{child._process.pid}/stat")
 
 
 def _exclude_from_lags(scheduler: CheckScheduler, monitor_ids: set[int]) -> list[float]:
@@ -127,7 +127,7 @@ def main() -> None:
     recorder_cpu = None
     if child is not None and child._process is not None:
         rss["recorder_VmRSS"] = _rss_mb(child._process.pid).get("VmRSS", 0.0)
-        recorder_cpu = _cpu_s(f"/proc/{child._process.pid}/stat") - recorder_cpu_before
+        recorder_cpu = cpu_s(f"/proc/{child._process.pid}/stat") - recorder_cpu_before
     runner.stop(settings.shutdown_grace)
     print(
         json.dumps(

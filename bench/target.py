@@ -57,20 +57,26 @@ class Target:
     process: subprocess.Popen[bytes]
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+        stop_process(self.process)
 
 
-def _free_port() -> int:
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Terminate *process*, killing it when it is still there after 10 s."""
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
+def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -91,7 +97,7 @@ def start_target(workdir: Path, *, prefer_nginx: bool = True) -> Target:
     for pem in cert.cert_chain_pems[1:]:
         pem.write_to_path(str(workdir / "cert.pem"), append=True)
     cert.private_key_pem.write_to_path(str(workdir / "key.pem"))
-    http_port, https_port = _free_port(), _free_port()
+    http_port, https_port = free_port(), free_port()
     nginx = shutil.which("nginx") or (
         "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None
     )
@@ -116,8 +122,8 @@ def start_target(workdir: Path, *, prefer_nginx: bool = True) -> Target:
         ]
         kind = "aiohttp"
     process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
-    _wait_listening(http_port, process)
-    _wait_listening(https_port, process)
+    wait_listening(http_port, process)
+    wait_listening(https_port, process)
     return Target(
         kind,
         f"http://127.0.0.1:{http_port}/",
