@@ -99,3 +99,10 @@ def test_debug_traces_never_show_the_token(cli: Cli, alice: Any) -> None:
     assert result.exit_code == 0, describe(result)
     assert "[http] > GET" in result.stderr
     assert token not in result.stdout + result.stderr
+
+
+def test_login_with_an_api_token_points_to_uptime_token(cli: Cli) -> None:
+    token = create(cli, "read")
+    result = cli("login", "--with-token", input=token + "\n", env={"UPTIME_SESSION": None})
+    assert result.exit_code == USAGE, describe(result)
+    assert "set UPTIME_TOKEN" in result.stderr and token not in result.stderr

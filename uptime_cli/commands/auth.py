@@ -125,6 +125,11 @@ def _token_login(st: CliState) -> credentials.Credentials:
     token = sys.stdin.read().strip()
     if not token or any(ch.isspace() for ch in token):
         raise CliError("expected one session token on stdin", USAGE)
+    if token.startswith("upt_"):
+        raise CliError(
+            f"that is an API token, not a session: set {credentials.TOKEN_ENV} to it instead",
+            USAGE,
+        )
     user = st.client(session=token).get_user().get("data") or {}
     return credentials.Credentials(
         server=st.server, session=token, provider=user.get("provider"), user=_who(user)
