@@ -61,6 +61,7 @@ def test_uptime_token_drives_every_command(cli: Cli, bob_cli: Cli) -> None:
     as_bob = {"UPTIME_TOKEN": write}
     added = cli.json("monitors", "add", "bobs", "http://127.0.0.1:9/", env=as_bob)
     assert cli.json("whoami", env=as_bob)["email"] == "bob@example.com"
+    assert "an API token (UPTIME_TOKEN)" in cli.ok("whoami", env=as_bob).stdout
     listed = cli.json("monitors", "list", env={"UPTIME_TOKEN": read})["data"]
     assert [m["id"] for m in listed] == [added["id"]]
     assert cli.json("monitors", "list")["data"] == []  # alice, by her session

@@ -214,8 +214,10 @@ def whoami(ctx: typer.Context, json_: JsonFlag = False) -> None:
     user = st.client().get_user().get("data") or {}
     if st.wants_json(json_):
         output.print_json(user)
-    else:
-        output.out().print(output.user_view(user, st.server))
+        return
+    if user.get("provider") is None:  # the server's answer to an API token
+        user = {**user, "provider": f"an API token ({credentials.TOKEN_ENV})"}
+    output.out().print(output.user_view(user, st.server))
 
 
 def refresh(ctx: typer.Context, json_: JsonFlag = False) -> None:
