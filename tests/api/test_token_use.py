@@ -79,6 +79,18 @@ def test_the_last_used_update_is_conditional(alice: Any, clock: Any) -> None:
 
 
 @sqlite_only
+def test_a_recent_last_used_is_not_even_updated(alice: Any, clock: Any) -> None:
+    # The row just read says "used within the minute": no UPDATE is sent
+    # (on SQLite even an UPDATE matching nothing takes the write lock).
+    token = mint(alice, "read")
+    row = authenticate(token.token, now=clock.now())
+    ApiToken.update(last_used_at=None).where(ApiToken.id == row.id).execute()
+    clock.advance(30)
+    assert touch(row, now=clock.now()) is False
+    assert ApiToken.get_by_id(row.id).last_used_at is None
+
+
+@sqlite_only
 def test_bearer_requests_are_exempt_from_the_origin_rule(alice: Any) -> None:
     token = mint(alice, "write")
     assert token.post(URL, json=monitor_body(), headers=EVIL).status_code == 201

@@ -138,6 +138,10 @@ def authenticate(token: str, *, now: datetime) -> ApiToken:
 
 def touch(row: ApiToken, *, now: datetime) -> bool:
     """Set last_used_at to *now* unless it moved within the last minute; True if written."""
+    if row.last_used_at is not None and row.last_used_at > now - TOUCH_INTERVAL:
+        # Decided on the row just read: no UPDATE at all, since even one that
+        # matches nothing takes SQLite's write lock.
+        return False
     stale = ApiToken.last_used_at.is_null() | (ApiToken.last_used_at <= now - TOUCH_INTERVAL)
     written = ApiToken.update(last_used_at=now).where(ApiToken.id == row.id, stale).execute()
     if written:
