@@ -9,7 +9,8 @@ decoded JSON body or a typed exception, so commands only call and render:
 
 The session travels in an explicit ``Cookie`` header: the server marks the
 cookie Secure, and requests' cookie jar would not send it over plain http to
-a daemon on 127.0.0.1.
+a daemon on 127.0.0.1. An API token (``token``) travels as
+``Authorization: Bearer`` instead, and then no cookie is sent.
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ class Unreachable(ApiClientError):
 @dataclass
 class ApiClient:
     server: str
-    session: str | None = None
+    session: str | None = field(default=None, repr=False)
+    token: str | None = field(default=None, repr=False)  # an API token, sent as a bearer
     timeout: float = 30.0
     connect_timeout: float = 5.0
     # read timeout of the synchronous check (``monitors test``)
@@ -235,6 +237,20 @@ class ApiClient:
     def resolve_notification(self, notification_id: int) -> Json:
         return self._call("POST", f"/notifications/{notification_id}/resolve")
 
+    # -- API tokens --------------------------------------------------------------
+
+    def create_token(self, name: str, scope: str, expires_in: int | None = None) -> Json:
+        body: Json = {"name": name, "scope": scope}
+        if expires_in is not None:
+            body["expires_in"] = expires_in
+        return self._call("POST", "/tokens", json=body)
+
+    def list_tokens(self) -> Json:
+        return self._call("GET", "/tokens")
+
+    def revoke_token(self, token_id: int) -> Json:
+        return self._call("DELETE", f"/tokens/{token_id}")
+
     # -- transport -------------------------------------------------------------
 
     def _call(
@@ -247,7 +263,7 @@ class ApiClient:
         read_timeout: float | None = None,
     ) -> Json:
         url = f"{self.server}{API_PREFIX}{path}"
-        headers = {"Cookie": f"session_cookie={self.session}"} if self.session else {}
+        headers = self._credential_headers()
         query = {k: v for k, v in (params or {}).items() if v is not None}
         started = time.monotonic()
         self._trace(f"> {method} {url}{'?' + urlencode(query) if query else ''}")
@@ -269,6 +285,11 @@ class ApiClient:
         elapsed = (time.monotonic() - started) * 1000
         self._trace(f"< {response.status_code} {response.reason} ({elapsed:.0f} ms)")
         return _decode(response)
+
+    def _credential_headers(self) -> dict[str, str]:
+        if self.token:
+            return {"Authorization": f"Bearer {self.token}"}
+        return {"Cookie": f"session_cookie={self.session}"} if self.session else {}
 
     def _trace(self, line: str) -> None:
         # Traces name method, URL and status only: bodies may carry session tokens.

@@ -7,7 +7,6 @@ print JSON.
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 from functools import cached_property
@@ -57,18 +56,18 @@ class CliState:
     def server_is_explicit(self) -> bool:
         return bool(self.server_option)
 
-    def session_token(self) -> str | None:
-        env_token = os.environ.get("UPTIME_SESSION", "").strip()
-        if env_token:
-            return env_token
-        saved = credentials.load(self.server)
-        return saved.session if saved else None
+    def credential(self) -> credentials.Credential | None:
+        """UPTIME_TOKEN, UPTIME_SESSION or the saved session (credentials.select)."""
+        return credentials.select(self.server)
 
     def client(self, session: str | None = None) -> ApiClient:
+        """A client with *session* if given ("" for none), else the selected credential."""
+        chosen = self.credential() if session is None else None
+        token = chosen.value if chosen and chosen.kind == "token" else None
+        if session is None and chosen and chosen.kind == "session":
+            session = chosen.value
         client = ApiClient(
-            self.server,
-            session=session if session is not None else self.session_token(),
-            trace=self._trace if self.debug else None,
+            self.server, session=session, token=token, trace=self._trace if self.debug else None
         )
         if self.timeout is not None:  # a given timeout bounds every call, checks included
             client.timeout = client.check_timeout = self.timeout

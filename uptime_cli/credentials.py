@@ -3,8 +3,11 @@
 The config dir is ``UPTIME_CONFIG_DIR`` > ``$XDG_CONFIG_HOME/uptime`` > the
 platform's user config dir. Each server's session lives in
 ``sessions/<host>-<port>-<hash>.json``: readable at a glance, unique per
-normalised server URL. Tokens are never printed; ``UPTIME_SESSION`` in the
-environment overrides any file.
+normalised server URL. Tokens are never printed.
+
+Which credential a command uses (``select``): ``UPTIME_TOKEN`` (an API token,
+sent as a bearer) > ``UPTIME_SESSION`` (a session token, sent as the cookie)
+> the saved session of the server.
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ import re
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
+TOKEN_ENV = "UPTIME_TOKEN"
+SESSION_ENV = "UPTIME_SESSION"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -41,6 +46,31 @@ class Credentials:
 
     def __repr__(self) -> str:  # never show the token, not even in a traceback
         return f"Credentials(server={self.server!r}, user={self.user.get('email')!r})"
+
+
+@dataclass(frozen=True)
+class Credential:
+    """What a request authenticates with: an API token (bearer) or a session (cookie)."""
+
+    kind: Literal["token", "session"]
+    value: str = field(repr=False)
+    source: str  # the environment variable, or "saved" for the credentials file
+
+
+def env_value(name: str) -> str | None:
+    return os.environ.get(name, "").strip() or None
+
+
+def select(server: str, directory: Path | None = None) -> Credential | None:
+    """UPTIME_TOKEN, else UPTIME_SESSION, else the saved session of *server*."""
+    token = env_value(TOKEN_ENV)
+    if token:
+        return Credential("token", token, TOKEN_ENV)
+    session = env_value(SESSION_ENV)
+    if session:
+        return Credential("session", session, SESSION_ENV)
+    saved = load(server, directory)
+    return Credential("session", saved.session, "saved") if saved and saved.session else None
 
 
 def config_dir(environ: dict[str, str] | None = None) -> Path:

@@ -17,7 +17,7 @@ from typer.core import TyperGroup
 
 from uptime_cli import __version__, output
 from uptime_cli.client import ApiRefused, ServerError, Unreachable
-from uptime_cli.commands import auth, monitors, notifications, server
+from uptime_cli.commands import auth, monitors, notifications, server, tokens
 from uptime_cli.context import (
     ERROR,
     INTERRUPTED,
@@ -83,6 +83,9 @@ app = typer.Typer(
     name="uptime",
     cls=UptimeGroup,
     help="Self-hosted HTTP/HTTPS uptime monitor: daemon and API client.",
+    epilog="Scripts and CI: set UPTIME_TOKEN to an API token (uptime tokens create NAME "
+    "--scope read|write) and every command uses it instead of the saved session. "
+    "UPTIME_SESSION supplies a session token instead; UPTIME_TOKEN wins over both.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -139,6 +142,7 @@ def root(
 auth.register(app)
 app.add_typer(monitors.app, name="monitors")
 app.add_typer(notifications.app, name="notifications")
+app.add_typer(tokens.app, name="tokens")
 app.add_typer(server.app, name="server")
 
 

@@ -28,10 +28,17 @@ from uptime_server.api import (
     openapi,
     signin,
     stats,
+    tokens,
 )
-from uptime_server.api.access import is_login_limited, is_public
+from uptime_server.api.access import is_login_limited, is_public, is_session_only
 from uptime_server.api.check_slots import RunSlots
-from uptime_server.auth.sessions import check_csrf, current_session, init_login
+from uptime_server.auth.api_tokens import bearer_token, current_token, scope_refusal
+from uptime_server.auth.sessions import (
+    check_csrf,
+    current_session,
+    init_login,
+    unauthenticated_error,
+)
 from uptime_server.clock import Clock
 from uptime_server.config import Settings, ensure_secret_key
 from uptime_server.context import UptimeState
@@ -39,7 +46,7 @@ from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
 from uptime_server.metrics_snapshot import metrics_cache_for
 
 # One blueprint per resource: under /api/v1, and at the root.
-API_BLUEPRINTS = (auth, signin, monitors, checks, stats, notifications, openapi)
+API_BLUEPRINTS = (auth, signin, tokens, monitors, checks, stats, notifications, openapi)
 ROOT_BLUEPRINTS = (health, home, metrics)
 
 
@@ -114,13 +121,23 @@ def _register_db_hooks(app: Flask) -> None:
 
 
 def _api_guard() -> None:
-    if request.endpoint and is_public(_view(request.endpoint)):
+    view = _view(request.endpoint) if request.endpoint else None
+    if is_session_only(view) and bearer_token(request) is not None:
+        raise errors.ApiError(
+            "FORBIDDEN",
+            "API tokens cannot sign in or manage tokens: use a signed-in session (uptime login)",
+        )
+    if is_public(view):
         return
     from uptime_server.context import settings
 
     check_csrf(settings().base_url)
     if not current_user.is_authenticated:
-        raise errors.ApiError("UNAUTHORIZED", "Sign in first: this endpoint needs a session")
+        raise unauthenticated_error()
+    token = current_token()
+    refusal = scope_refusal(token.scope, request.method) if token is not None else None
+    if refusal:
+        raise errors.ApiError("FORBIDDEN", refusal)
 
 
 def _view(endpoint: str) -> Callable[..., Any] | None:
@@ -130,10 +147,11 @@ def _view(endpoint: str) -> Callable[..., Any] | None:
 
 
 def _rate_key() -> str:
-    # One budget per valid session; anything else is counted per address, so
-    # made-up cookies do not buy fresh budgets.
+    # One budget per valid session or API token; anything else is counted per
+    # address, so made-up cookies and tokens do not buy fresh budgets.
     if current_user.is_authenticated:
-        return f"s:{current_session().id}"
+        token = current_token()
+        return f"t:{token.id}" if token is not None else f"s:{current_session().id}"
     return "ip:" + (get_remote_address() or "unknown")
 
 

@@ -2,7 +2,8 @@
 
 Tables and what owns them:
 - users, identities (OAuth accounts), sessions (SHA-256 of the cookie token),
-  oauth_states and cli_tickets (sign-in in flight);
+  api_tokens (SHA-256 of bearer tokens for scripts and CI), oauth_states and
+  cli_tickets (sign-in in flight);
 - monitors (configuration plus current state), monitor_locations (one row per
   monitor and location: due time and claim lease for the scheduler),
   alert_settings;
@@ -148,6 +149,30 @@ class Session(BaseModel):
 
     class Meta:
         table_name = "sessions"
+
+
+TOKEN_SCOPES = ("read", "write", "ping")
+
+
+class ApiToken(BaseModel):
+    """A bearer token for scripts and CI (auth/api_tokens.py); only its SHA-256 is stored.
+
+    Revoking deletes the row. ``prefix`` is the token's first characters, shown
+    in listings so a person can tell tokens apart; it is not enough to use one.
+    """
+
+    id = NeverReusedIdField()
+    user = pw.ForeignKeyField(User, backref="api_tokens", on_delete="CASCADE")
+    name = pw.CharField(max_length=100)
+    scope = pw.CharField(max_length=8)
+    token_hash = pw.CharField(max_length=64, unique=True)
+    prefix = pw.CharField(max_length=16)
+    created_at = UTCDateTimeField()
+    expires_at = UTCDateTimeField(null=True)
+    last_used_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        table_name = "api_tokens"
 
 
 class OAuthState(BaseModel):
@@ -424,6 +449,7 @@ MODELS: list[type[BaseModel]] = [
     User,
     Identity,
     Session,
+    ApiToken,
     OAuthState,
     CliTicket,
     Monitor,

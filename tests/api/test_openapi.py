@@ -50,6 +50,9 @@ SPEC_OPERATIONS = {
     ("get", "/api/v1/notifications/{notification_id}"),
     ("post", "/api/v1/notifications/{notification_id}/acknowledge"),
     ("post", "/api/v1/notifications/{notification_id}/resolve"),
+    ("post", "/api/v1/tokens"),
+    ("get", "/api/v1/tokens"),
+    ("delete", "/api/v1/tokens/{token_id}"),
     ("get", "/api/v1/openapi.json"),
     ("get", "/healthz"),
     ("get", "/metrics"),
@@ -113,19 +116,32 @@ def test_it_describes_every_route_the_app_serves(app: Any, document: dict[str, A
             assert (method.lower(), path) in documented, (method, path)
 
 
+# Refused to API tokens: sign-in and session upkeep, and token management.
+SESSION_ONLY = {
+    "/api/v1/auth/refresh",
+    "/api/v1/auth/logout",
+    "/api/v1/tokens",
+    "/api/v1/tokens/{token_id}",
+}
+
+
 def test_it_marks_public_and_session_operations(document: dict[str, Any]) -> None:
-    assert document["components"]["securitySchemes"]["session"] == {
-        "type": "apiKey",
-        "in": "cookie",
-        "name": "session_cookie",
-    }
+    schemes = document["components"]["securitySchemes"]
+    assert schemes["session"] == {"type": "apiKey", "in": "cookie", "name": "session_cookie"}
+    assert schemes["apiToken"]["type"] == "http"
+    assert schemes["apiToken"]["scheme"] == "bearer"
+    assert document["security"] == [{"session": []}, {"apiToken": []}]
     for (_, path), op in operations(document).items():
         if path in PUBLIC:
             assert {} in op["security"] or op["security"] == [], path
             assert "401" not in op["responses"] or path == "/metrics", path
+        elif path in SESSION_ONLY:
+            assert op["security"] == [{"session": []}], path
+            assert "403" in op["responses"], path
         else:
-            assert "security" not in op, path  # the document-wide session requirement
+            assert "security" not in op, path  # the document-wide session or token
             assert op["responses"]["401"] == {"$ref": "#/components/responses/E401"}, path
+            assert op["responses"]["403"] == {"$ref": "#/components/responses/E403"}, path
 
 
 def test_it_documents_error_responses(document: dict[str, Any]) -> None:

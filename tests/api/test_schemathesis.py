@@ -116,7 +116,7 @@ def app(settings: Any, clock: Any, db: Any, probe_loop: ProbeLoop) -> Any:
 
 @pytest.fixture
 def owned(alice: Any, probe_loop: ProbeLoop) -> list[int]:
-    """Alice's monitors and notifications.
+    """Alice's monitors, notifications and an API token.
 
     Monitors 1 to 4: 1 is offline with an active notification (1), 2 is
     paused, 3 is a dns monitor never checked, 4 went down and its notification (2)
@@ -146,6 +146,8 @@ def owned(alice: Any, probe_loop: ProbeLoop) -> list[int]:
     assert alice.post("/api/v1/notifications/2/resolve").status_code == 200
     active = alice.get("/api/v1/notifications/active").json["data"]
     assert [n["id"] for n in active] == [1]
+    # A token to list and revoke (id 1).
+    assert alice.post("/api/v1/tokens", json={"name": "ci", "scope": "read"}).status_code == 201
     return ids
 
 

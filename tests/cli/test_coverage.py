@@ -43,6 +43,9 @@ COMMANDS = {
     ("GET", "/api/v1/notifications/<>"): "notifications show",
     ("POST", "/api/v1/notifications/<>/acknowledge"): "notifications ack",
     ("POST", "/api/v1/notifications/<>/resolve"): "notifications resolve",
+    ("POST", "/api/v1/tokens"): "tokens create",
+    ("GET", "/api/v1/tokens"): "tokens list",
+    ("DELETE", "/api/v1/tokens/<>"): "tokens revoke",
 }
 # Endpoints that are not user data, and why they have no command.
 NOT_COMMANDS = {

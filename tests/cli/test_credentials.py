@@ -122,3 +122,25 @@ def test_the_token_is_not_in_the_repr() -> None:
     creds = Credentials("http://h", "secret-token", user={"email": "a@example.com"})
     assert "secret-token" not in repr(creds)
     assert "a@example.com" in repr(creds)
+
+
+def test_the_credential_is_the_token_then_the_session_then_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = "http://127.0.0.1:8080"
+    monkeypatch.delenv("UPTIME_TOKEN", raising=False)
+    monkeypatch.delenv("UPTIME_SESSION", raising=False)
+    assert credentials.select(server, tmp_path) is None
+    credentials.save(Credentials(server=server, session="saved-session"), tmp_path)
+    assert credentials.select(server, tmp_path) == credentials.Credential(
+        "session", "saved-session", "saved"
+    )
+    monkeypatch.setenv("UPTIME_SESSION", " env-session ")
+    chosen = credentials.select(server, tmp_path)
+    assert chosen == credentials.Credential("session", "env-session", "UPTIME_SESSION")
+    monkeypatch.setenv("UPTIME_TOKEN", "upt_secret")
+    chosen = credentials.select(server, tmp_path)
+    assert chosen == credentials.Credential("token", "upt_secret", "UPTIME_TOKEN")
+    assert "upt_secret" not in repr(chosen)
+    monkeypatch.setenv("UPTIME_TOKEN", "  ")  # blank: not set
+    assert credentials.select(server, tmp_path).kind == "session"

@@ -62,7 +62,8 @@ def test_foreign_keys_still_cascade_after_the_rebuild(v010_db):
 
     rows = v010_data.read(v010_db, v010_columns(v010_db))
     # Alice's monitor 1 took its runs, roll-ups, alerts, incidents and emails with it.
-    left = {table: len(found) for table, found in rows.items()}
+    # Tables added after v0.1.0 hold no rows of its data and are left out.
+    left = {table: len(found) for table, found in rows.items() if table in v010_data.ROWS}
     assert left == {
         "users": 1,
         "identities": 1,

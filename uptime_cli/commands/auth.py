@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Annotated, Any
 
@@ -47,6 +46,7 @@ def login(
 ) -> None:
     """Sign in and save the session for this server."""
     st = state(ctx)
+    _refuse_with_api_token(st, "sign in: unset it first")
     if local and with_token:
         raise typer.BadParameter("use either --local or --with-token", param_hint="'--local'")
     if (email or name) and not local:
@@ -59,6 +59,13 @@ def login(
         creds = _browser_login(st, provider, open_browser=not no_browser, timeout=timeout)
     credentials.save(creds)
     output.success(f"Logged in as {creds.user.get('email')} on {creds.server}")
+
+
+def _refuse_with_api_token(st: CliState, what: str) -> None:
+    """Session commands make no sense while UPTIME_TOKEN chooses the credential."""
+    chosen = st.credential()
+    if chosen is not None and chosen.kind == "token":
+        raise CliError(f"{credentials.TOKEN_ENV} is set, so commands use that API token; to {what}")
 
 
 def _browser_login(st: CliState, provider: str, *, open_browser: bool, timeout: float) -> Any:
@@ -118,6 +125,11 @@ def _token_login(st: CliState) -> credentials.Credentials:
     token = sys.stdin.read().strip()
     if not token or any(ch.isspace() for ch in token):
         raise CliError("expected one session token on stdin", USAGE)
+    if token.startswith("upt_"):
+        raise CliError(
+            f"that is an API token, not a session: set {credentials.TOKEN_ENV} to it instead",
+            USAGE,
+        )
     user = st.client(session=token).get_user().get("data") or {}
     return credentials.Credentials(
         server=st.server, session=token, provider=user.get("provider"), user=_who(user)
@@ -173,9 +185,13 @@ def _who(user: dict[str, Any]) -> dict[str, Any]:
 def logout(ctx: typer.Context, json_: JsonFlag = False) -> None:
     """Revoke the session on the server and forget it here."""
     st = state(ctx)
-    from_env = bool(os.environ.get("UPTIME_SESSION", "").strip())
-    if not st.session_token():
+    _refuse_with_api_token(
+        st, "log out of a saved session, unset it; to end the token, `uptime tokens revoke ID`"
+    )
+    chosen = st.credential()
+    if chosen is None:
         raise CliError(f"not logged in to {st.server}")
+    from_env = chosen.source == credentials.SESSION_ENV
     try:
         response = st.client().logout()
     except ApiRefused as exc:
@@ -198,16 +214,19 @@ def whoami(ctx: typer.Context, json_: JsonFlag = False) -> None:
     user = st.client().get_user().get("data") or {}
     if st.wants_json(json_):
         output.print_json(user)
-    else:
-        output.out().print(output.user_view(user, st.server))
+        return
+    if user.get("provider") is None:  # the server's answer to an API token
+        user = {**user, "provider": f"an API token ({credentials.TOKEN_ENV})"}
+    output.out().print(output.user_view(user, st.server))
 
 
 def refresh(ctx: typer.Context, json_: JsonFlag = False) -> None:
     """Extend the session's lifetime (sessions slide; this renews now)."""
     st = state(ctx)
+    _refuse_with_api_token(st, "refresh a session, unset it (API tokens are not refreshed)")
     response = st.client().refresh_session()
     saved = credentials.load(st.server)
-    if saved is not None and not os.environ.get("UPTIME_SESSION", "").strip():
+    if saved is not None and st.credential().source == "saved":
         saved.expires_at = response.get("expires_at")
         credentials.save(saved)
     if st.wants_json(json_):

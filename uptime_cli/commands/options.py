@@ -224,15 +224,20 @@ _RELATIVE = re.compile(r"^(\d+)\s*([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
+def span_seconds(raw: str) -> int | None:
+    """``30m``, ``2h``, ``90d``, ``1w`` as seconds; None if *raw* is not such a span."""
+    match = _RELATIVE.match(raw.strip().lower())
+    return int(match.group(1)) * _UNITS[match.group(2)] if match else None
+
+
 def parse_when(raw: str | None, option: str, *, now: datetime | None = None) -> str | None:
     """ISO 8601 (passed on as given) or a span back from now like ``30m``, ``2h``, ``7d``."""
     if raw is None:
         return None
     text = raw.strip()
-    match = _RELATIVE.match(text.lower())
-    if match:
-        delta = timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
-        moment = (now or datetime.now(UTC)) - delta
+    seconds = span_seconds(text)
+    if seconds is not None:
+        moment = (now or datetime.now(UTC)) - timedelta(seconds=seconds)
         return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))

@@ -18,9 +18,19 @@ def login_limited(view: Callable[..., Any]) -> Callable[..., Any]:
     return view
 
 
+def session_only(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a view as refused to API tokens (403): token management and sign-in."""
+    view.uptime_session_only = True  # type: ignore[attr-defined]
+    return view
+
+
 def is_public(view: Callable[..., Any] | None) -> bool:
     return bool(view is not None and getattr(view, "uptime_public", False))
 
 
 def is_login_limited(view: Callable[..., Any]) -> bool:
     return bool(getattr(view, "uptime_login_limited", False))
+
+
+def is_session_only(view: Callable[..., Any] | None) -> bool:
+    return bool(view is not None and getattr(view, "uptime_session_only", False))

@@ -12,6 +12,7 @@ from typing import Any
 from flask import Blueprint, jsonify, request
 from flask_login import current_user
 
+from uptime_server.api.access import session_only
 from uptime_server.api.operations import documenter
 from uptime_server.auth.sessions import (
     clear_cookie,
@@ -32,11 +33,13 @@ doc = documenter("auth")
 @bp.get("/user")
 @doc("getUser", ok=data(User))
 def get_user() -> Any:
-    """The signed-in user."""
-    return data_of(User.of(current_user, current_session().provider))
+    """The signed-in user (provider null when called with an API token)."""
+    session = current_session()
+    return data_of(User.of(current_user, session.provider if session else None))
 
 
 @bp.post("/refresh")
+@session_only
 @doc("refreshSession", ok=Refreshed)
 def refresh() -> Any:
     """Extend the session."""
@@ -57,6 +60,7 @@ def refresh() -> Any:
 
 
 @bp.post("/logout")
+@session_only
 @doc("logout", ok=Message)
 def logout() -> Any:
     """End the session everywhere."""

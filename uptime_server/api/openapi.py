@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from uptime_server import __version__
-from uptime_server.api.access import is_public, public
+from uptime_server.api.access import is_public, is_session_only, public
 from uptime_server.api.operations import (
     JSON,
     Operation,
@@ -37,8 +37,9 @@ bp = Blueprint("openapi", __name__)
 
 ERROR_TEXT = {
     400: "Invalid request: VALIDATION_ERROR (details name the fields), INVALID_JSON, ...",
-    401: "No valid session",
-    403: "Cross-origin request refused, quota exceeded, or sign-up closed",
+    401: "No valid session or API token (unknown, revoked or expired)",
+    403: "Cross-origin request refused, API token scope too narrow (FORBIDDEN), "
+    "quota exceeded, or sign-up closed",
     404: "No such resource, or one of another user",
     405: "Method not allowed on this resource (with an Allow header)",
     409: "The resource is not in a state that allows this",
@@ -53,7 +54,10 @@ RATE_HEADERS = {
     "X-RateLimit-Remaining": "Requests left in the window",
     "X-RateLimit-Reset": "Epoch seconds when the window resets",
 }
-TAGS = ("auth", "monitors", "notifications", "service")
+TAGS = ("auth", "tokens", "monitors", "notifications", "service")
+# Sessions and API tokens; token management and sign-in take a session only.
+EITHER = [{"session": []}, {"apiToken": []}]
+SESSION = [{"session": []}]
 REF = "#/components/schemas/{model}"
 
 
@@ -66,13 +70,11 @@ def build_document(settings: Settings, app: Flask) -> JSON:
     routes = list(_routes(app))
     schemas = _model_schemas(op for _, _, op, _, _ in routes)
     paths: JSON = {}
-    for path, method, operation, view_public, ids in routes:
+    for path, method, operation, access, ids in routes:
         body = operation.body
         if isinstance(body, RequestSchema):
             schemas[body.name] = body.build(settings)
-        paths.setdefault(path, {})[method] = _operation_json(
-            operation, ids, unsafe=method != "get", is_public=view_public
-        )
+        paths.setdefault(path, {})[method] = _operation_json(operation, ids, *access)
     schemas["Error"] = _error_schema(schemas.pop("Error"), schemas.pop("ErrorBody"))
     _strip_titles(schemas)
     return {
@@ -81,15 +83,23 @@ def build_document(settings: Settings, app: Flask) -> JSON:
             "title": "uptime",
             "version": __version__,
             "description": "Self-hosted HTTP/HTTPS uptime monitor. Every endpoint needs the "
-            "session cookie unless marked otherwise. Errors: {error: {code, message, details}}.",
+            "session cookie or an API token (Authorization: Bearer upt_...) unless marked "
+            "otherwise. Errors: {error: {code, message, details}}.",
         },
         "servers": [{"url": "/"}],
-        "security": [{"session": []}],
+        "security": EITHER,
         "tags": [{"name": n} for n in TAGS],
         "paths": paths,
         "components": {
             "securitySchemes": {
                 "session": {"type": "apiKey", "in": "cookie", "name": "session_cookie"},
+                "apiToken": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "bearerFormat": "upt_...",
+                    "description": "An API token (POST /api/v1/tokens). read: every GET; "
+                    "write: everything but tokens and sign-in; ping: no API endpoint.",
+                },
                 "metricsToken": {"type": "http", "scheme": "bearer"},
             },
             "schemas": schemas,
@@ -99,7 +109,7 @@ def build_document(settings: Settings, app: Flask) -> JSON:
 
 
 def _routes(app: Flask) -> Any:
-    """(path, method, operation, public) of every documented route, in URL map order."""
+    """(path, method, operation, (public, session only), path ids) of every documented route."""
     for rule in app.url_map.iter_rules():
         view = app.view_functions.get(rule.endpoint)
         operation = operation_of(view)
@@ -108,7 +118,8 @@ def _routes(app: Flask) -> Any:
         path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule)
         ids = tuple(path_id(name) for name in re.findall(r"<int:(\w+)>", rule.rule))
         for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
-            yield path, method.lower(), operation, is_public(view), ids
+            access = (is_public(view), is_session_only(view))
+            yield path, method.lower(), operation, access, ids
 
 
 def _model_schemas(operations: Any) -> JSON:
@@ -131,13 +142,13 @@ def _response_json(response: Any, description: str = "OK") -> JSON:
 
 
 def _operation_json(
-    operation: Operation, path_ids: tuple[JSON, ...], *, unsafe: bool, is_public: bool
+    operation: Operation, path_ids: tuple[JSON, ...], is_public: bool, session_only: bool
 ) -> JSON:
     responses: JSON = {
         str(status): _response_json(response, "Created" if status == 201 else "OK")
         for status, response in operation.ok.items()
     }
-    for status in operation.error_statuses(unsafe=unsafe, is_public=is_public):
+    for status in operation.error_statuses(is_public=is_public, session_only=session_only):
         responses[str(status)] = {"$ref": f"#/components/responses/E{status}"}
     out: JSON = {
         "operationId": operation.op_id,
@@ -158,6 +169,8 @@ def _operation_json(
         out["security"] = operation.security
     elif is_public:
         out["security"] = []
+    elif session_only:
+        out["security"] = SESSION
     return out
 
 

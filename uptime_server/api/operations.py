@@ -4,9 +4,10 @@ A view says what it answers (response models by status), which errors of
 its own it can give, its parameters and its body; ``api/openapi.py`` walks
 Flask's URL map and builds the document from these records. What follows
 from the route itself is not repeated here: the path and method, whether
-it is public (``access.public``) and the CSRF 403 of unsafe methods, and the
-errors every operation of its kind can give (401, 429, 500; 400 and 413 with
-a body).
+it is public (``access.public``) or refused to API tokens
+(``access.session_only``), the 403 of the CSRF Origin rule and of token
+scopes, and the errors every operation of its kind can give (401, 429, 500;
+400 and 413 with a body).
 """
 
 from __future__ import annotations
@@ -49,14 +50,15 @@ class Operation:
     limited: bool = True
     security: list[JSON] | None = field(default=None)
 
-    def error_statuses(self, *, unsafe: bool, is_public: bool) -> list[int]:
+    def error_statuses(self, *, is_public: bool, session_only: bool = False) -> list[int]:
         statuses = set(self.errors) | {500}
         if self.limited:
             statuses.add(429)
         if not is_public:
-            statuses.add(401)
-            if unsafe:
-                statuses.add(403)  # the CSRF Origin rule
+            # 403: the CSRF Origin rule, or a token whose scope does not reach it
+            statuses |= {401, 403}
+        if session_only:
+            statuses.add(403)  # any API token
         if self.body is not None:
             statuses |= {400, 413}
         return sorted(statuses)

@@ -13,7 +13,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, redirect, request
 from flask_login import current_user
 
-from uptime_server.api.access import login_limited, public
+from uptime_server.api.access import login_limited, public, session_only
 from uptime_server.api.body import json_body
 from uptime_server.api.operations import JSON, documenter, query, redirect_response
 from uptime_server.auth import cli_handoff, login_state, signup
@@ -52,6 +52,7 @@ def redirect_uri(provider: str) -> str:
 
 @bp.get("/<provider>/login")
 @public
+@session_only
 @login_limited
 @doc(
     "login",
@@ -110,6 +111,7 @@ def login(provider: str) -> Any:
 
 @bp.get("/<provider>/callback")
 @public
+@session_only
 @login_limited
 @doc(
     "loginCallback",
@@ -146,6 +148,7 @@ def callback(provider: str) -> Any:
 
 @bp.post("/cli/exchange")
 @public
+@session_only
 @login_limited
 @doc("cliExchange", ok=data(CliSession), body=CliExchangeRequest)
 def cli_exchange() -> Any:

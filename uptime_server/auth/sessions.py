@@ -2,7 +2,8 @@
 
 The cookie holds a random 256-bit token; the database keeps only its SHA-256,
 so a leaked database does not leak live sessions. Flask-Login loads the user
-from the cookie on each request; logout deletes the row, killing the cookie
+from the cookie on each request (or from an API token, auth/api_tokens.py,
+when the request carries a bearer); logout deletes the row, killing the cookie
 everywhere.
 """
 
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit
 from flask import Flask, Request, Response, current_app, g, request
 from flask_login import LoginManager
 
+from uptime_server.auth import api_tokens
 from uptime_server.clock import utc
 from uptime_server.errors import ApiError
 from uptime_server.models import Session, User
@@ -107,16 +109,12 @@ def init_login(app: Flask) -> LoginManager:
     manager.init_app(app)
 
     @manager.request_loader
-    def load_from_cookie(req: Request) -> User | None:
-        token = session_token(req)
-        if not token:
-            return None
-        uptime = current_app.extensions["uptime"]
-        row = find_session(token, now=uptime.clock.now(), max_age=uptime.settings.session_max_age)
-        if row is None:
-            return None
-        g.uptime_session = row
-        return row.user
+    def load_user(req: Request) -> User | None:
+        # A bearer wins over a cookie: the request is judged by its token alone.
+        bearer = api_tokens.bearer_token(req)
+        if bearer is not None:
+            return _load_from_bearer(bearer)
+        return _load_from_cookie(req)
 
     @manager.unauthorized_handler
     def unauthorized() -> Response:
@@ -125,13 +123,47 @@ def init_login(app: Flask) -> LoginManager:
     return manager
 
 
+def _load_from_bearer(bearer: str) -> User | None:
+    try:
+        row = api_tokens.authenticate(bearer, now=current_app.extensions["uptime"].clock.now())
+    except api_tokens.BearerRefused as exc:
+        g.uptime_bearer_refused = str(exc)
+        return None
+    g.uptime_token = row
+    return row.user
+
+
+def _load_from_cookie(req: Request) -> User | None:
+    token = session_token(req)
+    if not token:
+        return None
+    uptime = current_app.extensions["uptime"]
+    row = find_session(token, now=uptime.clock.now(), max_age=uptime.settings.session_max_age)
+    if row is None:
+        return None
+    g.uptime_session = row
+    return row.user
+
+
+def unauthenticated_error() -> ApiError:
+    """The 401 of a request with no valid credential, saying what was wrong with its bearer."""
+    refused = g.get("uptime_bearer_refused")
+    if refused:
+        return ApiError("UNAUTHORIZED", refused)
+    return ApiError("UNAUTHORIZED", "Sign in first: this endpoint needs a session or an API token")
+
+
 def check_csrf(base_url: str) -> None:
     """Refuse a cookie-authenticated unsafe request from a foreign origin.
 
     Browsers always send Origin (or at least Referer) on cross-site POSTs;
     scripts and the CLI send neither and pass. SameSite=Lax is the second wall.
+    A request with a bearer token is exempt: its cookie is not what
+    authenticates it, and a page cannot make a browser attach the header.
     """
     if request.method not in UNSAFE_METHODS or not session_token(request):
+        return
+    if api_tokens.bearer_token(request) is not None:
         return
     origin = request.headers.get("Origin")
     if origin is None:

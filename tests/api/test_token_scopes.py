@@ -1,0 +1,101 @@
+"""Every scope on every API endpoint, read from the app's URL map.
+
+read reaches every GET; write everything but token management and sign-in;
+ping no API endpoint (heartbeat pings need no credential). Endpoints added
+later are held to the same table as soon as they are registered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.api.shapes import assert_error, sqlite_only
+from tests.api.test_auth_required import api_routes
+from tests.api.tokens import mint
+from uptime_server.api.access import is_session_only
+
+pytestmark = sqlite_only
+
+# The sign-in and session endpoints a token never reaches, whatever its scope.
+SESSION_ONLY = {
+    ("GET", "/api/v1/auth/github/login"),
+    ("GET", "/api/v1/auth/github/callback"),
+    ("POST", "/api/v1/auth/cli/exchange"),
+    ("POST", "/api/v1/auth/refresh"),
+    ("POST", "/api/v1/auth/logout"),
+    ("GET", "/api/v1/tokens"),
+    ("POST", "/api/v1/tokens"),
+    ("DELETE", "/api/v1/tokens/1"),
+}
+
+
+@pytest.fixture
+def settings_env(settings_env: dict[str, str]) -> dict[str, str]:
+    # A provider, so its login is a real endpoint a bearer is refused at.
+    return {
+        **settings_env,
+        "UPTIME_OAUTH_GITHUB_CLIENT_ID": "gh-client",
+        "UPTIME_OAUTH_GITHUB_CLIENT_SECRET": "gh-secret",
+        "UPTIME_RATE_LIMIT": "off",
+        "UPTIME_LOGIN_RATE_LIMIT": "off",
+    }
+
+
+def routes(app: Any) -> list[tuple[str, str, bool]]:
+    """(method, path, session only) of every API route; public ones only if session only."""
+    found = []
+    for public in (False, True):
+        for method, path, endpoint in api_routes(app, public=public):
+            only = is_session_only(app.view_functions[endpoint])
+            if public and not only:
+                continue  # the API document: no credential involved
+            found.append((method, path, only))
+    return found
+
+
+def expected(scope: str, method: str, session_only: bool) -> bool:
+    """Whether a *scope* token gets past authorisation on this route."""
+    if session_only or scope == "ping":
+        return False
+    return scope == "write" or method == "GET"
+
+
+def test_the_table_knows_the_session_only_routes(app: Any) -> None:
+    table = routes(app)
+    assert {(m, p) for m, p, only in table if only} == SESSION_ONLY
+    assert len(table) >= 25
+
+
+@pytest.mark.parametrize("scope", ["read", "write", "ping"])
+def test_each_scope_on_every_endpoint(app: Any, alice: Any, scope: str) -> None:
+    token = mint(alice, scope)
+    checked = {True: 0, False: 0}
+    for method, path, session_only in routes(app):
+        # No monitor or notification exists: writes end at validation or 404,
+        # nothing is probed.
+        response = token.request(method, path, json={})
+        allowed = expected(scope, method, session_only)
+        checked[allowed] += 1
+        if allowed:
+            assert response.status_code not in (401, 403), (method, path, response.get_json())
+        else:
+            error = assert_error(response, 403, "FORBIDDEN")
+            assert error["message"], (method, path)
+    if scope == "ping":
+        assert checked[True] == 0
+    else:
+        assert checked[True] > 0 and checked[False] > 0
+
+
+def test_a_read_token_is_told_why(alice: Any) -> None:
+    token = mint(alice, "read")
+    error = assert_error(token.post("/api/v1/monitors", json={}), 403, "FORBIDDEN")
+    assert error["message"] == "A read token cannot make POST requests: create a write token"
+
+
+def test_a_ping_token_is_told_why(alice: Any) -> None:
+    token = mint(alice, "ping")
+    error = assert_error(token.get("/api/v1/monitors"), 403, "FORBIDDEN")
+    assert "heartbeat ping" in error["message"]
