@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-import signal
 import subprocess
 from pathlib import Path
 
-from tests.cli.uptime_process import UPTIME, process_env
+from tests.cli.uptime_process import UPTIME, default_sigint, process_env
 
 URL_LINE = re.compile(r"^(http://127\.0\.0\.1:\d+/api/v1/auth/\w+/login\?\S+)$", re.M)
 
@@ -22,12 +21,8 @@ def start_uptime(args: list[str], config_dir: Path) -> subprocess.Popen[str]:
         env=process_env(config_dir),
         # A shell that starts jobs in the background makes them ignore SIGINT,
         # and the ignore is inherited: give the CLI the default a terminal has.
-        preexec_fn=_default_sigint,
+        preexec_fn=default_sigint,
     )
-
-
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def read_login_url(proc: subprocess.Popen[str]) -> tuple[str, list[str]]:

@@ -15,7 +15,15 @@ import pytest
 
 from tests.cli.conftest import closed_port
 from tests.cli.ping_receiver import Receiver
-from tests.cli.uptime_process import UPTIME, process_env, python, run_exec, uptime, warnings
+from tests.cli.uptime_process import (
+    UPTIME,
+    default_sigint,
+    process_env,
+    python,
+    run_exec,
+    uptime,
+    warnings,
+)
 from uptime_cli.pings import MAX_BODY
 
 
@@ -110,6 +118,26 @@ def test_sigterm_to_exec_is_passed_on_to_the_command(receiver: Receiver, config_
         proc.wait()
     assert receiver.paths() == ["/ping/tok/start", "/ping/tok/143"]
     assert receiver.pings()[-1].body == b"ready\n"
+
+
+def test_sigint_to_exec_alone_leaves_the_command_running(
+    receiver: Receiver, config_dir: Path
+) -> None:
+    # Ctrl-C reaches the command from the terminal; exec itself waits for the command's end.
+    code = "import sys\nprint('ready', flush=True)\nsys.stdin.readline()\nprint('done')\n"
+    proc = subprocess.Popen(
+        [*UPTIME, "exec", "--", *python(code)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=process_env(config_dir, UPTIME_PING_URL=receiver.ping_url()),
+        preexec_fn=default_sigint,
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(b"go\n", timeout=30)
+    assert (proc.returncode, out) == (0, b"done\n")
+    assert receiver.paths() == ["/ping/tok/start", "/ping/tok/0"]
 
 
 def test_a_command_not_found_exits_127_and_pings_the_failure(

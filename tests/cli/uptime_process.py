@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,12 @@ def process_env(config_dir: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("UPTIME_", "DISPLAY"))}
     env.update({"UPTIME_CONFIG_DIR": str(config_dir), "PYTHONUNBUFFERED": "1", **extra})
     return env
+
+
+def default_sigint() -> None:
+    """For ``preexec_fn``: a shell that starts jobs in the background makes them
+    ignore SIGINT, and the ignore is inherited; give the default a terminal has."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def python(code: str) -> list[str]:
