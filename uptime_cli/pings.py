@@ -30,6 +30,7 @@ from uptime_cli.client import USER_AGENT, connection_reason
 # The server keeps a ping's body up to 10 KB as the run's message.
 MAX_BODY = 10 * 1024
 DEFAULT_DEADLINE = 10.0
+MIN_DEADLINE = 0.1
 DEFAULT_RETRIES = 4
 CONNECT_TIMEOUT = 2.0  # a server that is up accepts at once; a dead one should not hold us
 READ_TIMEOUT = 5.0
@@ -87,15 +88,19 @@ class Pinger:
         self.http.headers.update({"User-Agent": USER_AGENT})
 
     def send(
-        self, kind: str, body: bytes = b"", cancelled: threading.Event | None = None
+        self,
+        kind: str,
+        body: bytes = b"",
+        cancelled: threading.Event | None = None,
+        deadline: float | None = None,
     ) -> PingResult:
         """POST one ping of *kind*; retry what may pass later, until the deadline.
 
         Setting *cancelled* gives up: a wait between attempts ends at once
-        and no attempt follows.
+        and no attempt follows. *deadline* replaces the pinger's for this ping.
         """
         cancelled = cancelled or threading.Event()
-        ends = time.monotonic() + self.deadline
+        ends = time.monotonic() + (self.deadline if deadline is None else deadline)
         url = self.url + suffix(kind)
         attempts, wait = 0, BACKOFF
         status: int | None = None

@@ -226,6 +226,19 @@ def test_a_start_ping_that_hangs_does_not_hold_the_command_back(
     assert "the start ping" in warnings(done)[0] and "timed out" in warnings(done)[0]
 
 
+def test_waiting_for_the_start_ping_comes_off_the_exit_pings_deadline(
+    receiver: Receiver, config_dir: Path
+) -> None:
+    receiver.hold("/ping/tok/start")
+    receiver.answer("/ping/tok/0", 500)
+    options = ("--ping-deadline", "1", "--ping-retries", "9")
+    done = run_exec(config_dir, receiver.ping_url(), ["true"], *options)
+    assert done.returncode == 0
+    # The start took the whole second: half a second is left, room for attempts at
+    # 0 and 0.25 s, not for the one at 0.75 s that a whole second would allow.
+    assert receiver.paths() == ["/ping/tok/start", "/ping/tok/0", "/ping/tok/0"]
+
+
 def test_it_takes_the_ping_url_as_monitor(receiver: Receiver, config_dir: Path) -> None:
     done = uptime(config_dir, "exec", receiver.ping_url("other"), "--", "false")
     assert done.returncode == 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -34,7 +35,15 @@ from uptime_cli.context import (
     CliState,
     state,
 )
-from uptime_cli.pings import DEFAULT_DEADLINE, DEFAULT_RETRIES, MAX_BODY, Pinger, PingResult, label
+from uptime_cli.pings import (
+    DEFAULT_DEADLINE,
+    DEFAULT_RETRIES,
+    MAX_BODY,
+    MIN_DEADLINE,
+    Pinger,
+    PingResult,
+    label,
+)
 
 PING_URL_ENV = "UPTIME_PING_URL"
 
@@ -52,7 +61,7 @@ DeadlineOpt = Annotated[
         "--ping-deadline",
         envvar="UPTIME_PING_DEADLINE",
         metavar="SECONDS",
-        min=0.1,
+        min=MIN_DEADLINE,
         help="Most time one ping may take, retries included.",
     ),
 ]
@@ -167,16 +176,16 @@ def exec_(
             param_hint="'COMMAND'",
         )
     pinger = _exec_pinger(state(ctx), monitor, deadline, retries)
-    raise typer.Exit(_run(command) if pinger is None else _run_reported(command, pinger))
+    raise typer.Exit(_run(command).exit_code if pinger is None else _run_reported(command, pinger))
 
 
-def _run(command: list[str]) -> int:
+def _run(command: list[str]) -> child.Finished:
     sys.stdout.flush()
     sys.stderr.flush()
     finished = child.run(command, sys.stdout.buffer, sys.stderr.buffer, MAX_BODY)
     if finished.error:
         warn(finished.error)
-    return finished.exit_code
+    return finished
 
 
 def _run_reported(command: list[str], pinger: Pinger) -> int:
@@ -184,20 +193,21 @@ def _run_reported(command: list[str], pinger: Pinger) -> int:
     ended = threading.Event()  # the start ping stops retrying once the command has ended
     started: list[PingResult] = []
     # The start ping goes out beside the command, so a server that is down
-    # does not hold the job back; it is over before the exit-code ping is sent.
+    # does not hold the job back. It is over before the exit-code ping is sent:
+    # a start arriving after the finish would read as a run that hangs.
     start = threading.Thread(
         target=lambda: started.append(pinger.send("start", cancelled=ended)), daemon=True
     )
     start.start()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    finished = child.run(command, sys.stdout.buffer, sys.stderr.buffer, MAX_BODY)
-    if finished.error:
-        warn(finished.error)
+    finished = _run(command)
     ended.set()
+    waited = time.monotonic()
     start.join()
+    # Time spent waiting for the start comes off the exit-code ping's deadline
+    # (down to half of it), so a dead server holds the exit back about one deadline.
+    left = max(pinger.deadline / 2, pinger.deadline - (time.monotonic() - waited))
     body = finished.output or (finished.error or "").encode()
-    for result in (*started, pinger.send(str(finished.exit_code), body)):
+    for result in (*started, pinger.send(str(finished.exit_code), body, deadline=left)):
         if not result.ok:
             warn(describe_failure(result, pinger.url))
     return finished.exit_code
