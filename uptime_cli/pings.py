@@ -9,7 +9,7 @@ Deadline. A ping's attempts together never outlast ``deadline`` seconds:
 each attempt's timeouts are cut to what is left, and the waits between
 attempts (a short backoff, or the server's ``Retry-After`` on 429) stop
 retrying when they would run past it. ``uptime exec`` relies on this: a
-server that is down delays the command's exit by at most the deadline.
+server that is down delays the end of the job by about one deadline.
 
 Retried: no answer (refused, timed out), 5xx and 429. Not retried: any
 other 4xx, because asking again cannot turn an unknown token (404) into a
