@@ -96,16 +96,16 @@ class Pinger:
     ) -> PingResult:
         """POST one ping of *kind*; retry what may pass later, until the deadline.
 
-        Setting *cancelled* gives up: a wait between attempts ends at once
-        and no attempt follows. *deadline* replaces the pinger's for this ping.
+        Setting *cancelled* gives up after the first attempt: a wait between
+        attempts ends at once and no attempt follows. *deadline* replaces the
+        pinger's for this ping.
         """
-        cancelled = cancelled or threading.Event()
         ends = time.monotonic() + (self.deadline if deadline is None else deadline)
         url = self.url + suffix(kind)
         attempts, wait = 0, BACKOFF
         status: int | None = None
         error = "not sent"
-        while not cancelled.is_set():
+        while True:
             left = ends - time.monotonic()
             if left <= 0:
                 break
@@ -118,7 +118,8 @@ class Pinger:
             pause = max(wait, retry_after)
             if time.monotonic() + pause >= ends:
                 break
-            cancelled.wait(pause)
+            if (cancelled or threading.Event()).wait(pause):
+                break  # cancelled
             wait *= 2
         return PingResult(kind, False, attempts, status, error)
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from uptime_cli.pings import label, suffix, tail
+import threading
+
+from tests.cli.ping_receiver import Receiver
+from uptime_cli.pings import Pinger, label, suffix, tail
 
 
 def test_the_tail_is_the_last_bytes() -> None:
@@ -27,3 +30,16 @@ def test_kinds_map_to_paths_and_words() -> None:
         "/3",
     ]
     assert (label("3"), label("start")) == ("exit code 3", "start")
+
+
+def test_a_cancelled_ping_still_makes_its_first_attempt_and_no_retry(
+    receiver: Receiver,
+) -> None:
+    # exec cancels the start ping when the command ends: one that had not gone
+    # out yet still must, or the server would see a finish without its start.
+    receiver.answer("/ping/tok/start", 500)
+    cancelled = threading.Event()
+    cancelled.set()
+    result = Pinger(receiver.ping_url(), retries=3).send("start", cancelled=cancelled)
+    assert (result.ok, result.attempts, result.status) == (False, 1, 500)
+    assert receiver.paths() == ["/ping/tok/start"]
