@@ -23,8 +23,10 @@ from urllib.parse import quote, urlencode
 
 import requests
 
+from uptime_cli import __version__
+
 API_PREFIX = "/api/v1"
-USER_AGENT = "uptime-cli/0.1.0"
+USER_AGENT = f"uptime-cli/{__version__}"
 # The server ends a test run at UPTIME_TEST_RUN_TIMEOUT (default 60 s) with
 # 504 TEST_RUN_TIMEOUT (docs/api.md#test-a-monitor); wait that long plus a
 # margin for a busy server, so its answer arrives before we give up. A server
@@ -281,7 +283,7 @@ class ApiClient:
             waited = read_timeout or self.timeout
             raise Unreachable(f"{self.server} did not answer within {waited:g}s") from None
         except requests.ConnectionError as exc:
-            raise Unreachable(f"cannot reach {self.server}: {_reason(exc)}") from None
+            raise Unreachable(f"cannot reach {self.server}: {connection_reason(exc)}") from None
         elapsed = (time.monotonic() - started) * 1000
         self._trace(f"< {response.status_code} {response.reason} ({elapsed:.0f} ms)")
         return _decode(response)
@@ -329,7 +331,8 @@ def _json_or_none(response: requests.Response) -> Any:
         return None
 
 
-def _reason(exc: requests.ConnectionError) -> str:
+def connection_reason(exc: requests.ConnectionError) -> str:
+    """Why a connection failed, in a few words."""
     text = str(exc)
     for marker, reason in (
         ("Connection refused", "connection refused"),

@@ -20,6 +20,7 @@ import pytest
 from flask import Flask
 from typer.testing import CliRunner, Result
 
+from tests.cli.ping_receiver import Receiver
 from tests.live_server import serving
 from tests.stub_http import StubHandler
 from uptime_cli.main import app as cli_app
@@ -30,6 +31,23 @@ from uptime_server import db as dbmod
 def backend(request: pytest.FixtureRequest) -> str:
     """CLI tests are about the command line: SQLite unless a test asks for more."""
     return request.param
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    """The daemon's socket, bound first: its URL is part of the daemon's settings."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    try:
+        yield sock
+    finally:
+        sock.close()
+
+
+@pytest.fixture
+def base_url(listener: socket.socket) -> str:
+    return f"http://127.0.0.1:{listener.getsockname()[1]}"
 
 
 @dataclass
@@ -173,3 +191,10 @@ def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A stand-in for the ping endpoints (and a monitor's API document) on 127.0.0.1."""
+    with Receiver().running() as running:
+        yield running

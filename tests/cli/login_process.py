@@ -2,34 +2,27 @@
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.cli.uptime_process import UPTIME, default_sigint, process_env
 
 URL_LINE = re.compile(r"^(http://127\.0\.0\.1:\d+/api/v1/auth/\w+/login\?\S+)$", re.M)
 
 
 def start_uptime(args: list[str], config_dir: Path) -> subprocess.Popen[str]:
     """``python -m uptime_cli ARGS`` with no UPTIME_* or DISPLAY setting of the caller's."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("UPTIME_", "DISPLAY"))}
-    env.update({"UPTIME_CONFIG_DIR": str(config_dir), "PYTHONUNBUFFERED": "1"})
     return subprocess.Popen(
-        [sys.executable, "-m", "uptime_cli", *args],
+        [*UPTIME, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=process_env(config_dir),
         # A shell that starts jobs in the background makes them ignore SIGINT,
         # and the ignore is inherited: give the CLI the default a terminal has.
-        preexec_fn=_default_sigint,
+        preexec_fn=default_sigint,
     )
-
-
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def read_login_url(proc: subprocess.Popen[str]) -> tuple[str, list[str]]:

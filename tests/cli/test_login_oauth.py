@@ -46,23 +46,6 @@ def auth_servers() -> Iterator[AuthServers]:
 
 
 @pytest.fixture
-def listener() -> Iterator[socket.socket]:
-    """The daemon's socket, bound first: its URL is part of the daemon's settings."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    try:
-        yield sock
-    finally:
-        sock.close()
-
-
-@pytest.fixture
-def base_url(listener: socket.socket) -> str:
-    return f"http://127.0.0.1:{listener.getsockname()[1]}"
-
-
-@pytest.fixture
 def providers(auth_servers: AuthServers, base_url: str) -> Providers:
     control = Providers(auth_servers)
     control.reset(base_url)

@@ -55,7 +55,7 @@ def list_(
         "type": type_,
     }
     if all_:
-        body = _all_pages(st.client(), limit or ALL_PAGE_SIZE, filters)
+        body = all_pages(st.client(), limit or ALL_PAGE_SIZE, filters)
     else:
         body = st.client().list_monitors(page=page, limit=limit, **filters)
     items, pagination = body.get("data") or [], body.get("pagination")
@@ -81,7 +81,7 @@ def _nothing_listed(pagination: dict[str, Any], filtered: bool) -> str:
     return "No monitors yet. Add one with: uptime monitors add NAME URL"
 
 
-def _all_pages(client: ApiClient, limit: int, filters: dict[str, Any]) -> dict[str, Any]:
+def all_pages(client: ApiClient, limit: int, filters: dict[str, Any]) -> dict[str, Any]:
     """Every page, presented as one page holding everything."""
     items: dict[int, dict[str, Any]] = {}
     page, pages = 1, 1
