@@ -255,15 +255,29 @@ class Recorder:
         """
         decision, seen, outcome = plan.cert, plan.seen_cert, plan.outcome
         assert decision is not None and seen is not None
+        note = None
+        if decision.alert_days is not None:
+            note = self._insert_cert_alert(monitor, outcome, seen, decision)
+            if note is None:
+                return None
         active = Notification.select().where(
             (Notification.monitor == monitor.id)
             & (Notification.type == "cert_expiry")
             & (Notification.status == "active")
+            & (Notification.id != (note.id if note is not None else 0))
         )
         for old in active:
             old.resolve_if_active(outcome.checked_at)
-        if decision.alert_days is None:
-            return None
+        return note
+
+    def _insert_cert_alert(
+        self,
+        monitor: Monitor,
+        outcome: CheckOutcome,
+        seen: cert_alerts.SeenCert,
+        decision: cert_alerts.CertDecision,
+    ) -> Notification | None:
+        assert decision.alert_days is not None
         message = cert_message(monitor.name, decision.days_left)
         try:
             with database.atomic():

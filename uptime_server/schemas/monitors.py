@@ -119,6 +119,9 @@ class AlertSettings(ResponseModel):
     slack_webhook_url: str | None
     alert_on_recovery: bool
     alert_threshold: Annotated[int, Field(ge=1, le=100)]
+    cert_expiry_days: Annotated[
+        list[int], Field(description="Certificate-expiry thresholds in days, largest first")
+    ]
 
     @classmethod
     def of(cls, row: Any, owner_email: str) -> Self:
