@@ -360,8 +360,15 @@ def alerts_view(a: dict[str, Any]) -> Table:
             ("On recovery", a.get("alert_on_recovery")),
             ("Slack", a.get("slack_enabled")),
             ("Slack webhook", a.get("slack_webhook_url")),
+            ("Cert expiry", _cert_days(a.get("cert_expiry_days"))),
         ],
     )
+
+
+def _cert_days(days: Any) -> str:
+    if days is None:
+        return "-"
+    return ", ".join(f"{d}d" for d in days) + " before expiry" if days else "off"
 
 
 def history_table(records: list[dict[str, Any]]) -> Table:

@@ -262,6 +262,20 @@ def test_alerts_shows_and_changes_settings(cli: Cli) -> None:
     assert data["alert_threshold"] == 3  # untouched
     out = cli.ok("monitors", "alerts", monitor_id).stdout
     assert "ops@example.com" in out and "3 failed check run" in out
+    assert "14d, 7d, 3d, 1d before expiry" in out
+
+
+def test_alerts_sets_the_cert_expiry_thresholds(cli: Cli) -> None:
+    monitor_id = str(add(cli, "api"))
+    data = cli.json("monitors", "alerts", monitor_id, "--cert-expiry-days", "30, 7,1")
+    assert data["cert_expiry_days"] == [30, 7, 1]
+    data = cli.json("monitors", "alerts", monitor_id, "--cert-expiry-days", "off")
+    assert data["cert_expiry_days"] == []
+    assert "off" in cli.ok("monitors", "alerts", monitor_id).stdout
+    bad = cli("monitors", "alerts", monitor_id, "--cert-expiry-days", "7,soon")
+    assert bad.exit_code == 2 and "--cert-expiry-days" in bad.stderr
+    refused = cli("monitors", "alerts", monitor_id, "--cert-expiry-days", "7,7")
+    assert refused.exit_code == 4 and "cert_expiry_days" in refused.stderr
 
 
 def test_bulk_pause_resume_update_delete(cli: Cli, alice: Any) -> None:
