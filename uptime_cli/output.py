@@ -187,8 +187,8 @@ def page_footer(pagination: dict[str, Any] | None, shown: int) -> str | None:
 
 
 def monitors_table(items: list[dict[str, Any]]) -> Table:
-    # The API's summaries carry no status_code today; the CODE column appears
-    # only when some http(s) row has one, and then only those rows fill it.
+    # The CODE column appears only when some http(s) row has a status code,
+    # and then only those rows fill it.
     codes = any(m.get("type") in _HTTP and m.get("status_code") is not None for m in items)
     columns = [
         ("ID", "right"),
@@ -231,7 +231,7 @@ def target(m: dict[str, Any]) -> str:
     url = m.get("url") or ""
     kind = m.get("type")
     if kind == "dns":
-        # A list's summary has no record_type: better none than a guessed A.
+        # A summary from an older server has no record_type: better none than a guessed A.
         return f"{query_name(m)} {record_type(m)}" if "record_type" in m else query_name(m)
     if kind == "ping" and "://" in url:
         return url.partition("://")[2]

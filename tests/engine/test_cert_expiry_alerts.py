@@ -25,7 +25,7 @@ from uptime_server import monitor_service
 from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.scheduler import CheckScheduler
-from uptime_server.models import CheckRun, Monitor, Notification, Outbox
+from uptime_server.models import AlertSettings, CheckRun, Monitor, Notification, Outbox
 from uptime_server.notify.delivery import DeliveryLoop
 from uptime_server.schemas.monitor_config import MonitorConfig
 
@@ -253,3 +253,16 @@ def test_the_unique_key_stops_a_second_alert_of_one_threshold(monitor, settings,
     [done] = recorder.record([seen_cert(monitor, clock.now(), expires, "AB")], now=clock.now())
     assert done.run_id is not None and done.opened == []
     assert len(cert_notes(monitor)) == 1 and Outbox.select().count() == 1
+
+
+@pytest.mark.parametrize("monitor", ["tcp"], indirect=True)
+def test_slack_gets_the_alert_too_where_configured(monitor, settings, clock):
+    hook = "https://hooks.slack.example/T/B/x"
+    AlertSettings.update(slack_enabled=True, slack_webhook_url=hook).where(
+        AlertSettings.monitor == monitor.id
+    ).execute()
+    expires = clock.now() + 2 * DAY
+    Recorder(settings).record([seen_cert(monitor, clock.now(), expires, "AB")], now=clock.now())
+    rows = {row.channel: row for row in Outbox.select()}
+    assert set(rows) == {"email", "slack"} and rows["slack"].target == hook
+    assert rows["slack"].subject == "[Uptime] Certificate for shop expires in 2 days"

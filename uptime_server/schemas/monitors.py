@@ -90,7 +90,10 @@ class MonitorSummary(ResponseModel):
     paused: bool
     uptime_24h: Percent | None
     response_time: LastRunTime
+    status_code: int | None = Field(description="http, https: the last run's HTTP status.")
     last_check: UtcTime | None
+    query_name: str | None = Field(description="dns.")
+    record_type: str | None = Field(description="dns; null = A.")
 
 
 class MonitorCreated(ResponseModel):
