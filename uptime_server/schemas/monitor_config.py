@@ -493,13 +493,39 @@ def parse_monitor_update(
     return _monitor_or_error({**_own_fields(kind, current), **patch}, settings, sent=patch)
 
 
+# A valid target of each type, for judging a change's fields without a monitor.
+_TEMPLATE_URLS = {
+    "http": "http://template.invalid/",
+    "https": "https://template.invalid/",
+    "tcp": "tcp://template.invalid:1",
+    "udp": "udp://template.invalid:1",
+    "dns": "dns://template.invalid",
+    "ping": "ping://template.invalid",
+}
+
+
+def _patch_type(patch: Mapping[str, Any]) -> str:
+    """The type a change's fields are judged as: its own, else its URL's scheme, else http.
+
+    The change applies to monitors of any type (a bulk update); each one's
+    merged configuration is judged later against that monitor's type.
+    """
+    kind = patch.get("type")
+    if isinstance(kind, str) and kind in _TEMPLATE_URLS:
+        return kind
+    url = patch.get("url")
+    scheme = url.partition("://")[0].lower() if isinstance(url, str) and "://" in url else ""
+    return scheme if scheme in _TEMPLATE_URLS else "http"
+
+
 def check_patch_fields(patch: Mapping[str, Any], settings: Settings) -> None:
     """Validate each field of a partial change on its own (types, bounds, names).
 
     Cross-field rules need the monitor the change applies to, so they are
     left to ``parse_monitor_update``; this catches what is wrong everywhere.
     """
-    template = {"name": "template", "type": "http", "url": "http://template.invalid/"}
+    kind = _patch_type(patch)
+    template = {"name": "template", "type": kind, "url": _TEMPLATE_URLS[kind]}
     _, details = _validate(MonitorConfig, {**template, **patch}, settings, cross_field=False)
     if details:
         raise _monitor_error(details, patch)
