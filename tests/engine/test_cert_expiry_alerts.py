@@ -229,7 +229,8 @@ def seen_cert(monitor: Monitor, at: datetime, expires: datetime, serial: str) ->
 
 
 @pytest.mark.parametrize("monitor", ["https"], indirect=True)
-def test_two_recorders_racing_alert_once(monitor, settings, clock):
+def test_recorders_racing_alert_once(monitor, settings, clock, delivery, inbox):
+    """Four writers (as of four daemons) record runs that saw the certificate, all at once."""
     expires = clock.now() + 5 * DAY
     recorders = [Recorder(settings) for _ in range(4)]
     run_at_once(
@@ -240,6 +241,8 @@ def test_two_recorders_racing_alert_once(monitor, settings, clock):
     )
     [note] = cert_notes(monitor)
     assert Outbox.select().where(Outbox.notification == note.id).count() == 1
+    delivery.loop(clock.now())
+    assert subjects(inbox[0]) == ["[Uptime] Certificate for shop expires in 5 days"]
 
 
 @pytest.mark.parametrize("monitor", ["https"], indirect=True)
