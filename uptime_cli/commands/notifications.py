@@ -10,7 +10,9 @@ from uptime_cli import output
 from uptime_cli.commands.options import JsonFlag, PageOpt, parse_when
 from uptime_cli.context import state
 
-app = typer.Typer(help="Downtime and recovery notifications.", no_args_is_help=True)
+app = typer.Typer(
+    help="Downtime, recovery and certificate-expiry notifications.", no_args_is_help=True
+)
 
 NotificationId = Annotated[
     int, typer.Argument(help="The notification's id.", min=1, show_default=False)
