@@ -269,3 +269,16 @@ def test_slack_gets_the_alert_too_where_configured(monitor, settings, clock):
     rows = {row.channel: row for row in Outbox.select()}
     assert set(rows) == {"email", "slack"} and rows["slack"].target == hook
     assert rows["slack"].subject == "[Uptime] Certificate for shop expires in 2 days"
+
+
+@pytest.mark.parametrize("monitor", ["https"], indirect=True)
+def test_two_certificates_taking_turns_alert_once_each(monitor, settings, clock):
+    """Servers behind one name with different certificates: no alert on every flip."""
+    recorder = Recorder(settings)
+    certs = [("AB", clock.now() + 5 * DAY), ("CD", clock.now() + 6 * DAY)]
+    for _ in range(3):
+        for serial, expires in certs:
+            outcome = seen_cert(monitor, clock.now(), expires, serial)
+            recorder.record([outcome], now=clock.now())
+            clock.advance(INTERVAL)
+    assert len(cert_notes(monitor)) == 2 and Outbox.select().count() == 2

@@ -19,7 +19,9 @@ same thing with a smaller number, and only the newest is worth reading.
 
 Renewal. A certificate with another serial or another not-after is a new one:
 its thresholds start again (nothing alerted), and the recorder resolves the
-alert still active for the old one.
+alert still active for the old one. Certificates that take turns (servers
+behind one name) would look renewed on every switch; ``alert_key`` is unique
+per certificate and threshold, so switching back alerts nothing again.
 """
 
 from __future__ import annotations
