@@ -39,7 +39,7 @@ def test_it_is_listed_filtered_and_isolated(alice, bob, monitor, check):
     assert r.status_code == 200, r.json
     [note] = r.json["data"]
     assert (note["type"], note["status"], note["monitor_id"]) == ("cert_expiry", "active", 1)
-    assert note["message"].startswith("Certificate for shop expires in 5 days (not after ")
+    assert note["message"].startswith("Certificate for shop expires in 7 days (not after ")
     assert [n["id"] for n in alice.get(f"{URL}/active").json["data"]] == [note["id"]]
     assert alice.get(f"{URL}?type=downtime").json["data"] == []
     assert bob.get(f"{URL}?type=cert_expiry").json["data"] == []
@@ -59,8 +59,8 @@ def test_it_is_acknowledged_and_resolved_like_the_others(alice, monitor, check):
     check(monitor, later=1)
     check(monitor, later=2)
     assert [n.message[:41] for n in Notification.select().order_by(Notification.id)] == [
-        "Certificate for shop expires in 5 days (n",
-        "Certificate for shop expires in 2 days (n",
+        "Certificate for shop expires in 7 days (n",
+        "Certificate for shop expires in 3 days (n",
     ]
 
 

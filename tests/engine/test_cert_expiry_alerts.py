@@ -139,6 +139,7 @@ def test_each_threshold_is_mailed_once(monitor, cert_target, clock, scheduler, d
     assert [s.removesuffix("s") for s in subjects(handler)] == expected
     fields = body_fields(messages(handler)[0].get_content())
     assert fields["Not after"] == f"{cert_target.not_after:%Y-%m-%dT%H:%M:%SZ}"
+    assert fields["Threshold"] == "14 days"
     assert (fields["Host"], fields["Days left"]) == ("127.0.0.1", "14")
     serial = Monitor.get_by_id(monitor.id).cert_serial
     assert serial and fields["Serial"] == serial
@@ -166,8 +167,8 @@ def test_a_restart_between_thresholds_sends_nothing_twice(
         restarted.close()
     DeliveryLoop(with_smtp(settings, port), clock=clock).loop(clock.now())
     assert subjects(handler) == [
-        "[Uptime] Certificate for shop expires in 10 days",
-        "[Uptime] Certificate for shop expires in 5 days",
+        "[Uptime] Certificate for shop expires in 14 days",
+        "[Uptime] Certificate for shop expires in 7 days",
     ]
     assert Outbox.select().count() == 2
 
@@ -242,7 +243,7 @@ def test_recorders_racing_alert_once(monitor, settings, clock, delivery, inbox):
     [note] = cert_notes(monitor)
     assert Outbox.select().where(Outbox.notification == note.id).count() == 1
     delivery.loop(clock.now())
-    assert subjects(inbox[0]) == ["[Uptime] Certificate for shop expires in 5 days"]
+    assert subjects(inbox[0]) == ["[Uptime] Certificate for shop expires in 7 days"]
 
 
 @pytest.mark.parametrize("monitor", ["https"], indirect=True)
@@ -268,7 +269,7 @@ def test_slack_gets_the_alert_too_where_configured(monitor, settings, clock):
     Recorder(settings).record([seen_cert(monitor, clock.now(), expires, "AB")], now=clock.now())
     rows = {row.channel: row for row in Outbox.select()}
     assert set(rows) == {"email", "slack"} and rows["slack"].target == hook
-    assert rows["slack"].subject == "[Uptime] Certificate for shop expires in 2 days"
+    assert rows["slack"].subject == "[Uptime] Certificate for shop expires in 3 days"
 
 
 @pytest.mark.parametrize("monitor", ["https"], indirect=True)

@@ -262,7 +262,7 @@ def test_slack_payload_escapes_markup(make_content):
     assert text.startswith("&lt;!channel&gt; &amp; co is DOWN")
 
 
-def cert_alert(make_content, days_left=7, **overrides):
+def cert_alert(make_content, days_left=7, threshold=7, **overrides):
     values = dict(
         kind="cert_expiry",
         monitor_url="https://user:pw@shop.example:8443/health",
@@ -272,21 +272,23 @@ def cert_alert(make_content, days_left=7, **overrides):
         cert_not_after=datetime(2024, 5, 8, 12, 0, 0, tzinfo=UTC),
         cert_serial="4F2A09",
         cert_days_left=days_left,
+        cert_threshold=threshold,
     )
     values.update(overrides)
     return make_content(**values)
 
 
 @pytest.mark.parametrize(
-    ("days", "expected"),
+    ("days", "threshold", "expected"),
     [
-        (7, "[Uptime] Certificate for api-prod expires in 7 days"),
-        (1, "[Uptime] Certificate for api-prod expires in 1 day"),
-        (0, "[Uptime] Certificate for api-prod has expired"),
+        (7, 7, "[Uptime] Certificate for api-prod expires in 7 days"),
+        (2, 3, "[Uptime] Certificate for api-prod expires in 3 days"),  # named by the threshold
+        (1, 1, "[Uptime] Certificate for api-prod expires in 1 day"),
+        (0, 1, "[Uptime] Certificate for api-prod has expired"),
     ],
 )
-def test_cert_expiry_subject(make_content, days, expected):
-    assert subject(cert_alert(make_content, days)) == expected
+def test_cert_expiry_subject(make_content, days, threshold, expected):
+    assert subject(cert_alert(make_content, days, threshold)) == expected
 
 
 def test_cert_expiry_body_names_the_certificate(make_content):
@@ -297,6 +299,7 @@ def test_cert_expiry_body_names_the_certificate(make_content):
     assert "Not after:    2024-05-08T12:00:00Z" in lines
     assert "Serial:       4F2A09" in lines
     assert "Days left:    7" in lines
+    assert "Threshold:    7 days" in lines
     assert "URL:          https://***:***@shop.example:8443/health" in lines
     assert "Status:" not in body and "Error:" not in body
 

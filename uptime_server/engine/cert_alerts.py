@@ -8,9 +8,10 @@ run that saw a certificate, inside the transaction that writes the run, with
 the monitor's row locked; whatever it decides is written in that transaction.
 
 Days left. The time to the certificate's not-after, rounded *up* to whole
-days: 6 days 2 hours left is "7 days", so the run that first finds a
-threshold crossed (days left <= threshold) names that threshold. An expired
-certificate has 0 days left and crosses every threshold.
+days: 6 days 2 hours left is 7 days, and crosses the 7-day threshold
+(days left <= threshold) exactly when the time left is at most 7 days. An
+expired certificate has 0 days left and crosses every threshold. The alert
+is named by the threshold ("expires in 7 days").
 
 Several thresholds at once. A run that crosses several thresholds not yet
 alerted (the first check finds 2 days left of [14, 7, 3, 1]) sends ONE alert,

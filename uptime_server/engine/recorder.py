@@ -228,6 +228,7 @@ class Recorder:
                         cert_not_after=plan.seen_cert.not_after,
                         cert_serial=plan.seen_cert.serial,
                         cert_days_left=plan.cert.days_left,
+                        cert_threshold=plan.cert.alert_days,
                     ),
                 )
                 plan.done.opened.append(note.id)
@@ -278,7 +279,7 @@ class Recorder:
         decision: cert_alerts.CertDecision,
     ) -> Notification | None:
         assert decision.alert_days is not None
-        message = cert_message(monitor.name, decision.days_left)
+        message = cert_message(monitor.name, decision.alert_days, decision.days_left)
         try:
             with database.atomic():
                 return Notification.create(

@@ -52,6 +52,7 @@ class AlertContent:
     cert_not_after: datetime | None = None
     cert_serial: str | None = None
     cert_days_left: int | None = None
+    cert_threshold: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ALERT_KINDS:
@@ -128,18 +129,17 @@ def format_utc(moment: datetime | None) -> str:
 # --- renderings ---------------------------------------------------------------
 
 
-def expires_in(days_left: int | None) -> str:
-    """`expires in 7 days`, `expires in 1 day`, `has expired`."""
-    if days_left is None:
-        return "expires soon"
-    if days_left <= 0:
-        return "has expired"
-    return f"expires in {days_left} day{'' if days_left == 1 else 's'}"
+def cert_message(name: str, threshold: int | None, days_left: int | None) -> str:
+    """The in-app message (and email subject, less the tag) of a certificate alert.
 
-
-def cert_message(name: str, days_left: int | None) -> str:
-    """The in-app message (and email subject, less the tag) of a certificate alert."""
-    return f"Certificate for {name} {expires_in(days_left)}"
+    Named by the threshold crossed (``expires in 7 days`` for the 7-day
+    alert, whether 7 or 6.5 days are left); ``has expired`` once it has.
+    """
+    if days_left is not None and days_left <= 0:
+        return f"Certificate for {name} has expired"
+    if threshold is None:
+        return f"Certificate for {name} expires soon"
+    return f"Certificate for {name} expires in {threshold} day{'' if threshold == 1 else 's'}"
 
 
 def notification_message(
@@ -161,14 +161,16 @@ def subject(content: AlertContent) -> str:
     A certificate alert: `[Uptime] Certificate for <name> expires in 7 days`.
     """
     if content.kind == "cert_expiry":
-        return f"[Uptime] {cert_message(single_line(content.monitor_name), content.cert_days_left)}"
+        return f"[Uptime] {_summary(content)}"
     state = "DOWN" if content.kind == "downtime" else "UP"
     return f"[Uptime] {state}: {single_line(content.monitor_name)}"
 
 
 def _summary(content: AlertContent) -> str:
     if content.kind == "cert_expiry":
-        return cert_message(single_line(content.monitor_name), content.cert_days_left)
+        return cert_message(
+            single_line(content.monitor_name), content.cert_threshold, content.cert_days_left
+        )
     return notification_message(
         content.kind,
         single_line(content.monitor_name),
@@ -213,6 +215,7 @@ def _cert_fields(content: AlertContent) -> list[tuple[str, str]]:
         ("Not after", format_utc(content.cert_not_after)),
         ("Serial", single_line(content.cert_serial or "-")),
         ("Days left", _optional(content.cert_days_left)),
+        ("Threshold", _optional(content.cert_threshold, " days")),
         ("Seen at", format_utc(content.started_at)),
     ]
 
