@@ -36,10 +36,11 @@ INTERVAL = 60
 class CertTarget:
     """A TLS port on 127.0.0.1 whose certificate the test replaces at will."""
 
-    def __init__(self, server: ServerThread, ca: trustme.CA) -> None:
+    def __init__(self, server: ServerThread, ca: trustme.CA, not_after: datetime) -> None:
         self.ca = ca
         self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        self.not_after: datetime | None = None
+        self.issue(not_after)
+        self.port = server.listen(self.context)
 
     def issue(self, not_after: datetime) -> None:
         """A new certificate (new serial) for new handshakes."""
@@ -61,10 +62,7 @@ def settings_env(settings_env, target_ca, tmp_path):
 
 @pytest.fixture
 def cert_target(server: ServerThread, target_ca: trustme.CA, clock) -> CertTarget:
-    target = CertTarget(server, target_ca)
-    target.issue(clock.now() + 20 * DAY)
-    target.port = server.listen(target.context)  # type: ignore[attr-defined]
-    return target
+    return CertTarget(server, target_ca, clock.now() + 20 * DAY)
 
 
 @pytest.fixture
@@ -98,7 +96,6 @@ def monitor(request, alice, settings, clock, cert_target) -> Monitor:
 
 def check_at(clock, scheduler, cert_target: CertTarget, days_left: float) -> None:
     """Move the clock to *days_left* before the certificate's expiry and run one check."""
-    assert cert_target.not_after is not None
     at = cert_target.not_after - timedelta(days=days_left)
     assert at >= clock.now()
     clock.advance((at - clock.now()).total_seconds())
