@@ -187,8 +187,8 @@ def page_footer(pagination: dict[str, Any] | None, shown: int) -> str | None:
 
 
 def monitors_table(items: list[dict[str, Any]]) -> Table:
-    # The API's summaries carry no status_code today; the CODE column appears
-    # only when some http(s) row has one, and then only those rows fill it.
+    # The CODE column appears only when some http(s) row has a status code,
+    # and then only those rows fill it.
     codes = any(m.get("type") in _HTTP and m.get("status_code") is not None for m in items)
     columns = [
         ("ID", "right"),
@@ -231,7 +231,7 @@ def target(m: dict[str, Any]) -> str:
     url = m.get("url") or ""
     kind = m.get("type")
     if kind == "dns":
-        # A list's summary has no record_type: better none than a guessed A.
+        # A summary from an older server has no record_type: better none than a guessed A.
         return f"{query_name(m)} {record_type(m)}" if "record_type" in m else query_name(m)
     if kind == "ping" and "://" in url:
         return url.partition("://")[2]
@@ -360,8 +360,15 @@ def alerts_view(a: dict[str, Any]) -> Table:
             ("On recovery", a.get("alert_on_recovery")),
             ("Slack", a.get("slack_enabled")),
             ("Slack webhook", a.get("slack_webhook_url")),
+            ("Cert expiry", _cert_days(a.get("cert_expiry_days"))),
         ],
     )
+
+
+def _cert_days(days: Any) -> str:
+    if days is None:
+        return "-"
+    return ", ".join(f"{d}d" for d in days) + " before expiry" if days else "off"
 
 
 def history_table(records: list[dict[str, Any]]) -> Table:

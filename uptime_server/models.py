@@ -53,6 +53,8 @@ TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     "ping": ("count", "max_packet_loss"),
 }
 STATUSES = ("pending", "online", "warning", "offline")
+NOTIFICATION_TYPES = ("downtime", "recovery", "cert_expiry")
+DEFAULT_CERT_EXPIRY_DAYS = (14, 7, 3, 1)
 
 
 class UTCDateTimeField(pw.DateTimeField):
@@ -257,6 +259,10 @@ class Monitor(BaseModel):
     last_success = UTCDateTimeField(null=True)
     last_failure = UTCDateTimeField(null=True)
     cert_expires_at = UTCDateTimeField(null=True)
+    # The certificate last seen (with cert_expires_at, its identity) and the
+    # smallest expiry threshold already alerted for it (engine/cert_alerts.py).
+    cert_serial = pw.CharField(max_length=64, null=True)
+    cert_alerted_days = pw.IntegerField(null=True)
     consecutive_failures = pw.IntegerField(default=0)
     # Start of the current offline streak: the downtime's started_at.
     offline_since = UTCDateTimeField(null=True)
@@ -313,6 +319,8 @@ class AlertSettings(BaseModel):
     slack_webhook_url = pw.CharField(max_length=2048, null=True)
     alert_on_recovery = pw.BooleanField(default=True)
     alert_threshold = pw.IntegerField(default=1)
+    # Days before a certificate's expiry that each send one alert (migration 0004).
+    cert_expiry_days = JSONField(default=lambda: list(DEFAULT_CERT_EXPIRY_DAYS))
 
     class Meta:
         table_name = "alert_settings"
@@ -365,7 +373,7 @@ class Notification(BaseModel):
     id = NeverReusedIdField()
     monitor = pw.ForeignKeyField(Monitor, backref="notifications", on_delete="CASCADE")
     user = pw.ForeignKeyField(User, on_delete="CASCADE")
-    type = pw.CharField(max_length=16)  # downtime | recovery
+    type = pw.CharField(max_length=16)  # downtime | recovery | cert_expiry
     message = pw.TextField()
     status = pw.CharField(max_length=16)  # active | resolved
     started_at = UTCDateTimeField()
@@ -377,6 +385,9 @@ class Notification(BaseModel):
     error_status_code = pw.IntegerField(null=True)
     error_response_time = pw.IntegerField(null=True)
     error_message = pw.TextField(default="")
+    # cert_expiry only: one certificate's one threshold; unique, so a second
+    # writer can never alert it again (engine/cert_alerts.alert_key).
+    cert_alert_key = pw.CharField(max_length=255, null=True, unique=True)
     created_at = UTCDateTimeField()
 
     class Meta:

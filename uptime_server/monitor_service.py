@@ -73,7 +73,19 @@ class Listing:
 
 
 # Only the summary's columns: building full rows costs more than the query.
-SUMMARY_COLUMNS = ("id", "name", "url", "type", "status", "paused", "response_time", "last_check")
+SUMMARY_COLUMNS = (
+    "id",
+    "name",
+    "url",
+    "type",
+    "status",
+    "paused",
+    "response_time",
+    "status_code",
+    "last_check",
+    "query_name",
+    "record_type",
+)
 
 
 def list_monitors(user: User, filters: Filters, *, page: int, limit: int, now: datetime) -> Listing:

@@ -17,6 +17,7 @@ DEFAULTS = {
     "slack_webhook_url": None,
     "alert_on_recovery": True,
     "alert_threshold": 1,
+    "cert_expiry_days": [14, 7, 3, 1],
 }
 
 
@@ -95,6 +96,13 @@ INVALID = [
     ({"slack_enabled": True, "slack_webhook_url": "http://hooks.example/x"}, "slack_webhook_url"),
     ({"slack_webhook_url": "hooks.example/x"}, "slack_webhook_url"),
     ({"pagerduty": True}, "pagerduty"),
+    ({"cert_expiry_days": [7, 7]}, "cert_expiry_days"),
+    ({"cert_expiry_days": [0]}, "cert_expiry_days"),
+    ({"cert_expiry_days": [366]}, "cert_expiry_days"),
+    ({"cert_expiry_days": list(range(1, 12))}, "cert_expiry_days"),
+    ({"cert_expiry_days": ["7"]}, "cert_expiry_days"),
+    ({"cert_expiry_days": 7}, "cert_expiry_days"),
+    ({"cert_expiry_days": None}, "cert_expiry_days"),
 ]
 
 
@@ -115,6 +123,23 @@ def test_it_accepts_the_bounds(alice: Any) -> None:
     twenty = [f"u{i}@example.com" for i in range(20)]
     response = alice.put(f"{URL}/{mid}/alerts", json={"email_recipients": twenty})
     assert response.get_json()["data"]["email_recipients"] == twenty
+
+
+def test_it_stores_cert_expiry_thresholds_largest_first(alice: Any, bob: Any) -> None:
+    mid = create(alice)
+    response = alice.put(f"{URL}/{mid}/alerts", json={"cert_expiry_days": [1, 30, 365]})
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["data"]["cert_expiry_days"] == [365, 30, 1]
+    assert AlertSettings.get_by_id(mid).cert_expiry_days == [365, 30, 1]
+    ten = list(range(1, 11))
+    response = alice.put(f"{URL}/{mid}/alerts", json={"cert_expiry_days": ten})
+    assert response.get_json()["data"]["cert_expiry_days"] == ten[::-1]
+    # Off, and bob's monitor keeps its defaults.
+    bobs = create(bob)
+    assert alice.put(f"{URL}/{bobs}/alerts", json={"cert_expiry_days": []}).status_code == 404
+    alice.put(f"{URL}/{mid}/alerts", json={"cert_expiry_days": []})
+    assert _alerts(alice, mid)["cert_expiry_days"] == []
+    assert _alerts(bob, bobs)["cert_expiry_days"] == [14, 7, 3, 1]
 
 
 def test_it_reads_defaults_when_the_row_is_missing(alice: Any) -> None:

@@ -71,6 +71,31 @@ def test_it_updates_many_with_settings(alice: Any, bob: Any) -> None:
     assert Monitor.get_by_id(theirs).check_interval == 60
 
 
+def test_it_judges_a_url_by_each_monitors_type(alice: Any) -> None:
+    a, b = (
+        create(alice, type="tcp", url="tcp://127.0.0.1:1"),
+        create(alice, type="tcp", url="tcp://127.0.0.1:2"),
+    )
+    settings = {"url": "tcp://127.0.0.1:5432"}
+    result = _result(bulk(alice, action="update", monitor_ids=[a, b], settings=settings))
+    assert (result["succeeded"], result["failed"]) == ([a, b], [])
+    assert {Monitor.get_by_id(m).url for m in (a, b)} == {"tcp://127.0.0.1:5432"}
+    # An http monitor among them: its type refuses the URL, and nothing changes.
+    web = create(alice)
+    settings = {"url": "tcp://127.0.0.1:6379"}
+    response = bulk(alice, action="update", monitor_ids=[a, web], settings=settings)
+    assert_error(response, 400, "VALIDATION_ERROR", "settings.url")
+    assert Monitor.get_by_id(a).url == "tcp://127.0.0.1:5432"
+    # dns: the query name alone, through the URL.
+    mx = alice.post(
+        "/api/v1/monitors", json={"name": "mx", "type": "dns", "url": "dns://example.test"}
+    ).get_json()["data"]["id"]
+    settings = {"url": "dns://example.org"}
+    assert _result(bulk(alice, action="update", monitor_ids=[mx], settings=settings))[
+        "succeeded"
+    ] == [mx]
+
+
 def test_it_changes_nothing_when_settings_are_invalid_for_one(alice: Any) -> None:
     # timeout 100 fits the 300 s monitor but not the 60 s one.
     short, long = create(alice), create(alice, check_interval=300)

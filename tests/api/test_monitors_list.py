@@ -43,8 +43,24 @@ def test_it_lists_summaries_in_id_order(alice: Any) -> None:
         "paused": False,
         "uptime_24h": None,
         "response_time": 87,
+        "status_code": None,
         "last_check": None,
+        "query_name": None,
+        "record_type": None,
     }
+
+
+def test_a_summary_has_the_http_status_and_the_dns_record_type(alice: Any, bob: Any) -> None:
+    web = create(alice, name="web")
+    Monitor.update(status_code=503).where(Monitor.id == web).execute()
+    dns = alice.post(
+        URL, json={"name": "mx", "type": "dns", "query_name": "example.test", "record_type": "MX"}
+    ).get_json()["data"]["id"]
+    items = {item["id"]: item for item in _list(alice)["data"]}
+    assert (items[web]["status_code"], items[web]["record_type"]) == (503, None)
+    assert (items[dns]["query_name"], items[dns]["record_type"]) == ("example.test", "MX")
+    assert items[dns]["status_code"] is None
+    assert _list(bob)["data"] == []
 
 
 def test_it_paginates(alice: Any) -> None:

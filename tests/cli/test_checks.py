@@ -105,5 +105,5 @@ def test_test_of_a_dns_monitor_shows_the_query_and_no_http_status(
     assert re.search(r"Record type\s+MX", shown)
     assert "Status code" not in shown
     listed = cli.ok("monitors", "list").stdout
-    # A list summary has no record_type: the name alone, no "A" guessed.
-    assert listed.splitlines()[1].split()[-2:] == ["dns", "example.test"], listed
+    # A list summary names the record type too.
+    assert listed.splitlines()[1].split()[-3:] == ["dns", "example.test", "MX"], listed

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tests.cli.conftest import Cli, describe
+from uptime_server.models import Monitor
 
 
 def add(cli: Cli, name: str, url: str = "http://127.0.0.1:9/health", *opts: str) -> int:
@@ -112,17 +113,22 @@ def test_it_lists_monitors_as_a_table(cli: Cli) -> None:
     assert "2 shown of 2" in result.stderr
 
 
-def test_the_list_shows_each_types_target(cli: Cli) -> None:
-    add(cli, "web", "http://127.0.0.1:9/a")
+def test_the_list_shows_each_types_target_and_http_status(cli: Cli) -> None:
+    web = add(cli, "web", "http://127.0.0.1:9/a")
     add(cli, "mx", "example.test", "--type", "dns", "--record-type", "MX")
     add(cli, "gw", "127.0.0.1", "--type", "ping")
-    header, *rows = cli.ok("monitors", "list").stdout.splitlines()
+    add(cli, "ns", "example.test", "--type", "dns")
+    Monitor.update(status_code=503).where(Monitor.id == web).execute()
+    text = cli.ok("monitors", "list").stdout
+    header, *rows = text.splitlines()
     assert header.split()[-2:] == ["TYPE", "TARGET"]
-    assert "CODE" not in header  # list summaries carry no status_code
-    assert [row.split()[-2:] for row in rows] == [
-        ["http", "http://127.0.0.1:9/a"],
-        ["dns", "example.test"],  # the summary has no record_type to show
-        ["ping", "127.0.0.1"],
+    start = header.index("CODE")
+    assert [row[start : start + 4].strip() for row in rows] == ["503", "—", "—", "—"]
+    assert [row.split()[-3:] for row in rows] == [
+        ["—", "http", "http://127.0.0.1:9/a"],  # — : never checked
+        ["dns", "example.test", "MX"],
+        ["—", "ping", "127.0.0.1"],
+        ["dns", "example.test", "A"],  # a dns summary names its record type
     ]
 
 
@@ -262,6 +268,20 @@ def test_alerts_shows_and_changes_settings(cli: Cli) -> None:
     assert data["alert_threshold"] == 3  # untouched
     out = cli.ok("monitors", "alerts", monitor_id).stdout
     assert "ops@example.com" in out and "3 failed check run" in out
+    assert "14d, 7d, 3d, 1d before expiry" in out
+
+
+def test_alerts_sets_the_cert_expiry_thresholds(cli: Cli) -> None:
+    monitor_id = str(add(cli, "api"))
+    data = cli.json("monitors", "alerts", monitor_id, "--cert-expiry-days", "30, 7,1")
+    assert data["cert_expiry_days"] == [30, 7, 1]
+    data = cli.json("monitors", "alerts", monitor_id, "--cert-expiry-days", "off")
+    assert data["cert_expiry_days"] == []
+    assert "off" in cli.ok("monitors", "alerts", monitor_id).stdout
+    bad = cli("monitors", "alerts", monitor_id, "--cert-expiry-days", "7,soon")
+    assert bad.exit_code == 2 and "--cert-expiry-days" in bad.stderr
+    refused = cli("monitors", "alerts", monitor_id, "--cert-expiry-days", "7,7")
+    assert refused.exit_code == 4 and "cert_expiry_days" in refused.stderr
 
 
 def test_bulk_pause_resume_update_delete(cli: Cli, alice: Any) -> None:

@@ -115,3 +115,17 @@ def test_unknown_or_foreign_notifications_are_not_found(
         result = bob_cli("notifications", *args)
         assert result.exit_code == 4
         assert "NOTIFICATION_NOT_FOUND" in result.stderr
+
+
+def test_list_filters_certificate_alerts(cli: Cli, alice: Any, clock: Any) -> None:
+    shop = cli.json("monitors", "add", "shop", "https://127.0.0.1:9/")["id"]
+    message = "Certificate for shop expires in 7 days (not after 2026-11-29T12:00:00Z)"
+    with dbmod.database.connection_context():
+        note = add_notification(shop, alice.user.id, clock.now(), message, type="cert_expiry")
+    body = cli.json("notifications", "list", "--type", "cert_expiry")
+    assert [(n["id"], n["type"], n["message"]) for n in body["data"]] == [
+        (note.id, "cert_expiry", message)
+    ]
+    assert "Certificate for shop expires in 7 days" in cli.ok("notifications", "list").stdout
+    acked = cli.json("notifications", "ack", str(note.id))
+    assert acked["acknowledged"] is True

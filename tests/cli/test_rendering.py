@@ -225,8 +225,8 @@ def test_a_dns_target_prefers_query_name_and_defaults_to_a() -> None:
 
 
 def test_a_list_of_summaries_shows_no_code_column_and_guesses_no_record_type() -> None:
-    # GET /monitors summaries (docs/api.md#list-monitors) have no status_code,
-    # query_name or record_type.
+    # Summaries from a server older than status_code, query_name and
+    # record_type in GET /monitors (docs/api.md#list-monitors).
     summary = ("id", "name", "url", "type", "status", "paused", "uptime_24h", "response_time")
     items = [{k: m[k] for k in summary if k in m} for m in (HTTP_MONITOR, DNS_MONITOR)]
     text = render(output.monitors_table(items))

@@ -18,6 +18,7 @@ from uptime_server.notify.message import (
     subject,
     text_body,
 )
+from uptime_server.notify.outbox import content_from_json, content_to_json
 
 RECOVERED = datetime(2024, 5, 1, 12, 4, 12, tzinfo=UTC)
 
@@ -259,3 +260,59 @@ def test_slack_payload_escapes_markup(make_content):
     text = slack_payload(make_content(monitor_name="<!channel> & co"))["text"]
     assert "<!channel>" not in text
     assert text.startswith("&lt;!channel&gt; &amp; co is DOWN")
+
+
+def cert_alert(make_content, days_left=7, threshold=7, **overrides):
+    values = dict(
+        kind="cert_expiry",
+        monitor_url="https://user:pw@shop.example:8443/health",
+        error="",
+        status_code=None,
+        response_time=None,
+        cert_not_after=datetime(2024, 5, 8, 12, 0, 0, tzinfo=UTC),
+        cert_serial="4F2A09",
+        cert_days_left=days_left,
+        cert_threshold=threshold,
+    )
+    values.update(overrides)
+    return make_content(**values)
+
+
+@pytest.mark.parametrize(
+    ("days", "threshold", "expected"),
+    [
+        (7, 7, "[Uptime] Certificate for api-prod expires in 7 days"),
+        (2, 3, "[Uptime] Certificate for api-prod expires in 3 days"),  # named by the threshold
+        (1, 1, "[Uptime] Certificate for api-prod expires in 1 day"),
+        (0, 1, "[Uptime] Certificate for api-prod has expired"),
+    ],
+)
+def test_cert_expiry_subject(make_content, days, threshold, expected):
+    assert subject(cert_alert(make_content, days, threshold)) == expected
+
+
+def test_cert_expiry_body_names_the_certificate(make_content):
+    body = text_body(cert_alert(make_content))
+    lines = body.splitlines()
+    assert lines[0] == "Certificate for api-prod expires in 7 days"
+    assert "Host:         shop.example" in lines
+    assert "Not after:    2024-05-08T12:00:00Z" in lines
+    assert "Serial:       4F2A09" in lines
+    assert "Days left:    7" in lines
+    assert "Threshold:    7 days" in lines
+    assert "URL:          https://***:***@shop.example:8443/health" in lines
+    assert "Status:" not in body and "Error:" not in body
+
+
+def test_cert_expiry_email_round_trips_through_the_outbox(make_content):
+    content = cert_alert(make_content)
+    assert content_from_json(content_to_json(content)) == content
+    msg = parse(
+        build_email(
+            content,
+            sender="u@example.com",
+            recipients=["o@example.com"],
+            message_id="<a@example.com>",
+        )
+    )
+    assert msg["Subject"] == "[Uptime] Certificate for api-prod expires in 7 days"

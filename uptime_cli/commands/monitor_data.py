@@ -98,11 +98,21 @@ def alerts(
     slack: Annotated[
         bool | None, typer.Option("--slack/--no-slack", help="Post alerts to Slack.")
     ] = None,
+    cert_expiry_days: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DAYS",
+            help="Days before a TLS certificate expires to alert, comma-separated "
+            "(e.g. 14,7,3,1); 'off' for none.",
+        ),
+    ] = None,
     json_: JsonFlag = False,
 ) -> None:
     """Show a monitor's alert settings; with options, change them."""
     st = state(ctx)
     change = _alert_changes(email, recipient, threshold, recovery, slack_webhook, slack)
+    if cert_expiry_days is not None:
+        change["cert_expiry_days"] = parse_days(cert_expiry_days)
     client = st.client()
     if change:
         data = client.update_alerts(monitor_id, change).get("data") or {}
@@ -110,6 +120,20 @@ def alerts(
         data = client.get_alerts(monitor_id).get("data") or {}
     done = f"Updated alert settings of monitor {monitor_id}" if change else None
     output.show(st.wants_json(json_), data, output.alerts_view, done=done)
+
+
+def parse_days(raw: str) -> list[int]:
+    """``14,7,3,1`` → [14, 7, 3, 1]; ``off`` or nothing → []. The server checks the range."""
+    text = raw.strip()
+    if text.lower() in ("", "off", "none"):
+        return []
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise typer.BadParameter(
+            f"expected whole days separated by commas, got {raw!r}",
+            param_hint="'--cert-expiry-days'",
+        ) from None
 
 
 def _alert_changes(

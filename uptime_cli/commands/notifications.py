@@ -10,7 +10,9 @@ from uptime_cli import output
 from uptime_cli.commands.options import JsonFlag, PageOpt, parse_when
 from uptime_cli.context import state
 
-app = typer.Typer(help="Downtime and recovery notifications.", no_args_is_help=True)
+app = typer.Typer(
+    help="Downtime, recovery and certificate-expiry notifications.", no_args_is_help=True
+)
 
 NotificationId = Annotated[
     int, typer.Argument(help="The notification's id.", min=1, show_default=False)
@@ -18,7 +20,7 @@ NotificationId = Annotated[
 LimitOpt = Annotated[int | None, typer.Option(help="Per page (1-100).", min=1, max=100)]
 
 
-Kind = Literal["downtime", "recovery"]
+Kind = Literal["downtime", "recovery", "cert_expiry"]
 State = Literal["active", "resolved"]
 
 
@@ -26,7 +28,9 @@ State = Literal["active", "resolved"]
 def list_(
     ctx: typer.Context,
     monitor: Annotated[int | None, typer.Option(help="Only this monitor's.", min=1)] = None,
-    type_: Annotated[Kind | None, typer.Option("--type", help="downtime or recovery.")] = None,
+    type_: Annotated[
+        Kind | None, typer.Option("--type", help="downtime, recovery or cert_expiry.")
+    ] = None,
     status: Annotated[State | None, typer.Option(help="active or resolved.")] = None,
     since: Annotated[
         str | None, typer.Option(help="Started at or after: ISO 8601 or a span like 2h, 7d.")

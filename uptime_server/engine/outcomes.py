@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from uptime_server.engine.cert_alerts import CertDecision, SeenCert
     from uptime_server.engine.probe_types import RunResult
     from uptime_server.engine.state import Transition
 
@@ -38,6 +39,7 @@ class CheckOutcome:
     attempts: int = 1
     retried: bool = False
     cert_expires_at: datetime | None = None
+    cert_serial: str | None = None  # with cert_expires_at, the certificate seen
     # Scheduling: the next due time and the lease to release (None for an
     # ad-hoc "test now" run, which leaves the schedule alone).
     next_check_at: datetime | None = None
@@ -68,6 +70,7 @@ class CheckOutcome:
             attempts=result.attempts,
             retried=result.retried,
             cert_expires_at=result.cert_expires_at,
+            cert_serial=result.cert_serial,
             next_check_at=next_check_at,
             lease_owner=lease_owner,
         )
@@ -91,8 +94,10 @@ class Plan:
     """What the recorder decided for one outcome.
 
     With a ``transition``, the monitor's new state, written guarded by the
-    ``version`` it was read at (with ``offline_since`` and ``cert_expires_at``
-    as they stand after this run).
+    ``version`` it was read at (with ``offline_since`` and the certificate
+    columns as they stand after this run). With a ``cert`` decision, the
+    certificate this run saw (``seen_cert``) and what that means for its
+    expiry alerts (engine/cert_alerts.py).
     """
 
     outcome: CheckOutcome
@@ -103,6 +108,10 @@ class Plan:
     version: int = 0
     offline_since: datetime | None = None
     cert_expires_at: datetime | None = None
+    cert_serial: str | None = None
+    cert_alerted_days: int | None = None
+    seen_cert: SeenCert | None = None
+    cert: CertDecision | None = None
 
     @property
     def status(self) -> str | None:
@@ -115,3 +124,8 @@ class Plan:
     @property
     def resolves(self) -> bool:
         return self.transition is not None and self.transition.resolve_incident
+
+    @property
+    def cert_event(self) -> bool:
+        """Does this run alert a certificate threshold, or see a renewed certificate?"""
+        return self.cert is not None and (self.cert.alert_days is not None or self.cert.renewed)

@@ -23,7 +23,6 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
 
 import aiohttp
 from yarl import URL
@@ -32,7 +31,7 @@ from uptime_server.engine.json_path import TIME_LIMIT, JsonPathRunner
 from uptime_server.engine.probe_rules import ProbeFailure, evaluate, printable
 from uptime_server.engine.probe_types import RETRY_DELAY_CAP, CheckSpec, RunResult
 from uptime_server.engine.probes.registry import ATTEMPTS
-from uptime_server.net.certs import cert_expiry
+from uptime_server.net.certs import PeerCert, peer_cert
 from uptime_server.net.errors import describe_error
 from uptime_server.net.guard import (
     TARGET_NOT_ALLOWED,
@@ -73,14 +72,12 @@ class _Hops:
     """What the attempt saw so far, kept when a later hop fails."""
 
     status: int | None = None  # set once a response arrived
-    cert_expires_at: datetime | None = None
+    cert: PeerCert | None = None
 
-    def saw_cert(self, expires_at: datetime | None) -> None:
+    def saw_cert(self, cert: PeerCert | None) -> None:
         # The earliest expiry along the redirect chain: any of them breaks the check.
-        if expires_at is not None and (
-            self.cert_expires_at is None or expires_at < self.cert_expires_at
-        ):
-            self.cert_expires_at = expires_at
+        if cert is not None and (self.cert is None or cert.not_after < self.cert.not_after):
+            self.cert = cert
 
 
 class _CertCapturingResponse(aiohttp.ClientResponse):
@@ -100,10 +97,8 @@ class _CertCapturingResponse(aiohttp.ClientResponse):
             self.peer_cert_der = ssl_object.getpeercert(binary_form=True)
         return await super().start(connection)
 
-    def cert_expires_at(self) -> datetime | None:
-        if not self.peer_cert_der:
-            return None
-        return cert_expiry(self.peer_cert_der)
+    def peer_cert(self) -> PeerCert | None:
+        return peer_cert(self.peer_cert_der)
 
 
 @functools.lru_cache(maxsize=8)
@@ -192,14 +187,14 @@ class Prober:
                 status, body, charset = await self._fetch(spec, hops)
         except Exception as exc:  # the module edge: every failure becomes a string
             error = describe_error(exc, spec.timeout, after_response=hops.status is not None)
-            return RunResult(False, None, hops.status, printable(error), hops.cert_expires_at)
+            return RunResult(False, None, hops.status, printable(error)).with_cert(hops.cert)
         elapsed = round((time.perf_counter() - started) * 1000)
         error = evaluate(spec, status, body, charset)
         if error is None and spec.json_path:
             error = await self._json_paths.check(spec.json_path, spec.expected_json_value, body)
         # The one place a run's error is made: what is stored, mailed and shown
         # carries no control characters.
-        return RunResult(error is None, elapsed, status, printable(error), hops.cert_expires_at)
+        return RunResult(error is None, elapsed, status, printable(error)).with_cert(hops.cert)
 
     def _get_session(self) -> aiohttp.ClientSession:
         # Created lazily: a ClientSession belongs to the loop it is created in.
@@ -246,7 +241,7 @@ class Prober:
             ) as resp:
                 hops.status = resp.status
                 if resp.peer_cert_der is not None:
-                    hops.saw_cert(resp.cert_expires_at())
+                    hops.saw_cert(resp.peer_cert())
                 location = resp.headers.get("Location")
                 if not (spec.follow_redirects and resp.status in _REDIRECT_STATUSES and location):
                     body = await _read_capped(resp, self.config.max_body_bytes)
@@ -318,13 +313,14 @@ async def _read_capped(resp: aiohttp.ClientResponse, limit: int) -> bytes:
 
 
 def _summarise(results: list[RunResult]) -> RunResult:
-    """The run: its last attempt, with the count and the last certificate expiry seen."""
+    """The run: its last attempt, with the count and the last certificate seen."""
     last = results[-1]
-    cert = next((r.cert_expires_at for r in reversed(results) if r.cert_expires_at), None)
+    seen = next((r for r in reversed(results) if r.cert_expires_at), last)
     return replace(
         last,
         attempts=len(results),
-        cert_expires_at=cert,
+        cert_expires_at=seen.cert_expires_at,
+        cert_serial=seen.cert_serial,
         retried=last.passed and len(results) > 1,
     )
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
 from uptime_server.models import DEFAULT_EXPECTED_STATUS
+from uptime_server.net.certs import PeerCert
 
 RETRY_DELAY_CAP = 10  # seconds; a retry waits min(check_interval, this)
 
@@ -57,6 +58,14 @@ class RunResult:
     cert_expires_at: datetime | None = None
     attempts: int = 1
     retried: bool = False  # passed, but only after a retry
+    # With cert_expires_at, which certificate it was (net/certs.PeerCert).
+    cert_serial: str | None = None
+
+    def with_cert(self, cert: PeerCert | None) -> RunResult:
+        """This result carrying *cert*'s expiry and serial (None: no certificate seen)."""
+        if cert is None:
+            return self
+        return replace(self, cert_expires_at=cert.not_after, cert_serial=cert.serial)
 
 
 class Probing(Protocol):

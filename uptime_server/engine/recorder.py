@@ -26,14 +26,27 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
+from peewee import IntegrityError
+
 from uptime_server.config import Settings
 from uptime_server.db import database, retry_locked, write_tx
-from uptime_server.engine import state
+from uptime_server.engine import cert_alerts, state
 from uptime_server.engine.outcomes import CheckOutcome, Plan, Recorded
 from uptime_server.engine.recorder_batch import Batch, BatchMonitor
-from uptime_server.models import AlertSettings, Monitor, Notification, User
+from uptime_server.models import (
+    DEFAULT_CERT_EXPIRY_DAYS,
+    AlertSettings,
+    Monitor,
+    Notification,
+    User,
+)
 from uptime_server.notify import outbox
-from uptime_server.notify.message import notification_message
+from uptime_server.notify.message import (
+    AlertContent,
+    cert_message,
+    format_utc,
+    notification_message,
+)
 from uptime_server.stats import rollups
 
 log = logging.getLogger(__name__)
@@ -62,7 +75,7 @@ class Recorder:
             if not batch.write_runs(plans):
                 raise StaleState("a monitor's state_version moved under the lock")
             for plan in plans:
-                if plan.opens or plan.resolves:
+                if plan.opens or plan.resolves or plan.cert_event:
                     self._write_events(plan, batch, now)
             rollups.add_runs(
                 [
@@ -95,7 +108,7 @@ class Recorder:
                     retried=outcome.retried,
                     response_time=outcome.response_time,
                     cert_expires_at=outcome.cert_expires_at,
-                    is_https=(monitor.url or "").lower().startswith("https:"),
+                    is_https=_is_tls_target(monitor.url),
                 ),
                 degraded_ms=monitor.degraded_response_time,
                 now=outcome.checked_at,
@@ -140,18 +153,47 @@ class Recorder:
         plan.transition = tr
         plan.version = monitor.state_version
         plan.offline_since = offline_since
-        plan.cert_expires_at = outcome.cert_expires_at or monitor.cert_expires_at
+        self._apply_cert(monitor, plan, batch)
         # Later runs of this monitor in the same batch start from this state.
         monitor.status = tr.status
         monitor.consecutive_failures = tr.consecutive_failures
         monitor.alerts_suppressed = tr.alerts_suppressed
         monitor.offline_since = offline_since
         monitor.cert_expires_at = plan.cert_expires_at
+        monitor.cert_serial = plan.cert_serial
+        monitor.cert_alerted_days = plan.cert_alerted_days
         monitor.state_version += 1
         if tr.open_incident:
             batch.active_flags[monitor.id] = True
         elif tr.resolve_incident:
             batch.active_flags[monitor.id] = False
+
+    def _apply_cert(self, monitor: BatchMonitor, plan: Plan, batch: Batch) -> None:
+        """The certificate columns after this run, and its expiry alert (if any), into *plan*.
+
+        A run that saw no certificate keeps what the row knows. Only https and
+        tcp (tls) targets alert: an http monitor redirected to https is not
+        asked about the certificate.
+        """
+        outcome = plan.outcome
+        plan.cert_expires_at = outcome.cert_expires_at or monitor.cert_expires_at
+        plan.cert_serial = monitor.cert_serial
+        plan.cert_alerted_days = monitor.cert_alerted_days
+        if outcome.cert_expires_at is None:
+            return
+        plan.cert_serial = outcome.cert_serial
+        if not _is_tls_target(monitor.url):
+            return
+        known = None
+        if monitor.cert_expires_at is not None:
+            known = cert_alerts.SeenCert(monitor.cert_serial, monitor.cert_expires_at)
+        seen = cert_alerts.SeenCert(outcome.cert_serial, outcome.cert_expires_at)
+        thresholds = batch.cert_days.get(monitor.id, list(DEFAULT_CERT_EXPIRY_DAYS))
+        plan.cert = cert_alerts.decide(
+            known, monitor.cert_alerted_days, seen, thresholds, outcome.checked_at
+        )
+        plan.seen_cert = seen
+        plan.cert_alerted_days = plan.cert.alerted_days
 
     # -- notifications: the rare runs that open or resolve an incident -------
 
@@ -163,7 +205,7 @@ class Recorder:
         )
         owner_email = User.get_by_id(monitor.user_id).email
 
-        def enqueue(note: Notification) -> None:
+        def enqueue(note: Notification, content: AlertContent | None = None) -> None:
             outbox.enqueue(
                 note,
                 monitor,
@@ -171,7 +213,25 @@ class Recorder:
                 owner_email=owner_email,
                 mail_domain=self.mail_domain,
                 now=now,
+                content=content,
             )
+
+        if plan.cert_event:
+            note = self._cert_alert(monitor, plan)
+            if note is not None:
+                assert plan.cert is not None and plan.seen_cert is not None
+                enqueue(
+                    note,
+                    outbox.content_for(
+                        note,
+                        monitor,
+                        cert_not_after=plan.seen_cert.not_after,
+                        cert_serial=plan.seen_cert.serial,
+                        cert_days_left=plan.cert.days_left,
+                        cert_threshold=plan.cert.alert_days,
+                    ),
+                )
+                plan.done.opened.append(note.id)
 
         if plan.opens:
             started = plan.offline_since or outcome.checked_at
@@ -184,6 +244,58 @@ class Recorder:
             if note is not None:
                 enqueue(note)
                 plan.done.resolved.append(active.id)
+
+    def _cert_alert(self, monitor: Monitor, plan: Plan) -> Notification | None:
+        """Resolve the certificate alert still active; write the new one, if any.
+
+        The active one is superseded by a smaller threshold, or answered by a
+        renewed certificate. The new row's ``cert_alert_key`` is unique: should
+        another writer ever have alerted this certificate's threshold already
+        (the monitor row lock makes that impossible today), the insert is
+        undone in its savepoint and nothing is sent twice.
+        """
+        decision, seen, outcome = plan.cert, plan.seen_cert, plan.outcome
+        assert decision is not None and seen is not None
+        note = None
+        if decision.alert_days is not None:
+            note = self._insert_cert_alert(monitor, outcome, seen, decision)
+            if note is None:
+                return None
+        active = Notification.select().where(
+            (Notification.monitor == monitor.id)
+            & (Notification.type == "cert_expiry")
+            & (Notification.status == "active")
+            & (Notification.id != (note.id if note is not None else 0))
+        )
+        for old in active:
+            old.resolve_if_active(outcome.checked_at)
+        return note
+
+    def _insert_cert_alert(
+        self,
+        monitor: Monitor,
+        outcome: CheckOutcome,
+        seen: cert_alerts.SeenCert,
+        decision: cert_alerts.CertDecision,
+    ) -> Notification | None:
+        assert decision.alert_days is not None
+        message = cert_message(monitor.name, decision.alert_days, decision.days_left)
+        try:
+            with database.atomic():
+                return Notification.create(
+                    monitor=monitor.id,
+                    user=monitor.user_id,
+                    type="cert_expiry",
+                    message=f"{message} (not after {format_utc(seen.not_after)})",
+                    status="active",
+                    started_at=outcome.checked_at,
+                    error_message="",
+                    cert_alert_key=cert_alerts.alert_key(monitor.id, seen, decision.alert_days),
+                    created_at=outcome.checked_at,
+                )
+        except IntegrityError:
+            log.warning("certificate alert of monitor %s already sent", monitor.id)
+            return None
 
     def _open_incident(
         self, monitor: Monitor, outcome: CheckOutcome, started_at: datetime
@@ -221,3 +333,8 @@ class Recorder:
             error_message="",
             created_at=outcome.checked_at,
         )
+
+
+def _is_tls_target(url: str | None) -> bool:
+    """https, or tcp (whose probe reports a certificate only with ``tls``)."""
+    return (url or "").lower().startswith(("https:", "tcp:"))

@@ -40,6 +40,8 @@ _MONITOR_COLUMNS = (
     Monitor.alerts_suppressed,
     Monitor.offline_since,
     Monitor.cert_expires_at,
+    Monitor.cert_serial,
+    Monitor.cert_alerted_days,
     Monitor.state_version,
     Monitor.degraded_response_time,
     Monitor.locations,
@@ -63,6 +65,8 @@ class BatchMonitor:
     alerts_suppressed: bool
     offline_since: datetime | None
     cert_expires_at: datetime | None
+    cert_serial: str | None
+    cert_alerted_days: int | None
     state_version: int
     degraded_response_time: int | None
     locations: list[str]
@@ -81,6 +85,7 @@ class Batch:
         # monitor → location → [last_status, lease_owner]
         self.slots: dict[int, dict[str, list[str | None]]] = {}
         self.thresholds: dict[int, int] = {}
+        self.cert_days: dict[int, list[int]] = {}  # alert_settings.cert_expiry_days
         self.active: dict[int, Notification] = {}
         self.active_flags: dict[int, bool] = {}
 
@@ -102,8 +107,12 @@ class Batch:
         ).where(MonitorLocation.monitor.in_(ids))
         for monitor_id, location, last_status, lease_owner in slots.tuples():
             batch.slots.setdefault(monitor_id, {})[location] = [last_status, lease_owner]
-        thresholds = AlertSettings.select(AlertSettings.monitor, AlertSettings.alert_threshold)
-        batch.thresholds = dict(thresholds.where(AlertSettings.monitor.in_(ids)).tuples())
+        alerts = AlertSettings.select(
+            AlertSettings.monitor, AlertSettings.alert_threshold, AlertSettings.cert_expiry_days
+        ).where(AlertSettings.monitor.in_(ids))
+        for monitor_id, threshold, cert_days in alerts.tuples():
+            batch.thresholds[monitor_id] = threshold
+            batch.cert_days[monitor_id] = cert_days
         active = Notification.select().where(
             Notification.monitor.in_(ids)
             & (Notification.status == "active")
@@ -238,6 +247,8 @@ _MONITOR_SET = (
     ("last_error", ""),
     ("last_check", "::timestamp"),
     ("cert_expires_at", "::timestamp"),
+    ("cert_serial", ""),
+    ("cert_alerted_days", "::integer"),
 )
 _MONITOR_KEEP = (("last_success", "::timestamp"), ("last_failure", "::timestamp"))
 _MONITOR_GUARD = (("id", "::integer"), ("version", "::integer"))
@@ -304,6 +315,8 @@ def _monitor_values(plan: Plan) -> dict[str, Any]:
         "last_error": outcome.error,
         "last_check": checked_at,
         "cert_expires_at": _dt(plan.cert_expires_at),
+        "cert_serial": plan.cert_serial,
+        "cert_alerted_days": plan.cert_alerted_days,
         "last_success": checked_at if passed else None,
         "last_failure": None if passed else checked_at,
         "id": outcome.monitor_id,

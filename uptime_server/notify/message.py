@@ -17,7 +17,8 @@ from email.utils import format_datetime
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
-AlertKind = Literal["downtime", "recovery"]
+AlertKind = Literal["downtime", "recovery", "cert_expiry"]
+ALERT_KINDS = ("downtime", "recovery", "cert_expiry")
 
 REDACTED = "***"
 
@@ -47,9 +48,14 @@ class AlertContent:
     resolved_at: datetime | None
     duration_seconds: int | None
     notification_id: int
+    # cert_expiry only: the certificate and the days left when it was alerted.
+    cert_not_after: datetime | None = None
+    cert_serial: str | None = None
+    cert_days_left: int | None = None
+    cert_threshold: int | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in ("downtime", "recovery"):
+        if self.kind not in ALERT_KINDS:
             raise ValueError(f"unknown alert kind: {self.kind!r}")
 
     @property
@@ -123,10 +129,23 @@ def format_utc(moment: datetime | None) -> str:
 # --- renderings ---------------------------------------------------------------
 
 
+def cert_message(name: str, threshold: int | None, days_left: int | None) -> str:
+    """The in-app message (and email subject, less the tag) of a certificate alert.
+
+    Named by the threshold crossed (``expires in 7 days`` for the 7-day
+    alert, whether 7 or 6.5 days are left); ``has expired`` once it has.
+    """
+    if days_left is not None and days_left <= 0:
+        return f"Certificate for {name} has expired"
+    if threshold is None:
+        return f"Certificate for {name} expires soon"
+    return f"Certificate for {name} expires in {threshold} day{'' if threshold == 1 else 's'}"
+
+
 def notification_message(
     kind: AlertKind, name: str, error: str, duration_seconds: int | None
 ) -> str:
-    """The in-app `message` of a notification (docs/api.md#notification-object)."""
+    """The in-app `message` of a downtime or recovery (docs/api.md#notification-object)."""
     if kind == "downtime":
         return f"{name} is DOWN: {error}" if error else f"{name} is DOWN"
     if kind == "recovery":
@@ -137,12 +156,21 @@ def notification_message(
 
 
 def subject(content: AlertContent) -> str:
-    """`[Uptime] DOWN: <name>` / `[Uptime] UP: <name>`, always one line."""
+    """`[Uptime] DOWN: <name>` / `[Uptime] UP: <name>`, always one line.
+
+    A certificate alert: `[Uptime] Certificate for <name> expires in 7 days`.
+    """
+    if content.kind == "cert_expiry":
+        return f"[Uptime] {_summary(content)}"
     state = "DOWN" if content.kind == "downtime" else "UP"
     return f"[Uptime] {state}: {single_line(content.monitor_name)}"
 
 
 def _summary(content: AlertContent) -> str:
+    if content.kind == "cert_expiry":
+        return cert_message(
+            single_line(content.monitor_name), content.cert_threshold, content.cert_days_left
+        )
     return notification_message(
         content.kind,
         single_line(content.monitor_name),
@@ -161,6 +189,8 @@ def text_body(content: AlertContent) -> str:
     Every field is flattened to one line so a name or error cannot forge extra
     lines that look like other fields.
     """
+    if content.kind == "cert_expiry":
+        return _lines(content, _cert_fields(content))
     error = single_line(redact_text(content.error)) or "none"
     fields = [
         ("Monitor", single_line(content.monitor_name)),
@@ -174,7 +204,31 @@ def text_body(content: AlertContent) -> str:
     if content.kind == "recovery":
         fields.append(("Resolved at", format_utc(content.resolved_at)))
         fields.append(("Downtime", _downtime(content.duration_seconds)))
-    fields.append(("Notification", f"#{content.notification_id}"))
+    return _lines(content, fields)
+
+
+def _cert_fields(content: AlertContent) -> list[tuple[str, str]]:
+    return [
+        ("Monitor", single_line(content.monitor_name)),
+        ("URL", single_line(redact_url(content.monitor_url))),
+        ("Host", single_line(_host(content.monitor_url))),
+        ("Not after", format_utc(content.cert_not_after)),
+        ("Serial", single_line(content.cert_serial or "-")),
+        ("Days left", _optional(content.cert_days_left)),
+        ("Threshold", _optional(content.cert_threshold, " days")),
+        ("Seen at", format_utc(content.started_at)),
+    ]
+
+
+def _host(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or "-"
+    except ValueError:
+        return "-"
+
+
+def _lines(content: AlertContent, fields: list[tuple[str, str]]) -> str:
+    fields = [*fields, ("Notification", f"#{content.notification_id}")]
     width = max(len(label) for label, _ in fields) + 2
     lines = [_summary(content), ""]
     lines += [f"{label + ':':<{width}}{value}" for label, value in fields]

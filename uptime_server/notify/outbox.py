@@ -20,7 +20,8 @@ from uptime_server.models import AlertSettings, Monitor, Notification, Outbox
 from uptime_server.notify.message import AlertContent, subject
 
 
-def content_for(notification: Notification, monitor: Monitor) -> AlertContent:
+def content_for(notification: Notification, monitor: Monitor, **extra: Any) -> AlertContent:
+    """The notification's alert content; *extra*: a certificate alert's cert_* fields."""
     return AlertContent(
         kind=notification.type,
         monitor_name=monitor.name,
@@ -32,12 +33,16 @@ def content_for(notification: Notification, monitor: Monitor) -> AlertContent:
         resolved_at=notification.resolved_at,
         duration_seconds=notification.duration,
         notification_id=notification.id,
+        **extra,
     )
+
+
+_TIMES = ("started_at", "resolved_at", "cert_not_after")
 
 
 def content_to_json(content: AlertContent) -> dict[str, Any]:
     data = asdict(content)
-    for key in ("started_at", "resolved_at"):
+    for key in _TIMES:
         data[key] = isoformat(data[key])
     return data
 
@@ -51,7 +56,7 @@ def content_from_json(data: Any) -> AlertContent:
     if not isinstance(data, dict):
         raise MalformedPayload(f"payload is a {type(data).__name__}, not an object")
     values = dict(data)
-    for key in ("started_at", "resolved_at"):
+    for key in _TIMES:
         if values.get(key) is not None:
             values[key] = _stored_time(values[key], key)
     try:
@@ -103,11 +108,15 @@ def enqueue(
     owner_email: str,
     mail_domain: str,
     now: datetime,
+    content: AlertContent | None = None,
 ) -> list[Outbox]:
-    """Create the outbox rows that *alerts* ask for; return them."""
+    """Create the outbox rows that *alerts* ask for; return them.
+
+    *content* defaults to ``content_for(notification, monitor)``.
+    """
     if notification.type == "recovery" and not alerts.alert_on_recovery:
         return []
-    content = content_for(notification, monitor)
+    content = content or content_for(notification, monitor)
     payload = content_to_json(content)
     rows = []
     if alerts.email_enabled:

@@ -33,7 +33,12 @@ from uptime_server.engine.json_path import MAX_LENGTH as JSON_PATH_MAX_LENGTH
 from uptime_server.engine.json_path import validate_json_path
 from uptime_server.engine.probes.payload import parse_escapes
 from uptime_server.errors import ApiError, validation_error
-from uptime_server.models import DEFAULT_EXPECTED_STATUS, MONITOR_TYPES, TYPE_FIELDS
+from uptime_server.models import (
+    DEFAULT_CERT_EXPIRY_DAYS,
+    DEFAULT_EXPECTED_STATUS,
+    MONITOR_TYPES,
+    TYPE_FIELDS,
+)
 from uptime_server.net.target import parse_host_port, parse_host_port_url, parse_host_url
 from uptime_server.schemas.field_rules import (
     FRAMING_HEADERS,
@@ -399,6 +404,16 @@ def _own_fields(kind: Any, config: Mapping[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in config.items() if name not in foreign}
 
 
+MAX_CERT_EXPIRY_DAYS = 10
+MAX_CERT_EXPIRY_DAY = 365
+
+
+def _distinct_descending(days: list[int]) -> list[int]:
+    if len(set(days)) != len(days):
+        raise ValueError("must not repeat a threshold")
+    return sorted(days, reverse=True)
+
+
 class AlertSettingsIn(_JudgedWhole):
     """Alert settings of one monitor, as stored (docs/api.md#alert-settings)."""
 
@@ -416,6 +431,20 @@ class AlertSettingsIn(_JudgedWhole):
     alert_on_recovery: bool = True
     alert_threshold: int = Field(
         1, ge=1, le=100, description="Consecutive failed runs before a downtime notification."
+    )
+    cert_expiry_days: Annotated[
+        list[Annotated[int, Field(ge=1, le=MAX_CERT_EXPIRY_DAY)]],
+        Field(max_length=MAX_CERT_EXPIRY_DAYS, json_schema_extra={"uniqueItems": True}),
+        AfterValidator(_distinct_descending),
+        Rule(f"must list at most {MAX_CERT_EXPIRY_DAYS} thresholds", on=("too_long",)),
+        Rule(
+            f"each threshold must be between 1 and {MAX_CERT_EXPIRY_DAY} days",
+            on=("greater_than_equal", "less_than_equal"),
+        ),
+    ] = Field(
+        default_factory=lambda: list(DEFAULT_CERT_EXPIRY_DAYS),
+        description="Days before a TLS certificate expires (https, tcp with tls) that each "
+        "send one cert_expiry alert; distinct, stored largest first. [] turns them off.",
     )
 
     @staticmethod
@@ -464,13 +493,39 @@ def parse_monitor_update(
     return _monitor_or_error({**_own_fields(kind, current), **patch}, settings, sent=patch)
 
 
+# A valid target of each type, for judging a change's fields without a monitor.
+_TEMPLATE_URLS = {
+    "http": "http://template.invalid/",
+    "https": "https://template.invalid/",
+    "tcp": "tcp://template.invalid:1",
+    "udp": "udp://template.invalid:1",
+    "dns": "dns://template.invalid",
+    "ping": "ping://template.invalid",
+}
+
+
+def _patch_type(patch: Mapping[str, Any]) -> str:
+    """The type a change's fields are judged as: its own, else its URL's scheme, else http.
+
+    The change applies to monitors of any type (a bulk update); each one's
+    merged configuration is judged later against that monitor's type.
+    """
+    kind = patch.get("type")
+    if isinstance(kind, str) and kind in _TEMPLATE_URLS:
+        return kind
+    url = patch.get("url")
+    scheme = url.partition("://")[0].lower() if isinstance(url, str) and "://" in url else ""
+    return scheme if scheme in _TEMPLATE_URLS else "http"
+
+
 def check_patch_fields(patch: Mapping[str, Any], settings: Settings) -> None:
     """Validate each field of a partial change on its own (types, bounds, names).
 
     Cross-field rules need the monitor the change applies to, so they are
     left to ``parse_monitor_update``; this catches what is wrong everywhere.
     """
-    template = {"name": "template", "type": "http", "url": "http://template.invalid/"}
+    kind = _patch_type(patch)
+    template = {"name": "template", "type": kind, "url": _TEMPLATE_URLS[kind]}
     _, details = _validate(MonitorConfig, {**template, **patch}, settings, cross_field=False)
     if details:
         raise _monitor_error(details, patch)

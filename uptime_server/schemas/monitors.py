@@ -90,7 +90,10 @@ class MonitorSummary(ResponseModel):
     paused: bool
     uptime_24h: Percent | None
     response_time: LastRunTime
+    status_code: int | None = Field(description="http, https: the last run's HTTP status.")
     last_check: UtcTime | None
+    query_name: str | None = Field(description="dns.")
+    record_type: str | None = Field(description="dns; null = A.")
 
 
 class MonitorCreated(ResponseModel):
@@ -119,6 +122,9 @@ class AlertSettings(ResponseModel):
     slack_webhook_url: str | None
     alert_on_recovery: bool
     alert_threshold: Annotated[int, Field(ge=1, le=100)]
+    cert_expiry_days: Annotated[
+        list[int], Field(description="Certificate-expiry thresholds in days, largest first")
+    ]
 
     @classmethod
     def of(cls, row: Any, owner_email: str) -> Self:

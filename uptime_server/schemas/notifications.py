@@ -20,7 +20,7 @@ class Notification(ResponseModel):
     monitor_id: int
     monitor_name: str
     monitor_url: str | None
-    type: Literal["downtime", "recovery"]
+    type: Literal["downtime", "recovery", "cert_expiry"]
     message: str
     status: Literal["active", "resolved"]
     started_at: UtcTime

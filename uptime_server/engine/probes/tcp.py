@@ -22,12 +22,11 @@ import contextlib
 import socket
 import ssl
 import time
-from datetime import datetime
 
 from uptime_server.engine.probe_rules import printable
 from uptime_server.engine.probe_types import CheckSpec, Probing, RunResult
 from uptime_server.engine.probes.payload import parse_escapes
-from uptime_server.net.certs import cert_expiry
+from uptime_server.net.certs import PeerCert, peer_cert
 from uptime_server.net.errors import describe_error
 from uptime_server.net.guard import (
     GuardedResolver,
@@ -64,13 +63,14 @@ async def resolve_guarded(host: str, port: int, *, block_private: bool) -> str:
 
 async def tcp_attempt(prober: Probing, spec: CheckSpec) -> RunResult:
     """One tcp attempt (see the module doc), never raising (except cancellation)."""
-    cert: list[datetime | None] = [None]  # set once a handshake showed a certificate
+    cert: list[PeerCert | None] = [None]  # set once a handshake showed a certificate
     try:
         async with asyncio.timeout(spec.timeout):
             elapsed = await _check(prober, spec, cert)
     except Exception as exc:  # the module edge: every failure becomes a string
-        return RunResult(False, None, None, printable(_describe(exc, spec.timeout)), cert[0])
-    return RunResult(True, elapsed, None, None, cert[0])
+        error = printable(_describe(exc, spec.timeout))
+        return RunResult(False, None, None, error).with_cert(cert[0])
+    return RunResult(True, elapsed, None, None).with_cert(cert[0])
 
 
 def _describe(exc: Exception, timeout: int) -> str:
@@ -85,7 +85,7 @@ def _describe(exc: Exception, timeout: int) -> str:
     return describe_error(exc, timeout)
 
 
-async def _check(prober: Probing, spec: CheckSpec, cert: list[datetime | None]) -> int:
+async def _check(prober: Probing, spec: CheckSpec, cert: list[PeerCert | None]) -> int:
     opts = spec.options
     host, port = parse_host_port_url(spec.url, "tcp")
     address = await resolve_guarded(host, port, block_private=prober.block_private)
@@ -98,7 +98,7 @@ async def _check(prober: Probing, spec: CheckSpec, cert: list[datetime | None]) 
     try:
         ssl_object = writer.get_extra_info("ssl_object")
         if ssl_object is not None:
-            cert[0] = cert_expiry(ssl_object.getpeercert(binary_form=True))
+            cert[0] = peer_cert(ssl_object.getpeercert(binary_form=True))
         elapsed = _ms(started)
         if opts.get("send"):
             writer.write(parse_escapes(opts["send"]))
