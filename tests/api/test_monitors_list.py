@@ -44,6 +44,7 @@ def test_it_lists_summaries_in_id_order(alice: Any) -> None:
         "uptime_24h": None,
         "response_time": 87,
         "last_check": None,
+        "tags": [],
     }
 
 
