@@ -42,6 +42,12 @@ def list_(
     status: Annotated[ListStatus | None, typer.Option(help="Only monitors in this status.")] = None,
     search: Annotated[str | None, typer.Option(help="Text in the name or URL.")] = None,
     type_: Annotated[ListType | None, typer.Option("--type", help="Only this type.")] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tag", metavar="TAG", help="Only monitors with this tag; repeat: all of them."
+        ),
+    ] = None,
     page: PageOpt = None,
     limit: Annotated[int | None, typer.Option(help="Per page (1-100).", min=1, max=100)] = None,
     all_: Annotated[bool, typer.Option("--all", help="Fetch every page.")] = False,
@@ -53,6 +59,7 @@ def list_(
         "status": status,
         "search": search,
         "type": type_,
+        "tag": tag or None,
     }
     if all_:
         body = _all_pages(st.client(), limit or ALL_PAGE_SIZE, filters)
@@ -247,8 +254,19 @@ def bulk(
     ctx: typer.Context,
     action: Annotated[BulkAction, typer.Argument(help="What to do.", show_default=False)],
     monitor_ids: Annotated[
-        list[int], typer.Argument(help="Monitor ids (1-100).", metavar="ID...", show_default=False)
-    ],
+        list[int] | None,
+        typer.Argument(
+            help="Monitor ids (1-100); or --tag.", metavar="[ID...]", show_default=False
+        ),
+    ] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tag",
+            metavar="TAG",
+            help="Instead of ids: your monitors with this tag (repeat: all).",
+        ),
+    ] = None,
     reason: Annotated[str | None, typer.Option(help="With pause: why.")] = None,
     set_: Annotated[
         list[str] | None,
@@ -263,6 +281,9 @@ def bulk(
 ) -> None:
     """Pause, resume, delete or update several monitors at once; exit 1 if any failed."""
     st = state(ctx)
+    if bool(monitor_ids) == bool(tag):
+        raise typer.BadParameter("give monitor ids or --tag, not both", param_hint="'ID...'")
+    what = f"{len(monitor_ids)} monitor(s)" if monitor_ids else f"every monitor tagged {tag}"
     settings = dict(parse_assignment(item) for item in set_ or [])
     if action == "update" and not settings:
         raise typer.BadParameter(
@@ -271,19 +292,15 @@ def bulk(
     if action != "update" and settings:
         raise typer.BadParameter("--set goes with update only", param_hint="'--set'")
     if action == "delete" and not yes:
-        typer.confirm(
-            f"Delete {len(monitor_ids)} monitor(s) and all their history?", abort=True, err=True
-        )
-    data = (
-        st.client()
-        .bulk(action, list(monitor_ids), reason=reason, settings=settings or None)
-        .get("data")
-        or {}
-    )
+        typer.confirm(f"Delete {what} and all their history?", abort=True, err=True)
+    ids = list(monitor_ids or ())
+    response = st.client().bulk(action, ids, tag=tag, reason=reason, settings=settings or None)
+    data = response.get("data") or {}
     output.show(st.wants_json(json_), data, output.bulk_view)
     failed = data.get("failed") or []
     if failed:
-        raise CliError(f"{len(failed)} of {len(monitor_ids)} monitor(s) failed")
+        total = len(failed) + len(data.get("succeeded") or [])
+        raise CliError(f"{len(failed)} of {total} monitor(s) failed")
 
 
 monitor_data.register(app)
