@@ -83,7 +83,11 @@ def apply(
         # Someone changed the monitors in between: what was applied is this.
         output.warn("The monitors changed since the plan; this is what was applied:")
         output.out().print(plan_view(done))
-    output.success(f"Applied: {_counts(done.get('summary') or {})}.")
+    summary = done.get("summary") or {}
+    output.success(
+        f"Applied: {summary.get('create', 0)} created, {summary.get('update', 0)} updated, "
+        f"{summary.get('delete', 0)} deleted."
+    )
 
 
 def export(
