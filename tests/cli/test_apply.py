@@ -232,3 +232,14 @@ def test_apply_json_prints_the_servers_plan(cli: Cli, tmp_path: Path) -> None:
     path = write(tmp_path, "monitors.yaml", FILE)
     data = json.loads(apply(cli, "-f", str(path), "--json").stdout)
     assert (data["applied"], data["summary"]["create"]) == (True, 2)
+
+
+def test_the_documented_example_is_a_valid_file(cli: Cli, alice: Any, tmp_path: Path) -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "monitors-as-code.md").read_text()
+    example = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = write(tmp_path, "monitors.yaml", example)
+    # A dry run: the server validates every entry and plans; nothing is created or dialled.
+    result = cli("apply", "-f", str(path), "--dry-run", env={"API_HEALTH_TOKEN": "t"})
+    assert result.exit_code == 0, describe(result)
+    assert "Plan: 4 to create, 0 to update, 0 to delete, 0 unchanged." in result.stdout
+    assert monitors(alice) == {}
