@@ -146,7 +146,7 @@ def check_runs(monitor: Monitor, *, since: datetime, until: datetime, limit: int
 
 def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: Settings) -> Monitor:
     with write_tx():
-        _lock_owner(user)
+        _lock_owner(user.id)
         count = Monitor.select(fn.COUNT(Monitor.id)).where(Monitor.user == user).scalar()
         if count >= settings.max_monitors_per_user:
             raise ApiError(
@@ -166,16 +166,17 @@ def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: S
     return monitor
 
 
-def _lock_owner(user: User) -> None:
-    """Queue this user's creates one behind the other until commit, so the count holds.
+def _lock_owner(user_id: int) -> None:
+    """Queue this user's creates (and key changes) one behind the other until commit.
 
+    So the count holds, and a key found free stays free until it is written.
     PostgreSQL: a row lock on the user (NO KEY UPDATE: it does not hold up
     rows that merely reference the user, such as the engine's notifications);
     two creates counting at once would both see room for one more. SQLite's
     write transaction already admits one writer at a time.
     """
     if not is_sqlite():
-        User.select(User.id).where(User.id == user.id).for_update("FOR NO KEY UPDATE").execute()
+        User.select(User.id).where(User.id == user_id).for_update("FOR NO KEY UPDATE").execute()
 
 
 def update_monitor(monitor: Monitor, cfg: MonitorConfig, *, now: datetime) -> Monitor:
@@ -196,6 +197,7 @@ def update_monitor(monitor: Monitor, cfg: MonitorConfig, *, now: datetime) -> Mo
     type_moved = (monitor.type in CHECKED_TYPES) != (new_type in CHECKED_TYPES)
     with write_tx():
         if "key" in changes:
+            _lock_owner(monitor.user_id)
             _check_key_free(monitor.user_id, cfg.key, monitor.id)
         owned = (Monitor.id == monitor.id) & (Monitor.user == monitor.user_id)
         if not Monitor.update(updated_at=now, **changes).where(owned).execute():

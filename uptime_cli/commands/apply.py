@@ -24,6 +24,7 @@ from rich.text import Text
 
 from uptime_cli import output
 from uptime_cli.client import ApiClientError, ApiRefused, ServerError
+from uptime_cli.commands.options import TagFilterOpt
 from uptime_cli.context import ERROR, USAGE, CliError, state
 from uptime_cli.monitor_files import Entry, FileProblems, dump, load
 
@@ -43,6 +44,7 @@ def apply(
         typer.Option(
             "--file",
             "-f",
+            metavar="PATH",
             help="A monitors file (YAML or JSON) or a directory of them; repeat for more.",
             show_default=False,
         ),
@@ -92,12 +94,7 @@ def apply(
 
 def export(
     ctx: typer.Context,
-    tag: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tag", metavar="TAG", help="Only monitors with this tag; repeat: all of them."
-        ),
-    ] = None,
+    tag: TagFilterOpt = None,
     json_: Annotated[bool, typer.Option("--json", help="Write JSON instead of YAML.")] = False,
 ) -> None:
     """Write your monitors as a monitors file (only what differs from the defaults)."""

@@ -19,7 +19,9 @@ from uptime_cli.commands.options import (
     JsonFlag,
     MonitorId,
     PageOpt,
+    TagFilterOpt,
     parse_assignment,
+    tag_option,
     with_monitor_options,
 )
 from uptime_cli.context import ERROR, CliError, state
@@ -42,12 +44,7 @@ def list_(
     status: Annotated[ListStatus | None, typer.Option(help="Only monitors in this status.")] = None,
     search: Annotated[str | None, typer.Option(help="Text in the name or URL.")] = None,
     type_: Annotated[ListType | None, typer.Option("--type", help="Only this type.")] = None,
-    tag: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tag", metavar="TAG", help="Only monitors with this tag; repeat: all of them."
-        ),
-    ] = None,
+    tag: TagFilterOpt = None,
     page: PageOpt = None,
     limit: Annotated[int | None, typer.Option(help="Per page (1-100).", min=1, max=100)] = None,
     all_: Annotated[bool, typer.Option("--all", help="Fetch every page.")] = False,
@@ -247,6 +244,7 @@ def test(ctx: typer.Context, monitor_id: MonitorId, json_: JsonFlag = False) -> 
 
 
 BulkAction = Literal["pause", "resume", "delete", "update"]
+BulkTagOpt = tag_option("Instead of ids: your monitors with this tag (repeat: all).")
 
 
 @app.command()
@@ -255,18 +253,9 @@ def bulk(
     action: Annotated[BulkAction, typer.Argument(help="What to do.", show_default=False)],
     monitor_ids: Annotated[
         list[int] | None,
-        typer.Argument(
-            help="Monitor ids (1-100); or --tag.", metavar="[ID...]", show_default=False
-        ),
+        typer.Argument(help="Monitor ids (1-100); or --tag.", metavar="ID", show_default=False),
     ] = None,
-    tag: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tag",
-            metavar="TAG",
-            help="Instead of ids: your monitors with this tag (repeat: all).",
-        ),
-    ] = None,
+    tag: BulkTagOpt = None,
     reason: Annotated[str | None, typer.Option(help="With pause: why.")] = None,
     set_: Annotated[
         list[str] | None,

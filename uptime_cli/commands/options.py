@@ -120,14 +120,17 @@ MaxLossOpt = Annotated[
     float | None,
     typer.Option("--max-packet-loss", metavar="PCT", help="ping: lost echoes allowed (default 0)."),
 ]
-TagOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--tag",
-        metavar="TAG",
-        help='A label (lowercase); repeat for more. Replaces all tags; --tag "" clears them.',
-    ),
-]
+
+
+def tag_option(help: str) -> Any:
+    """A repeatable ``--tag TAG`` option with *help*."""
+    return Annotated[list[str] | None, typer.Option("--tag", metavar="TAG", help=help)]
+
+
+TagOpt = tag_option(
+    'A label (lowercase); repeat for more. Replaces all tags; --tag "" clears them.'
+)
+TagFilterOpt = tag_option("Only monitors with this tag; repeat: all of them.")
 
 # parameter of add/edit → (its option, the API field it sets)
 MONITOR_OPTIONS: dict[str, tuple[Any, str]] = {
