@@ -108,3 +108,20 @@ def test_tags_go_with_their_monitor(alice: Any) -> None:
     mid = create(alice, tags=["gone"])
     assert alice.delete(f"{LIST}/{mid}").status_code == 200
     assert MonitorTag.select().count() == 0
+
+
+def test_a_key_is_unique_per_user_only(alice: Any, bob: Any) -> None:
+    mine = create(alice, key="api")
+    assert _get(alice, mine)["key"] == "api"
+    taken = alice.post(
+        LIST, json={"name": "m", "type": "http", "url": "http://127.0.0.1:9/", "key": "api"}
+    )
+    assert_error(taken, 400, "VALIDATION_ERROR", "key", only=True)
+    other = create(alice)
+    assert_error(
+        alice.put(f"{LIST}/{other}", json={"key": "api"}), 400, "VALIDATION_ERROR", "key", only=True
+    )
+    assert _get(bob, create(bob, key="api"))["key"] == "api"  # another user's key is no clash
+    assert alice.put(f"{LIST}/{mine}", json={"key": ""}).get_json()["data"]["key"] is None
+    bad = alice.put(f"{LIST}/{other}", json={"key": "no spaces"})
+    assert_error(bad, 400, "VALIDATION_ERROR", "key", only=True)
