@@ -209,16 +209,7 @@ def apply() -> Any:
     applied = False
     if not req.dry_run:
         applied = monitor_apply.apply(current_user, steps, now=now(), settings=settings())
-    counts = {action: 0 for action in ("create", "update", "delete", "unchanged", "extra")}
-    for step in steps:
-        counts[step.action] += 1
-    result = ApplyResult(
-        dry_run=req.dry_run,
-        applied=applied,
-        summary=counts,
-        plan=[step.as_json() for step in steps],
-    )
-    return data_of(result)
+    return data_of(ApplyResult.of(steps, dry_run=req.dry_run, applied=applied))
 
 
 @bp.get("/export")

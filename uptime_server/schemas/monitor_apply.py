@@ -8,8 +8,8 @@ from the defaults, so exporting and applying round-trip.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -74,6 +74,15 @@ class ApplyResult(ResponseModel):
     applied: bool = Field(description="Whether anything was written")
     summary: PlanCounts
     plan: list[PlanStep]
+
+    @classmethod
+    def of(cls, steps: Iterable[Any], *, dry_run: bool, applied: bool) -> Self:
+        """The result of planned *steps* (``monitor_apply.Step``), counted by action."""
+        plan = [step.as_json() for step in steps]
+        counts = dict.fromkeys(PlanCounts.model_fields, 0)
+        for step in plan:
+            counts[step["action"]] += 1
+        return cls(dry_run=dry_run, applied=applied, summary=counts, plan=plan)
 
 
 class Export(ResponseModel):
