@@ -138,8 +138,16 @@ class ApiClient:
         status: str | None = None,
         search: str | None = None,
         type: str | None = None,
+        tag: list[str] | None = None,
     ) -> Json:
-        params = {"page": page, "limit": limit, "status": status, "search": search, "type": type}
+        params = {
+            "page": page,
+            "limit": limit,
+            "status": status,
+            "search": search,
+            "type": type,
+            "tag": tag or None,  # repeated: ?tag=a&tag=b
+        }
         return self._call("GET", "/monitors", params=params)
 
     def create_monitor(self, fields: Json) -> Json:
@@ -190,17 +198,30 @@ class ApiClient:
     def bulk(
         self,
         action: str,
-        monitor_ids: list[int],
+        monitor_ids: list[int] | None,
         *,
+        tag: list[str] | None = None,
         reason: str | None = None,
         settings: Json | None = None,
     ) -> Json:
-        body: Json = {"action": action, "monitor_ids": monitor_ids}
+        """Act on *monitor_ids*, or else on the monitors carrying every one of *tag*."""
+        body: Json = {"action": action}
+        if monitor_ids:
+            body["monitor_ids"] = monitor_ids
+        else:
+            body["tag"] = tag
         if reason is not None:
             body["reason"] = reason
         if settings is not None:
             body["settings"] = settings
         return self._call("POST", "/monitors/bulk", json=body)
+
+    def apply_monitors(self, entries: list[Json], *, prune: bool, dry_run: bool) -> Json:
+        body = {"monitors": entries, "prune": prune, "dry_run": dry_run}
+        return self._call("POST", "/monitors/apply", json=body)
+
+    def export_monitors(self, *, tag: list[str] | None = None) -> Json:
+        return self._call("GET", "/monitors/export", params={"tag": tag or None})
 
     # -- notifications ---------------------------------------------------------
 

@@ -17,7 +17,7 @@ from typer.core import TyperGroup
 
 from uptime_cli import __version__, output
 from uptime_cli.client import ApiRefused, ServerError, Unreachable
-from uptime_cli.commands import auth, heartbeats, monitors, notifications, server, tokens
+from uptime_cli.commands import apply, auth, heartbeats, monitors, notifications, server, tokens
 from uptime_cli.context import (
     ERROR,
     INTERRUPTED,
@@ -141,6 +141,7 @@ def root(
 
 auth.register(app)
 heartbeats.register(app)
+apply.register(app)
 app.add_typer(monitors.app, name="monitors")
 app.add_typer(notifications.app, name="notifications")
 app.add_typer(tokens.app, name="tokens")

@@ -276,6 +276,8 @@ MONITOR_FIELDS = (
     ("expected_values", "Expected values"),
     ("count", "Echoes"),
     ("max_packet_loss", "Max packet loss (%)"),
+    ("key", "Key"),
+    ("tags", "Tags"),
 )
 # The fields shown only for the types they belong to (as the server's
 # models.TYPE_FIELDS); the others are shown for every type.

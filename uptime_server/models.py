@@ -6,7 +6,7 @@ Tables and what owns them:
   cli_tickets (sign-in in flight);
 - monitors (configuration plus current state), monitor_locations (one row per
   monitor and location: due time and claim lease for the scheduler),
-  alert_settings;
+  monitor_tags (a monitor's labels), alert_settings;
 - check_runs (raw history), rollups (5m/1h/1d aggregates with histograms);
 - notifications (incidents and recoveries), outbox (emails and Slack posts
   waiting for delivery, written in the same transaction as the state change).
@@ -246,6 +246,8 @@ class Monitor(BaseModel):
     expected_values = JSONField(null=True)
     count = pw.IntegerField(null=True)
     max_packet_loss = pw.FloatField(null=True)
+    # The stable name ``uptime apply`` matches by (migration 0007); unique per user.
+    key = pw.CharField(max_length=100, null=True)
 
     # Current state, maintained by the engine.
     status = pw.CharField(max_length=16, default="pending")
@@ -278,7 +280,10 @@ class Monitor(BaseModel):
 
     class Meta:
         table_name = "monitors"
-        indexes = ((("user", "id"), False),)
+        indexes = (
+            (("user", "id"), False),
+            (("user", "key"), True),
+        )
 
     @property
     def checks_supported(self) -> bool:
@@ -307,6 +312,17 @@ class MonitorLocation(BaseModel):
             (("monitor", "location"), True),
             (("location", "next_check_at"), False),
         )
+
+
+class MonitorTag(BaseModel):
+    """One label of a monitor (migration 0007); the list filter looks tags up by index."""
+
+    monitor = pw.ForeignKeyField(Monitor, backref="tag_rows", on_delete="CASCADE", index=False)
+    tag = pw.CharField(max_length=32, index=True)
+
+    class Meta:
+        table_name = "monitor_tags"
+        primary_key = pw.CompositeKey("monitor", "tag")
 
 
 class AlertSettings(BaseModel):
@@ -465,6 +481,7 @@ MODELS: list[type[BaseModel]] = [
     CliTicket,
     Monitor,
     MonitorLocation,
+    MonitorTag,
     AlertSettings,
     CheckRun,
     Rollup,

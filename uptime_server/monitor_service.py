@@ -16,7 +16,7 @@ from peewee import SQL, NodeList, fn
 
 from uptime_server.config import Settings
 from uptime_server.db import is_sqlite, write_tx
-from uptime_server.errors import ApiError, monitor_not_found
+from uptime_server.errors import ApiError, monitor_not_found, validation_error
 from uptime_server.models import (
     CHECKED_TYPES,
     AlertSettings,
@@ -26,6 +26,7 @@ from uptime_server.models import (
     Notification,
     User,
 )
+from uptime_server.monitor_tags import having_all, replace_tags, tags_by_monitor, tags_of
 from uptime_server.query_params import INT64_MAX
 from uptime_server.schemas.monitor_config import (
     AlertSettingsIn,
@@ -37,11 +38,18 @@ from uptime_server.schemas.monitor_config import (
 from uptime_server.stats.figures import uptime_by_monitor
 
 CONFIG_FIELDS = tuple(MonitorConfig.model_fields)
+# Tags live in their own table (monitor_tags); every other field is a column.
+COLUMN_FIELDS = tuple(name for name in CONFIG_FIELDS if name != "tags")
 
 
-def config_of(monitor: Monitor) -> dict[str, Any]:
-    """The stored configuration of *monitor*, in the shape MonitorConfig takes."""
-    return {name: getattr(monitor, name) for name in CONFIG_FIELDS}
+def config_of(monitor: Monitor, tags: list[str] | None = None) -> dict[str, Any]:
+    """The stored configuration of *monitor*, in the shape MonitorConfig takes.
+
+    *tags*, when the caller has loaded them already (a listing), saves a query.
+    """
+    config = {name: getattr(monitor, name) for name in COLUMN_FIELDS}
+    config["tags"] = tags_of(monitor.id) if tags is None else tags
+    return config
 
 
 MAX_ID = INT64_MAX  # ids are 64-bit; a larger one cannot exist (nor be bound in SQLite)
@@ -61,15 +69,17 @@ class Filters:
     status: str | None = None
     type: str | None = None
     search: str = ""
+    tags: tuple[str, ...] = ()  # monitors carrying all of them
 
 
 @dataclass(frozen=True)
 class Listing:
-    """One page of a user's monitors, with their 24-hour uptime."""
+    """One page of a user's monitors, with their 24-hour uptime and their tags."""
 
     rows: list[Monitor]
     total: int
     uptime: dict[int, dict[str, float | None]]
+    tags: dict[int, list[str]]
 
 
 # Only the summary's columns: building full rows costs more than the query.
@@ -97,14 +107,25 @@ def list_monitors(user: User, filters: Filters, *, page: int, limit: int, now: d
         query = query.where(Monitor.type == filters.type)
     if search := filters.search:
         query = query.where(_like(Monitor.name, search) | _like(Monitor.url, search))
+    if filters.tags:
+        query = query.where(having_all(Monitor.id, filters.tags))
     total = query.count()
     # A page past the end is answered without asking the database for an
     # offset that may not even fit its integer type.
     rows = []
     if (page - 1) * limit < total:
         rows = list(query.order_by(Monitor.id).paginate(page, limit))
-    uptime = uptime_by_monitor([m.id for m in rows], now, windows=("24h",))
-    return Listing(rows, total, uptime)
+    ids = [m.id for m in rows]
+    uptime = uptime_by_monitor(ids, now, windows=("24h",))
+    return Listing(rows, total, uptime, tags_by_monitor(ids))
+
+
+def ids_tagged(user: User, tags: list[str]) -> list[int]:
+    """The ids of the user's monitors carrying every one of *tags*, in id order."""
+    query = Monitor.select(Monitor.id).where(
+        (Monitor.user == user.id) & having_all(Monitor.id, tags)
+    )
+    return [mid for (mid,) in query.order_by(Monitor.id).tuples()]
 
 
 def _like(expr: Any, needle: str) -> Any:
@@ -113,10 +134,11 @@ def _like(expr: Any, needle: str) -> Any:
 
 
 def figures(monitor: Monitor, *, now: datetime) -> dict[str, Any]:
-    """What the API shows beside the row: uptime per window and the next check."""
+    """What the API shows beside the row: uptime per window, the next check, the tags."""
     return {
         "uptime": uptime_by_monitor([monitor.id], now)[monitor.id],
         "next_check_at": next_check_at(monitor),
+        "tags": tags_of(monitor.id),
     }
 
 
@@ -136,7 +158,7 @@ def check_runs(monitor: Monitor, *, since: datetime, until: datetime, limit: int
 
 def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: Settings) -> Monitor:
     with write_tx():
-        _lock_owner(user)
+        _lock_owner(user.id)
         count = Monitor.select(fn.COUNT(Monitor.id)).where(Monitor.user == user).scalar()
         if count >= settings.max_monitors_per_user:
             raise ApiError(
@@ -144,24 +166,29 @@ def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: S
                 f"Monitor limit reached ({settings.max_monitors_per_user} per user)",
                 {"limit": [str(settings.max_monitors_per_user)]},
             )
+        columns = cfg.model_dump()
+        tags = columns.pop("tags")
+        _check_key_free(user.id, cfg.key, None)
         monitor = Monitor.create(
-            user=user, status="pending", created_at=now, updated_at=now, **cfg.model_dump()
+            user=user, status="pending", created_at=now, updated_at=now, **columns
         )
+        replace_tags(monitor.id, tags)
         AlertSettings.create(monitor=monitor)
         _sync_locations(monitor, now)
     return monitor
 
 
-def _lock_owner(user: User) -> None:
-    """Queue this user's creates one behind the other until commit, so the count holds.
+def _lock_owner(user_id: int) -> None:
+    """Queue this user's creates (and key changes) one behind the other until commit.
 
+    So the count holds, and a key found free stays free until it is written.
     PostgreSQL: a row lock on the user (NO KEY UPDATE: it does not hold up
     rows that merely reference the user, such as the engine's notifications);
     two creates counting at once would both see room for one more. SQLite's
     write transaction already admits one writer at a time.
     """
     if not is_sqlite():
-        User.select(User.id).where(User.id == user.id).for_update("FOR NO KEY UPDATE").execute()
+        User.select(User.id).where(User.id == user_id).for_update("FOR NO KEY UPDATE").execute()
 
 
 def update_monitor(monitor: Monitor, cfg: MonitorConfig, *, now: datetime) -> Monitor:
@@ -173,15 +200,22 @@ def update_monitor(monitor: Monitor, cfg: MonitorConfig, *, now: datetime) -> Mo
     a pause) since the row was read, and writing the read copy back would
     undo that. A monitor deleted meanwhile is MONITOR_NOT_FOUND.
     """
-    changes = {k: v for k, v in cfg.model_dump().items() if getattr(monitor, k) != v}
+    current = config_of(monitor)
+    changes = {k: v for k, v in cfg.model_dump().items() if current[k] != v}
     if not changes:
         return monitor
+    tags = changes.pop("tags", None)
     new_type = changes.get("type", monitor.type)
     type_moved = (monitor.type in CHECKED_TYPES) != (new_type in CHECKED_TYPES)
     with write_tx():
+        if "key" in changes:
+            _lock_owner(monitor.user_id)
+            _check_key_free(monitor.user_id, cfg.key, monitor.id)
         owned = (Monitor.id == monitor.id) & (Monitor.user == monitor.user_id)
         if not Monitor.update(updated_at=now, **changes).where(owned).execute():
             raise monitor_not_found()
+        if tags is not None:
+            replace_tags(monitor.id, tags)
         if type_moved:
             # A monitor that moves to or from a checked type starts over. A
             # state write like the engine's: the version moves on from the
@@ -196,6 +230,18 @@ def update_monitor(monitor: Monitor, cfg: MonitorConfig, *, now: datetime) -> Mo
         fresh = Monitor.get_by_id(monitor.id)
         _sync_locations(fresh, now, interval_changed="check_interval" in changes)
     return fresh
+
+
+def _check_key_free(user_id: int, key: str | None, monitor_id: int | None) -> None:
+    """VALIDATION_ERROR when another of the user's monitors has *key* already."""
+    if key is None:
+        return
+    taken = Monitor.select(Monitor.id).where(
+        (Monitor.user == user_id) & (Monitor.key == key) & (Monitor.id != (monitor_id or 0))
+    )
+    holder = taken.scalar()
+    if holder is not None:
+        raise validation_error({"key": [f"is already the key of monitor {holder}"]})
 
 
 def _sync_locations(monitor: Monitor, now: datetime, *, interval_changed: bool = False) -> None:
@@ -356,10 +402,16 @@ def alert_settings(monitor: Monitor) -> AlertSettings:
 def update_alert_settings(monitor: Monitor, patch: Any) -> AlertSettings:
     """Merge *patch* into the stored settings, validate the whole, and store it."""
     stored = alert_settings(monitor)
-    new = parse_alert_settings({k: getattr(stored, k) for k in ALERT_FIELDS}, patch)
+    store_alert_settings(
+        monitor, parse_alert_settings({k: getattr(stored, k) for k in ALERT_FIELDS}, patch)
+    )
+    return alert_settings(monitor)
+
+
+def store_alert_settings(monitor: Monitor, new: AlertSettingsIn) -> None:
+    """Write the whole of *new* as the monitor's alert settings."""
     preserve = [getattr(AlertSettings, k) for k in ALERT_FIELDS]
     with write_tx():
         AlertSettings.insert(monitor=monitor.id, **new.model_dump()).on_conflict(
             conflict_target=[AlertSettings.monitor], preserve=preserve
         ).execute()
-    return alert_settings(monitor)

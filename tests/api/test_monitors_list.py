@@ -47,6 +47,7 @@ def test_it_lists_summaries_in_id_order(alice: Any) -> None:
         "last_check": None,
         "query_name": None,
         "record_type": None,
+        "tags": [],
     }
 
 

@@ -82,3 +82,11 @@ def test_concurrent_creates_never_exceed_the_cap(
     cap = settings.max_monitors_per_user
     assert results == [(201, None)] * cap + [(403, "QUOTA_EXCEEDED")] * (threads - cap)
     assert Monitor.select().where(Monitor.user == alice.user.id).count() == cap
+
+
+def test_an_apply_over_the_cap_rolls_back_its_deletes_and_creates(alice: Any) -> None:
+    create(alice, name="gone")
+    entries = [monitor_body(name=n) for n in ("a", "b", "c")]
+    response = alice.post("/api/v1/monitors/apply", json={"monitors": entries, "prune": True})
+    assert_error(response, 403, "QUOTA_EXCEEDED")
+    assert [m.name for m in Monitor.select()] == ["gone"]

@@ -34,6 +34,8 @@ SPEC_OPERATIONS = {
     ("get", "/api/v1/monitors"),
     ("post", "/api/v1/monitors"),
     ("post", "/api/v1/monitors/bulk"),
+    ("post", "/api/v1/monitors/apply"),
+    ("get", "/api/v1/monitors/export"),
     ("get", "/api/v1/monitors/{monitor_id}"),
     ("put", "/api/v1/monitors/{monitor_id}"),
     ("delete", "/api/v1/monitors/{monitor_id}"),
@@ -240,3 +242,19 @@ def test_a_changed_nested_model_changes_every_schema_that_holds_it(
     assert summary["region"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
     items = schemas["MonitorList"]["properties"]["data"]["items"]
     assert items == {"$ref": "#/components/schemas/MonitorSummary"}
+
+
+def test_it_describes_apply_entries_with_their_alerts_and_the_tag_filter(
+    document: dict[str, Any],
+) -> None:
+    body = document["paths"]["/api/v1/monitors/apply"]["post"]["requestBody"]
+    schema = document["components"]["schemas"][
+        body["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    ]
+    entry = schema["properties"]["monitors"]["items"]
+    assert {"name", "key", "tags", "alerts"} <= set(entry["properties"])
+    assert set(schema["properties"]) == {"monitors", "prune", "dry_run"}
+    listing = document["paths"]["/api/v1/monitors"]["get"]["parameters"]
+    assert any(p["name"] == "tag" and p["schema"]["type"] == "array" for p in listing)
+    export = document["paths"]["/api/v1/monitors/export"]["get"]["parameters"]
+    assert [p["name"] for p in export] == ["tag"]

@@ -37,6 +37,8 @@ COMMANDS = {
     ("GET", "/api/v1/monitors/<>/alerts"): "monitors alerts",
     ("PUT", "/api/v1/monitors/<>/alerts"): "monitors alerts",
     ("POST", "/api/v1/monitors/bulk"): "monitors bulk",
+    ("POST", "/api/v1/monitors/apply"): "apply",
+    ("GET", "/api/v1/monitors/export"): "export",
     ("GET", "/api/v1/notifications"): "notifications list",
     ("GET", "/api/v1/notifications/active"): "notifications active",
     ("GET", "/api/v1/notifications/recent"): "notifications recent",

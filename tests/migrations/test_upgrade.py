@@ -60,7 +60,9 @@ def test_foreign_keys_still_cascade_after_the_rebuild(v010_db):
     with v010_db.bind_ctx(MODELS):
         User.delete().where(User.id == 1).execute()
 
-    rows = v010_data.read(v010_db, v010_columns(v010_db))
+    # The tables of v0.1.0: later migrations add tables of their own.
+    columns = {t: c for t, c in v010_columns(v010_db).items() if t in v010_data.ROWS}
+    rows = v010_data.read(v010_db, columns)
     # Alice's monitor 1 took its runs, roll-ups, alerts, incidents and emails with it.
     # Tables added after v0.1.0 hold no rows of its data and are left out.
     left = {table: len(found) for table, found in rows.items() if table in v010_data.ROWS}

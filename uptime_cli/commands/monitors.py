@@ -19,7 +19,9 @@ from uptime_cli.commands.options import (
     JsonFlag,
     MonitorId,
     PageOpt,
+    TagFilterOpt,
     parse_assignment,
+    tag_option,
     with_monitor_options,
 )
 from uptime_cli.context import ERROR, CliError, state
@@ -42,6 +44,7 @@ def list_(
     status: Annotated[ListStatus | None, typer.Option(help="Only monitors in this status.")] = None,
     search: Annotated[str | None, typer.Option(help="Text in the name or URL.")] = None,
     type_: Annotated[ListType | None, typer.Option("--type", help="Only this type.")] = None,
+    tag: TagFilterOpt = None,
     page: PageOpt = None,
     limit: Annotated[int | None, typer.Option(help="Per page (1-100).", min=1, max=100)] = None,
     all_: Annotated[bool, typer.Option("--all", help="Fetch every page.")] = False,
@@ -53,6 +56,7 @@ def list_(
         "status": status,
         "search": search,
         "type": type_,
+        "tag": tag or None,
     }
     if all_:
         body = all_pages(st.client(), limit or ALL_PAGE_SIZE, filters)
@@ -240,6 +244,7 @@ def test(ctx: typer.Context, monitor_id: MonitorId, json_: JsonFlag = False) -> 
 
 
 BulkAction = Literal["pause", "resume", "delete", "update"]
+BulkTagOpt = tag_option("Instead of ids: your monitors with this tag (repeat: all).")
 
 
 @app.command()
@@ -247,8 +252,10 @@ def bulk(
     ctx: typer.Context,
     action: Annotated[BulkAction, typer.Argument(help="What to do.", show_default=False)],
     monitor_ids: Annotated[
-        list[int], typer.Argument(help="Monitor ids (1-100).", metavar="ID...", show_default=False)
-    ],
+        list[int] | None,
+        typer.Argument(help="Monitor ids (1-100); or --tag.", metavar="ID", show_default=False),
+    ] = None,
+    tag: BulkTagOpt = None,
     reason: Annotated[str | None, typer.Option(help="With pause: why.")] = None,
     set_: Annotated[
         list[str] | None,
@@ -263,6 +270,9 @@ def bulk(
 ) -> None:
     """Pause, resume, delete or update several monitors at once; exit 1 if any failed."""
     st = state(ctx)
+    if bool(monitor_ids) == bool(tag):
+        raise typer.BadParameter("give monitor ids or --tag, not both", param_hint="'ID...'")
+    what = f"{len(monitor_ids)} monitor(s)" if monitor_ids else f"every monitor tagged {tag}"
     settings = dict(parse_assignment(item) for item in set_ or [])
     if action == "update" and not settings:
         raise typer.BadParameter(
@@ -271,19 +281,15 @@ def bulk(
     if action != "update" and settings:
         raise typer.BadParameter("--set goes with update only", param_hint="'--set'")
     if action == "delete" and not yes:
-        typer.confirm(
-            f"Delete {len(monitor_ids)} monitor(s) and all their history?", abort=True, err=True
-        )
-    data = (
-        st.client()
-        .bulk(action, list(monitor_ids), reason=reason, settings=settings or None)
-        .get("data")
-        or {}
-    )
+        typer.confirm(f"Delete {what} and all their history?", abort=True, err=True)
+    ids = list(monitor_ids or ())
+    response = st.client().bulk(action, ids, tag=tag, reason=reason, settings=settings or None)
+    data = response.get("data") or {}
     output.show(st.wants_json(json_), data, output.bulk_view)
     failed = data.get("failed") or []
     if failed:
-        raise CliError(f"{len(failed)} of {len(monitor_ids)} monitor(s) failed")
+        total = len(failed) + len(data.get("succeeded") or [])
+        raise CliError(f"{len(failed)} of {total} monitor(s) failed")
 
 
 monitor_data.register(app)

@@ -121,6 +121,17 @@ MaxLossOpt = Annotated[
     typer.Option("--max-packet-loss", metavar="PCT", help="ping: lost echoes allowed (default 0)."),
 ]
 
+
+def tag_option(help: str) -> Any:
+    """A repeatable ``--tag TAG`` option with *help*."""
+    return Annotated[list[str] | None, typer.Option("--tag", metavar="TAG", help=help)]
+
+
+TagOpt = tag_option(
+    'A label (lowercase); repeat for more. Replaces all tags; --tag "" clears them.'
+)
+TagFilterOpt = tag_option("Only monitors with this tag; repeat: all of them.")
+
 # parameter of add/edit → (its option, the API field it sets)
 MONITOR_OPTIONS: dict[str, tuple[Any, str]] = {
     "type_": (TypeOpt, "type"),
@@ -148,6 +159,7 @@ MONITOR_OPTIONS: dict[str, tuple[Any, str]] = {
     "expected_value": (ExpectedValueOpt, "expected_values"),
     "count": (CountOpt, "count"),
     "max_packet_loss": (MaxLossOpt, "max_packet_loss"),
+    "tag": (TagOpt, "tags"),
 }
 
 
@@ -188,6 +200,8 @@ def monitor_fields(params: Mapping[str, Any]) -> dict[str, Any]:
             continue
         if field == "headers":
             value = parse_headers(value)
+        elif field == "tags":
+            value = [tag for tag in value if tag.strip()]
         elif isinstance(value, tuple):
             value = list(value)
         fields[field] = value

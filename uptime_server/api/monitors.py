@@ -7,13 +7,14 @@ from typing import Any
 from flask import Blueprint, request
 from flask_login import current_user
 
-from uptime_server import monitor_service
+from uptime_server import monitor_apply, monitor_service
 from uptime_server.api.body import json_body
 from uptime_server.api.operations import PAGE, choice, documenter, limit, query
 from uptime_server.api.request_schemas import (
     ALERT_SETTINGS_UPDATE,
     MONITOR_CREATE,
     MONITOR_UPDATE,
+    MONITORS_APPLY,
 )
 from uptime_server.context import now, settings
 from uptime_server.errors import validation_error
@@ -21,6 +22,7 @@ from uptime_server.models import MONITOR_TYPES
 from uptime_server.models import Monitor as MonitorRow
 from uptime_server.query_params import choice_param, int_param
 from uptime_server.schemas.base import Message, Pages, data, data_of, page_count
+from uptime_server.schemas.monitor_apply import ApplyRequest, ApplyResult, Export
 from uptime_server.schemas.monitor_config import parse_monitor, parse_monitor_update
 from uptime_server.schemas.monitor_requests import (
     BulkRequest,
@@ -37,6 +39,8 @@ from uptime_server.schemas.monitors import (
     MonitorMessage,
     MonitorSummary,
 )
+from uptime_server.schemas.requests import parse_body
+from uptime_server.schemas.tags import MAX_TAGS, TAG_PATTERN, tag_query
 
 bp = Blueprint("monitors", __name__, url_prefix="/monitors")
 
@@ -44,6 +48,19 @@ LIST_STATUSES = ("online", "offline", "warning", "pending")
 LIST_TYPES = MONITOR_TYPES
 TAG = "monitors"
 doc = documenter(TAG)
+TAG_PARAM = {
+    **query(
+        "tag",
+        {
+            "type": "array",
+            "items": {"type": "string", "pattern": TAG_PATTERN},
+            "maxItems": MAX_TAGS,
+        },
+        "Repeat for more: only monitors carrying every one of these tags (case-folded)",
+    ),
+    "style": "form",
+    "explode": True,
+}
 
 
 def _monitor(m: MonitorRow) -> Monitor:
@@ -65,6 +82,7 @@ def _pages(page: int, size: int, total: int) -> Pages:
         choice("status", LIST_STATUSES),
         choice("type", LIST_TYPES),
         query("search", {"type": "string"}, "Case-insensitive substring of name or URL"),
+        TAG_PARAM,
     ),
 )
 def list_monitors() -> Any:
@@ -76,12 +94,16 @@ def list_monitors() -> Any:
         status=choice_param(args, "status", LIST_STATUSES),
         type=choice_param(args, "type", LIST_TYPES),
         search=args.get("search", "").strip(),
+        tags=tuple(tag_query(args)),
     )
     if "\x00" in filters.search or len(filters.search) > 2048:
         raise validation_error({"search": ["must be at most 2048 characters, without NUL"]})
     listing = monitor_service.list_monitors(current_user, filters, page=page, limit=size, now=now())
     summaries = [
-        MonitorSummary.from_row(m, uptime_24h=listing.uptime[m.id].get("24h")) for m in listing.rows
+        MonitorSummary.from_row(
+            m, uptime_24h=listing.uptime[m.id].get("24h"), tags=listing.tags[m.id]
+        )
+        for m in listing.rows
     ]
     return MonitorList(data=summaries, pagination=_pages(page, size, listing.total)).to_json()
 
@@ -161,13 +183,38 @@ def put_alerts(monitor_id: int) -> Any:
 def bulk() -> Any:
     """Pause, resume, delete or update many monitors."""
     req = parse_bulk(json_body(), settings())
+    if req.tag is not None:
+        ids = monitor_service.ids_tagged(current_user, req.tag)
+    else:
+        ids = list(dict.fromkeys(req.monitor_ids or ()))
     result = monitor_service.bulk_action(
         current_user,
         req.action,
-        list(dict.fromkeys(req.monitor_ids)),
+        ids,
         reason=req.reason or None,
         patch=req.settings,
         now=now(),
         settings=settings(),
     )
     return data_of(BulkOutcome(action=req.action, **result))
+
+
+@bp.post("/apply")
+@doc("applyMonitors", ok=data(ApplyResult), errors=(403,), body=MONITORS_APPLY)
+def apply() -> Any:
+    """Make your monitors match a whole desired set, in one transaction."""
+    req = parse_body(ApplyRequest, json_body())
+    desired = monitor_apply.validate(req, settings())
+    steps = monitor_apply.plan(current_user, desired, prune=req.prune, settings=settings())
+    applied = False
+    if not req.dry_run:
+        applied = monitor_apply.apply(current_user, steps, now=now(), settings=settings())
+    return data_of(ApplyResult.of(steps, dry_run=req.dry_run, applied=applied))
+
+
+@bp.get("/export")
+@doc("exportMonitors", ok=data(Export), errors=(400,), params=(TAG_PARAM,))
+def export() -> Any:
+    """Your monitors as entries for apply, only the fields that differ from the defaults."""
+    tags = tag_query(request.args)
+    return data_of(Export(monitors=monitor_apply.export(current_user, tags, settings())))

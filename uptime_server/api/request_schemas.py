@@ -12,6 +12,7 @@ import copy
 
 from uptime_server.api.operations import JSON, RequestSchema
 from uptime_server.config import Settings
+from uptime_server.schemas.monitor_apply import ApplyRequest
 from uptime_server.schemas.monitor_config import AlertSettingsIn, MonitorConfig
 
 
@@ -77,3 +78,30 @@ def _alert_settings_update(settings: Settings) -> JSON:
 MONITOR_CREATE = RequestSchema("MonitorCreate", _monitor_create)
 MONITOR_UPDATE = RequestSchema("MonitorUpdate", _monitor_update)
 ALERT_SETTINGS_UPDATE = RequestSchema("AlertSettingsUpdate", _alert_settings_update)
+
+
+def _monitors_apply(settings: Settings) -> JSON:
+    """The whole desired set: each entry a create body with its alert settings beside."""
+    schema = copy.deepcopy(ApplyRequest.model_json_schema())
+    entry = _monitor_create(settings)
+    entry["properties"]["alerts"] = {
+        "anyOf": [{"$ref": "#/components/schemas/AlertSettingsUpdate"}, {"type": "null"}],
+        "description": "Alert settings of this monitor; those omitted take their defaults.",
+    }
+    entry["description"] = "One monitor as a file states it (docs/monitors-as-code.md)."
+    entry.pop("examples", None)
+    schema["properties"]["monitors"]["items"] = entry
+    schema["description"] = "Make your monitors match this set (docs/monitors-as-code.md)."
+    schema["examples"] = [
+        {
+            "monitors": [
+                {"key": "api", "name": "api-prod", "type": "https", "url": "https://example.com/"}
+            ],
+            "prune": False,
+            "dry_run": True,
+        }
+    ]
+    return schema
+
+
+MONITORS_APPLY = RequestSchema("MonitorsApply", _monitors_apply)

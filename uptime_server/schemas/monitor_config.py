@@ -62,6 +62,7 @@ from uptime_server.schemas.field_rules import (
     utf8_at_most,
 )
 from uptime_server.schemas.requests import Rule, error_message
+from uptime_server.schemas.tags import Key, Tags
 
 MAX_PAYLOAD = 1024  # characters of a tcp/udp send or expect
 MAX_EXPECTED_VALUES = 20
@@ -198,6 +199,17 @@ class MonitorConfig(_JudgedWhole):
     count: int | None = Field(None, ge=1, le=10, description="ping: echoes per check.")
     max_packet_loss: float | None = Field(
         None, ge=0, le=100, description="ping: percent of echoes that may be lost."
+    )
+    # Of every type (schemas/tags.py).
+    key: Key = Field(
+        None,
+        description="A stable name for `uptime apply` to match by; unique among your "
+        "monitors; null = none (apply matches by name).",
+    )
+    tags: Tags = Field(
+        default_factory=list,
+        description="Up to 20 labels: lowercase letters, digits, '_', '.', '-' (1 to 32 "
+        "characters); folded to lowercase, repeats collapsed, sorted.",
     )
 
     @field_validator("name")

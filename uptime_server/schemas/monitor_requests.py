@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from uptime_server.config import Settings
 from uptime_server.errors import ApiError, validation_error
@@ -17,6 +17,7 @@ from uptime_server.query_params import INT64_MAX
 from uptime_server.schemas.monitor_config import check_patch_fields
 from uptime_server.schemas.monitors import BulkAction
 from uptime_server.schemas.requests import Rule, check_fields, parse_body, require_object
+from uptime_server.schemas.tags import MAX_TAGS, TAG_PATTERN, TAG_RULE, normalise_tags
 
 # PostgreSQL text cannot hold NUL, so it is refused on every database.
 Reason = Annotated[
@@ -32,15 +33,36 @@ class PauseRequest(BaseModel):
     reason: Reason = None
 
 
+def _tag_list(value: Any) -> Any:
+    """A tag or a list of tags → the folded list (others are left to the type check)."""
+    if isinstance(value, str):
+        value = [value]
+    return normalise_tags(value)
+
+
 class BulkRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     action: Annotated[BulkAction, Rule("must be one of pause, resume, delete, update")]
+    # Exactly one of monitor_ids and tag selects the monitors (parse_bulk).
     monitor_ids: Annotated[
-        list[MonitorId],
+        list[MonitorId] | None,
         Field(min_length=1, max_length=100),
         Rule("must be a list of 1 to 100 positive integer ids"),
-    ]
+    ] = Field(None, description="The monitors acted on; or give tag instead.")
+    tag: Annotated[
+        Annotated[
+            list[Annotated[str, Field(pattern=TAG_PATTERN)]],
+            Field(min_length=1, max_length=MAX_TAGS),
+        ]
+        | None,
+        BeforeValidator(_tag_list),
+        Rule(f"must be a tag, or a list of 1 to {MAX_TAGS} tags; {TAG_RULE}"),
+    ] = Field(
+        None,
+        description="Instead of monitor_ids: every one of your monitors carrying this tag "
+        "(a string) or all of these tags (a list).",
+    )
     reason: Reason = None
     # Judged with the action (parse_bulk), so its schema is the monitor update's.
     settings: Annotated[
@@ -63,6 +85,8 @@ def parse_bulk(data: Any, settings: Settings) -> BulkRequest:
     """A bulk body, or one VALIDATION_ERROR naming every bad field, settings' included."""
     body = require_object(data)
     request, details = check_fields(BulkRequest, body)
+    if (body.get("monitor_ids") is None) == (body.get("tag") is None):
+        details.setdefault("monitor_ids", []).append("give exactly one of monitor_ids and tag")
     action, patch = body.get("action"), body.get("settings")
     if action == "update" and not isinstance(patch, dict):
         details["settings"] = ["is required for update and must be an object"]

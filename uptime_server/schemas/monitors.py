@@ -48,6 +48,8 @@ class Monitor(ResponseModel):
     expected_values: list[str] | None = Field(description="dns.")
     count: int | None = Field(description="ping: echoes per check.")
     max_packet_loss: float | None = Field(description="ping: percent.")
+    key: str | None = Field(description="The stable name `uptime apply` matches by.")
+    tags: list[str] = Field(description="Sorted labels.")
     status: Status
     checks_supported: bool
     paused: bool
@@ -69,15 +71,21 @@ class Monitor(ResponseModel):
 
     @classmethod
     def of(
-        cls, row: Any, *, uptime: Mapping[str, float | None], next_check_at: datetime | None
+        cls,
+        row: Any,
+        *,
+        uptime: Mapping[str, float | None],
+        next_check_at: datetime | None,
+        tags: list[str],
     ) -> Self:
-        """*row* with the figures the monitor service loaded for it."""
+        """*row* with the figures and tags the monitor service loaded for it."""
         return cls.from_row(
             row,
             uptime_24h=uptime["24h"],
             uptime_7d=uptime["7d"],
             uptime_30d=uptime["30d"],
             next_check_at=next_check_at,
+            tags=tags,
         )
 
 
@@ -94,6 +102,7 @@ class MonitorSummary(ResponseModel):
     last_check: UtcTime | None
     query_name: str | None = Field(description="dns.")
     record_type: str | None = Field(description="dns; null = A.")
+    tags: list[str]
 
 
 class MonitorCreated(ResponseModel):
