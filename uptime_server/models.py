@@ -52,6 +52,9 @@ TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     "ping": ("count", "max_packet_loss"),
 }
 STATUSES = ("pending", "online", "warning", "offline")
+# Incidents (downtime), their ends (recovery), and noise control's messages
+# (notify/noise.py, docs/alerts.md).
+NOTIFICATION_TYPES = ("downtime", "recovery", "reminder", "flapping", "flapping_settled")
 
 
 class UTCDateTimeField(pw.DateTimeField):
@@ -239,6 +242,14 @@ class Monitor(BaseModel):
     # still fails: no new incident until it has recovered
     # (docs/api.md#notification-life-cycle).
     alerts_suppressed = pw.BooleanField(default=False)
+    # Noise control (migration 0010; docs/alerts.md): passing evaluations in a
+    # row while held offline by recovery_threshold; the epoch seconds of the
+    # latest up/down changes within flap_window (a short ring, at most
+    # flap_threshold + 1 long); when the current flapping began (null: not
+    # flapping).
+    consecutive_successes = pw.IntegerField(default=0)
+    state_changes = JSONField(default=list)
+    flapping_since = UTCDateTimeField(null=True)
     # Bumped by every state write; state changes are conditional on it.
     state_version = pw.IntegerField(default=0)
 
@@ -252,6 +263,11 @@ class Monitor(BaseModel):
     @property
     def checks_supported(self) -> bool:
         return self.type in CHECKED_TYPES
+
+    @property
+    def flapping(self) -> bool:
+        """Alerts held: it changes state too often (docs/alerts.md#flapping)."""
+        return self.flapping_since is not None
 
 
 # The status filter of the monitor list.
@@ -288,6 +304,11 @@ class AlertSettings(BaseModel):
     slack_webhook_url = pw.CharField(max_length=2048, null=True)
     alert_on_recovery = pw.BooleanField(default=True)
     alert_threshold = pw.IntegerField(default=1)
+    # Noise control (migration 0010; docs/alerts.md).
+    recovery_threshold = pw.IntegerField(default=1)
+    reminder_interval = pw.IntegerField(null=True)  # seconds; null: no reminders
+    flap_threshold = pw.IntegerField(null=True, default=6)  # null: no flap detection
+    flap_window = pw.IntegerField(default=3600)  # seconds
 
     class Meta:
         table_name = "alert_settings"
@@ -340,7 +361,7 @@ class Notification(BaseModel):
     id = NeverReusedIdField()
     monitor = pw.ForeignKeyField(Monitor, backref="notifications", on_delete="CASCADE")
     user = pw.ForeignKeyField(User, on_delete="CASCADE")
-    type = pw.CharField(max_length=16)  # downtime | recovery
+    type = pw.CharField(max_length=16)  # NOTIFICATION_TYPES
     message = pw.TextField()
     status = pw.CharField(max_length=16)  # active | resolved
     started_at = UTCDateTimeField()
@@ -353,6 +374,10 @@ class Notification(BaseModel):
     error_response_time = pw.IntegerField(null=True)
     error_message = pw.TextField(default="")
     created_at = UTCDateTimeField()
+    # An active downtime's next reminder (null: none due), and how many were
+    # sent: the reminder sweep's index and its conditional-update guard.
+    next_reminder_at = UTCDateTimeField(null=True, index=True)
+    reminders_sent = pw.IntegerField(default=0)
 
     class Meta:
         table_name = "notifications"
@@ -372,12 +397,15 @@ class Notification(BaseModel):
         """
         duration = max(0, int((at - self.started_at).total_seconds()))
         updated = (
-            Notification.update(status="resolved", resolved_at=at, duration=duration)
+            Notification.update(
+                status="resolved", resolved_at=at, duration=duration, next_reminder_at=None
+            )
             .where((Notification.id == self.id) & (Notification.status == "active"))
             .execute()
         )
         if updated:
             self.status, self.resolved_at, self.duration = "resolved", at, duration
+            self.next_reminder_at = None
         return bool(updated)
 
 

@@ -26,6 +26,7 @@ from uptime_server.models import (
     Notification,
     User,
 )
+from uptime_server.notify import reminders
 from uptime_server.query_params import INT64_MAX
 from uptime_server.schemas.monitor_config import (
     AlertSettingsIn,
@@ -73,7 +74,17 @@ class Listing:
 
 
 # Only the summary's columns: building full rows costs more than the query.
-SUMMARY_COLUMNS = ("id", "name", "url", "type", "status", "paused", "response_time", "last_check")
+SUMMARY_COLUMNS = (
+    "id",
+    "name",
+    "url",
+    "type",
+    "status",
+    "flapping_since",
+    "paused",
+    "response_time",
+    "last_check",
+)
 
 
 def list_monitors(user: User, filters: Filters, *, page: int, limit: int, now: datetime) -> Listing:
@@ -350,4 +361,6 @@ def update_alert_settings(monitor: Monitor, patch: Any) -> AlertSettings:
         AlertSettings.insert(monitor=monitor.id, **new.model_dump()).on_conflict(
             conflict_target=[AlertSettings.monitor], preserve=preserve
         ).execute()
+        if new.reminder_interval != stored.reminder_interval:
+            reminders.reschedule(monitor.id, new.reminder_interval)
     return alert_settings(monitor)

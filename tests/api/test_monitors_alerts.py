@@ -17,6 +17,10 @@ DEFAULTS = {
     "slack_webhook_url": None,
     "alert_on_recovery": True,
     "alert_threshold": 1,
+    "recovery_threshold": 1,
+    "reminder_interval": None,
+    "flap_threshold": 6,
+    "flap_window": 3600,
 }
 
 
@@ -95,6 +99,16 @@ INVALID = [
     ({"slack_enabled": True, "slack_webhook_url": "http://hooks.example/x"}, "slack_webhook_url"),
     ({"slack_webhook_url": "hooks.example/x"}, "slack_webhook_url"),
     ({"pagerduty": True}, "pagerduty"),
+    ({"recovery_threshold": 0}, "recovery_threshold"),
+    ({"recovery_threshold": 101}, "recovery_threshold"),
+    ({"reminder_interval": 59}, "reminder_interval"),
+    ({"reminder_interval": 7 * 86400 + 1}, "reminder_interval"),
+    ({"reminder_interval": "30m"}, "reminder_interval"),
+    ({"flap_threshold": 0}, "flap_threshold"),
+    ({"flap_threshold": 101}, "flap_threshold"),
+    ({"flap_window": 59}, "flap_window"),
+    ({"flap_window": None}, "flap_window"),
+    ({"flap_window": 86401}, "flap_window"),
 ]
 
 
@@ -115,6 +129,21 @@ def test_it_accepts_the_bounds(alice: Any) -> None:
     twenty = [f"u{i}@example.com" for i in range(20)]
     response = alice.put(f"{URL}/{mid}/alerts", json={"email_recipients": twenty})
     assert response.get_json()["data"]["email_recipients"] == twenty
+
+
+def test_it_sets_and_turns_off_noise_control(alice: Any) -> None:
+    mid = create(alice)
+    noise = {
+        "recovery_threshold": 3,
+        "reminder_interval": 1800,
+        "flap_threshold": 4,
+        "flap_window": 600,
+    }
+    response = alice.put(f"{URL}/{mid}/alerts", json=noise)
+    assert response.get_json()["data"] == {**DEFAULTS, **noise}
+    off = {"reminder_interval": None, "flap_threshold": None}
+    alice.put(f"{URL}/{mid}/alerts", json=off)
+    assert _alerts(alice, mid) == {**DEFAULTS, **noise, **off}
 
 
 def test_it_reads_defaults_when_the_row_is_missing(alice: Any) -> None:

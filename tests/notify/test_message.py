@@ -89,7 +89,7 @@ def test_notification_message_without_error_or_duration():
 
 def test_notification_message_rejects_unknown_kind():
     with pytest.raises(ValueError):
-        notification_message("flapping", "web", "", None)
+        notification_message("escalation", "web", "", None)
 
 
 # --- redaction ------------------------------------------------------------------------

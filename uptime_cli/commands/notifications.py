@@ -18,7 +18,7 @@ NotificationId = Annotated[
 LimitOpt = Annotated[int | None, typer.Option(help="Per page (1-100).", min=1, max=100)]
 
 
-Kind = Literal["downtime", "recovery"]
+Kind = Literal["downtime", "recovery", "reminder", "flapping", "flapping_settled"]
 State = Literal["active", "resolved"]
 
 
@@ -26,7 +26,10 @@ State = Literal["active", "resolved"]
 def list_(
     ctx: typer.Context,
     monitor: Annotated[int | None, typer.Option(help="Only this monitor's.", min=1)] = None,
-    type_: Annotated[Kind | None, typer.Option("--type", help="downtime or recovery.")] = None,
+    type_: Annotated[
+        Kind | None,
+        typer.Option("--type", help="downtime, recovery, reminder, flapping or flapping_settled."),
+    ] = None,
     status: Annotated[State | None, typer.Option(help="active or resolved.")] = None,
     since: Annotated[
         str | None, typer.Option(help="Started at or after: ISO 8601 or a span like 2h, 7d.")

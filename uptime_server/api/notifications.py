@@ -18,6 +18,7 @@ from uptime_server.api.operations import (
     query,
 )
 from uptime_server.context import now
+from uptime_server.models import NOTIFICATION_TYPES
 from uptime_server.query_params import choice_param, int_param, time_param
 from uptime_server.schemas.base import data, data_of, page_count
 from uptime_server.schemas.notifications import (
@@ -36,7 +37,7 @@ bp = Blueprint("notifications", __name__, url_prefix="/notifications")
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
-TYPES = ("downtime", "recovery")
+TYPES = NOTIFICATION_TYPES
 STATUSES = ("active", "resolved")
 TAG = "notifications"
 doc = documenter(TAG)

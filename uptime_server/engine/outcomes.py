@@ -103,6 +103,7 @@ class Plan:
     version: int = 0
     offline_since: datetime | None = None
     cert_expires_at: datetime | None = None
+    flapping_began: datetime | None = None  # the monitor's flapping_since before this run
 
     @property
     def status(self) -> str | None:
@@ -115,3 +116,11 @@ class Plan:
     @property
     def resolves(self) -> bool:
         return self.transition is not None and self.transition.resolve_incident
+
+    @property
+    def has_events(self) -> bool:
+        """Whether this run writes notifications (an incident, flapping)."""
+        tr = self.transition
+        return tr is not None and (
+            tr.open_incident or tr.resolve_incident or tr.flapping_started or tr.flapping_settled
+        )

@@ -34,9 +34,14 @@ from uptime_server.engine.recorder_batch import Batch, BatchMonitor
 from uptime_server.models import AlertSettings, Monitor, Notification, User
 from uptime_server.notify import outbox
 from uptime_server.notify.message import notification_message
+from uptime_server.notify.noise import first_reminder, flap_notification
 from uptime_server.stats import rollups
 
 log = logging.getLogger(__name__)
+
+
+# A monitor without an alert_settings row: the columns' defaults.
+_DEFAULT_RULES = state.AlertRules(flap_threshold=AlertSettings.flap_threshold.default)
 
 
 class StaleState(RuntimeError):
@@ -62,7 +67,7 @@ class Recorder:
             if not batch.write_runs(plans):
                 raise StaleState("a monitor's state_version moved under the lock")
             for plan in plans:
-                if plan.opens or plan.resolves:
+                if plan.has_events:
                     self._write_events(plan, batch, now)
             rollups.add_runs(
                 [
@@ -126,13 +131,17 @@ class Recorder:
             alerts_suppressed=monitor.alerts_suppressed,
             has_active_incident=batch.has_active(monitor.id),
             location_statuses=batch.location_statuses(monitor.id, outcome.location),
+            consecutive_successes=monitor.consecutive_successes,
+            state_changes=tuple(monitor.state_changes or ()),
+            flapping_since=monitor.flapping_since,
         )
         tr = state.transition(
             prev,
             location=outcome.location,
             status=run_status,
             locations=list(monitor.locations),
-            alert_threshold=batch.thresholds.get(monitor.id, 1),
+            rules=batch.rules.get(monitor.id, _DEFAULT_RULES),
+            at=outcome.checked_at,
         )
         offline_since = None
         if tr.status == "offline":
@@ -141,19 +150,24 @@ class Recorder:
         plan.version = monitor.state_version
         plan.offline_since = offline_since
         plan.cert_expires_at = outcome.cert_expires_at or monitor.cert_expires_at
+        plan.flapping_began = monitor.flapping_since
         # Later runs of this monitor in the same batch start from this state.
         monitor.status = tr.status
         monitor.consecutive_failures = tr.consecutive_failures
         monitor.alerts_suppressed = tr.alerts_suppressed
         monitor.offline_since = offline_since
         monitor.cert_expires_at = plan.cert_expires_at
+        monitor.consecutive_successes = tr.consecutive_successes
+        monitor.state_changes = list(tr.state_changes)
+        monitor.flapping_since = tr.flapping_since
         monitor.state_version += 1
         if tr.open_incident:
             batch.active_flags[monitor.id] = True
         elif tr.resolve_incident:
             batch.active_flags[monitor.id] = False
 
-    # -- notifications: the rare runs that open or resolve an incident -------
+    # -- notifications: the rare runs that open or resolve an incident, or ---
+    # -- start or settle flapping ---------------------------------------------
 
     def _write_events(self, plan: Plan, batch: Batch, now: datetime) -> None:
         outcome = plan.outcome
@@ -173,9 +187,13 @@ class Recorder:
                 now=now,
             )
 
+        tr = plan.transition
+        assert tr is not None
+        if tr.flapping_started or tr.flapping_settled:
+            enqueue(flap_notification(monitor, outcome, tr, plan.flapping_began))
         if plan.opens:
             started = plan.offline_since or outcome.checked_at
-            note = self._open_incident(monitor, outcome, started)
+            note = self._open_incident(monitor, outcome, started, alerts.reminder_interval)
             batch.active[monitor.id] = note
             enqueue(note)
             plan.done.opened.append(note.id)
@@ -186,7 +204,11 @@ class Recorder:
                 plan.done.resolved.append(active.id)
 
     def _open_incident(
-        self, monitor: Monitor, outcome: CheckOutcome, started_at: datetime
+        self,
+        monitor: Monitor,
+        outcome: CheckOutcome,
+        started_at: datetime,
+        reminder_interval: int | None,
     ) -> Notification:
         error = outcome.error or "check failed"
         return Notification.create(
@@ -200,6 +222,7 @@ class Recorder:
             error_response_time=outcome.response_time,
             error_message=error,
             created_at=outcome.checked_at,
+            next_reminder_at=first_reminder(outcome.checked_at, reminder_interval),
         )
 
     def _resolve_incident(

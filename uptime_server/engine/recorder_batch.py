@@ -19,6 +19,7 @@ import peewee
 from uptime_server.db import database, execute_many, execute_values, is_sqlite
 from uptime_server.engine.dispatcher import give_back
 from uptime_server.engine.outcomes import Plan
+from uptime_server.engine.state import AlertRules
 from uptime_server.models import (
     CHECKED_TYPES,
     AlertSettings,
@@ -44,6 +45,9 @@ _MONITOR_COLUMNS = (
     Monitor.degraded_response_time,
     Monitor.locations,
     Monitor.created_at,
+    Monitor.consecutive_successes,
+    Monitor.state_changes,
+    Monitor.flapping_since,
 )
 _RUN_CHUNK = 100
 
@@ -67,6 +71,9 @@ class BatchMonitor:
     degraded_response_time: int | None
     locations: list[str]
     created_at: datetime  # with the id, who this monitor is (CheckOutcome)
+    consecutive_successes: int
+    state_changes: list[int]
+    flapping_since: datetime | None
 
     @property
     def checks_supported(self) -> bool:
@@ -80,7 +87,7 @@ class Batch:
         self.monitors: dict[int, BatchMonitor] = {}
         # monitor → location → [last_status, lease_owner]
         self.slots: dict[int, dict[str, list[str | None]]] = {}
-        self.thresholds: dict[int, int] = {}
+        self.rules: dict[int, AlertRules] = {}
         self.active: dict[int, Notification] = {}
         self.active_flags: dict[int, bool] = {}
 
@@ -102,8 +109,14 @@ class Batch:
         ).where(MonitorLocation.monitor.in_(ids))
         for monitor_id, location, last_status, lease_owner in slots.tuples():
             batch.slots.setdefault(monitor_id, {})[location] = [last_status, lease_owner]
-        thresholds = AlertSettings.select(AlertSettings.monitor, AlertSettings.alert_threshold)
-        batch.thresholds = dict(thresholds.where(AlertSettings.monitor.in_(ids)).tuples())
+        rules = AlertSettings.select(
+            AlertSettings.monitor,
+            AlertSettings.alert_threshold,
+            AlertSettings.recovery_threshold,
+            AlertSettings.flap_threshold,
+            AlertSettings.flap_window,
+        ).where(AlertSettings.monitor.in_(ids))
+        batch.rules = {row[0]: AlertRules(*row[1:]) for row in rules.tuples()}
         active = Notification.select().where(
             Notification.monitor.in_(ids)
             & (Notification.status == "active")
@@ -238,6 +251,9 @@ _MONITOR_SET = (
     ("last_error", ""),
     ("last_check", "::timestamp"),
     ("cert_expires_at", "::timestamp"),
+    ("consecutive_successes", "::integer"),
+    ("state_changes", ""),
+    ("flapping_since", "::timestamp"),
 )
 _MONITOR_KEEP = (("last_success", "::timestamp"), ("last_failure", "::timestamp"))
 _MONITOR_GUARD = (("id", "::integer"), ("version", "::integer"))
@@ -304,6 +320,9 @@ def _monitor_values(plan: Plan) -> dict[str, Any]:
         "last_error": outcome.error,
         "last_check": checked_at,
         "cert_expires_at": _dt(plan.cert_expires_at),
+        "consecutive_successes": tr.consecutive_successes,
+        "state_changes": Monitor.state_changes.db_value(list(tr.state_changes)),
+        "flapping_since": _dt(tr.flapping_since),
         "last_success": checked_at if passed else None,
         "last_failure": None if passed else checked_at,
         "id": outcome.monitor_id,

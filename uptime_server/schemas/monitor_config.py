@@ -399,6 +399,10 @@ def _own_fields(kind: Any, config: Mapping[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in config.items() if name not in foreign}
 
 
+MAX_REMINDER_INTERVAL = 7 * 86400
+MAX_FLAP_WINDOW = 86400
+
+
 class AlertSettingsIn(_JudgedWhole):
     """Alert settings of one monitor, as stored (docs/api.md#alert-settings)."""
 
@@ -416,6 +420,30 @@ class AlertSettingsIn(_JudgedWhole):
     alert_on_recovery: bool = True
     alert_threshold: int = Field(
         1, ge=1, le=100, description="Consecutive failed runs before a downtime notification."
+    )
+    recovery_threshold: int = Field(
+        1,
+        ge=1,
+        le=100,
+        description="Consecutive passing runs before a downtime resolves; "
+        "the monitor stays offline until then.",
+    )
+    reminder_interval: int | None = Field(
+        None,
+        ge=60,
+        le=MAX_REMINDER_INTERVAL,
+        description="Seconds between reminders while a downtime stays active and "
+        "unacknowledged; null: no reminders.",
+    )
+    flap_threshold: int | None = Field(
+        6,
+        ge=1,
+        le=100,
+        description="More up/down changes than this within flap_window hold the alerts "
+        "(flapping); null: no flap detection.",
+    )
+    flap_window: int = Field(
+        3600, ge=60, le=MAX_FLAP_WINDOW, description="Seconds; the window of flap_threshold."
     )
 
     @staticmethod

@@ -49,6 +49,7 @@ class Monitor(ResponseModel):
     count: int | None = Field(description="ping: echoes per check.")
     max_packet_loss: float | None = Field(description="ping: percent.")
     status: Status
+    flapping: Annotated[bool, Field(description="Alerts held: it changes state too often.")]
     checks_supported: bool
     paused: bool
     paused_at: UtcTime | None
@@ -87,6 +88,7 @@ class MonitorSummary(ResponseModel):
     url: str | None
     type: MonitorType
     status: Status
+    flapping: bool
     paused: bool
     uptime_24h: Percent | None
     response_time: LastRunTime
@@ -119,6 +121,12 @@ class AlertSettings(ResponseModel):
     slack_webhook_url: str | None
     alert_on_recovery: bool
     alert_threshold: Annotated[int, Field(ge=1, le=100)]
+    recovery_threshold: Annotated[int, Field(ge=1, le=100)]
+    reminder_interval: Annotated[int | None, Field(description="Seconds; null: no reminders")]
+    flap_threshold: Annotated[
+        int | None, Field(ge=1, le=100, description="null: no flap detection")
+    ]
+    flap_window: Seconds
 
     @classmethod
     def of(cls, row: Any, owner_email: str) -> Self:
