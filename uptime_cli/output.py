@@ -380,7 +380,6 @@ def _flap_rule(a: dict[str, Any]) -> str:
     return f"more than {threshold} changes in {duration(a.get('flap_window') or 0)}"
 
 
-
 def history_table(records: list[dict[str, Any]]) -> Table:
     table = Table(box=None, header_style="bold", pad_edge=False)
     for name in ("CHECKED AT", "STATUS", "CODE", "RESPONSE", "TRIES", "LOCATION", "ERROR"):

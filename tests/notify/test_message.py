@@ -259,3 +259,52 @@ def test_slack_payload_escapes_markup(make_content):
     text = slack_payload(make_content(monitor_name="<!channel> & co"))["text"]
     assert "<!channel>" not in text
     assert text.startswith("&lt;!channel&gt; &amp; co is DOWN")
+
+
+# --- noise control's kinds (docs/alerts.md) ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "error", "duration", "subject_line", "message", "status"),
+    [
+        (
+            "reminder",
+            "expected status in [200], got 503",
+            3600,
+            "[Uptime] STILL DOWN: api-prod",
+            "api-prod is still DOWN after 1h: expected status in [200], got 503",
+            "DOWN",
+        ),
+        (
+            "flapping",
+            "",
+            0,
+            "[Uptime] FLAPPING: api-prod",
+            "api-prod is flapping: alerts are held until it settles",
+            "FLAPPING",
+        ),
+        (
+            "flapping_settled",
+            "",
+            900,
+            "[Uptime] SETTLED UP: api-prod",
+            "api-prod stopped flapping and is UP",
+            "UP",
+        ),
+        (
+            "flapping_settled",
+            "timed out",
+            900,
+            "[Uptime] SETTLED DOWN: api-prod",
+            "api-prod stopped flapping and is DOWN: timed out",
+            "DOWN",
+        ),
+    ],
+)
+def test_noise_kinds_render(make_content, kind, error, duration, subject_line, message, status):
+    content = make_content(kind=kind, error=error, duration_seconds=duration, resolved_at=RECOVERED)
+    assert subject(content) == subject_line
+    assert notification_message(kind, "api-prod", error, duration) == message
+    body = text_body(content)
+    assert body.startswith(message + "\n")
+    assert f"Status:        {status}\n" in body

@@ -130,7 +130,7 @@ def alerts(
     change.update(
         _noise_changes(
             recovery_threshold,
-            None if no_reminders else parse_span(reminder_interval, "--reminder-interval"),
+            parse_span(reminder_interval, "--reminder-interval"),
             no_reminders,
             flap_threshold,
             parse_span(flap_window, "--flap-window"),
