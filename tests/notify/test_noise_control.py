@@ -5,13 +5,16 @@ SQLite and PostgreSQL (docs/alerts.md).
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 import pytest
 
 from tests.notify.world import subjects
 from tests.threads import run_at_once
-from uptime_server import notification_service
+from uptime_server import daemon, notification_service
+from uptime_server.clock import Clock
+from uptime_server.daemon import DaemonOptions, default_components
 from uptime_server.models import Monitor, Notification, Outbox
 from uptime_server.notify.reminders import ReminderSweep, send_due_reminders
 
@@ -234,3 +237,41 @@ def test_no_reminders_while_flapping(world, sweep, clock):
     clock.advance(1200)
     sweep.loop(clock.now())
     assert kinds() == ["downtime", "flapping"]
+
+
+# --- wiring: the daemon's thread and cron mode ----------------------------------------------
+
+
+def _reminders() -> int:
+    return Notification.select().where(Notification.type == "reminder").count()
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_the_daemon_runs_the_reminder_sweep_in_a_thread(world, settings):
+    m = world.monitor(reminder_interval=600)
+    world.check(m, status=503)
+    # Due by the wall clock, which the daemon's runner reads.
+    Notification.update(next_reminder_at=Clock().now() - timedelta(seconds=1)).execute()
+    [runner] = [c for c in default_components(settings, DaemonOptions()) if c.name == "reminders"]
+    runner.start()
+    try:
+        for _ in range(100):
+            if _reminders():
+                break
+            threading.Event().wait(0.05)
+    finally:
+        runner.stop(1)
+    assert not runner.thread.is_alive()
+    assert _reminders() == 1
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_cron_mode_queues_due_reminders_before_delivering(world, settings):
+    m = world.monitor(reminder_interval=600)
+    world.check(m, status=503)
+    Notification.update(next_reminder_at=Clock().now() - timedelta(seconds=1)).execute()
+    steps = daemon.ONCE_STEPS
+    assert steps.index(daemon.send_reminders) < steps.index(daemon.deliver_pending)
+    daemon.send_reminders(settings, DaemonOptions())
+    daemon.send_reminders(settings, DaemonOptions())
+    assert _reminders() == 1
