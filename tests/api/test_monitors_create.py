@@ -62,6 +62,7 @@ def test_it_creates_with_the_defaults(alice: Any) -> None:
         "count": None,
         "max_packet_loss": None,
         "status": "pending",
+        "flapping": False,
         "checks_supported": True,
         "paused": False,
         "paused_at": None,

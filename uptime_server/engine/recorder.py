@@ -34,7 +34,7 @@ from uptime_server.engine.recorder_batch import Batch, BatchMonitor
 from uptime_server.models import AlertSettings, Monitor, Notification, User
 from uptime_server.notify import outbox
 from uptime_server.notify.message import notification_message
-from uptime_server.notify.noise import first_reminder, flap_notification
+from uptime_server.notify.noise import first_reminder
 from uptime_server.stats import rollups
 
 log = logging.getLogger(__name__)
@@ -190,7 +190,7 @@ class Recorder:
         tr = plan.transition
         assert tr is not None
         if tr.flapping_started or tr.flapping_settled:
-            enqueue(flap_notification(monitor, outcome, tr, plan.flapping_began))
+            enqueue(self._flap_notification(monitor, outcome, tr, plan.flapping_began))
         if plan.opens:
             started = plan.offline_since or outcome.checked_at
             note = self._open_incident(monitor, outcome, started, alerts.reminder_interval)
@@ -243,4 +243,39 @@ class Recorder:
             error_response_time=outcome.response_time,
             error_message="",
             created_at=outcome.checked_at,
+        )
+
+    def _flap_notification(
+        self,
+        monitor: Monitor,
+        outcome: CheckOutcome,
+        tr: state.Transition,
+        began: datetime | None,
+    ) -> Notification:
+        """The ``flapping`` (or, on settling, ``flapping_settled``) notification of *tr*.
+
+        *began*: when the flapping that *tr* settles began.
+        """
+        at = outcome.checked_at
+        if tr.flapping_started:
+            kind, since, error = "flapping", at, ""
+        else:
+            kind, error = "flapping_settled", ""
+            since = began or at
+            if tr.status == "offline":
+                error = outcome.error or "check failed"
+        duration = max(0, int((at - since).total_seconds()))
+        return Notification.create(
+            monitor=monitor.id,
+            user=monitor.user_id,
+            type=kind,
+            message=notification_message(kind, monitor.name, error, duration),
+            status="resolved",
+            started_at=since,
+            resolved_at=at,
+            duration=duration,
+            error_status_code=outcome.status_code,
+            error_response_time=outcome.response_time,
+            error_message=error,
+            created_at=at,
         )

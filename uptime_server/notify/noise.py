@@ -1,5 +1,8 @@
 """The notifications of noise control: reminders and flapping (docs/alerts.md).
 
+The recorder writes the flapping ones (``engine/recorder.py``), the reminder
+sweep the reminders (``notify/reminders.py``).
+
 Each is an ordinary notification row of its own type, written in the
 transaction that decides it and sent through the same outbox as a downtime
 (``outbox.enqueue``), so every channel a downtime reaches gets them too. They
@@ -19,8 +22,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from uptime_server.engine.outcomes import CheckOutcome
-from uptime_server.engine.state import Transition
 from uptime_server.models import Monitor, Notification
 from uptime_server.notify.message import notification_message
 
@@ -28,38 +29,6 @@ from uptime_server.notify.message import notification_message
 def first_reminder(opened_at: datetime, interval: int | None) -> datetime | None:
     """When a downtime opened at *opened_at* is first reminded of (None: never)."""
     return None if interval is None else opened_at + timedelta(seconds=interval)
-
-
-def flap_notification(
-    monitor: Monitor, outcome: CheckOutcome, tr: Transition, began: datetime | None
-) -> Notification:
-    """The ``flapping`` (or, on settling, ``flapping_settled``) notification of *tr*.
-
-    *began*: when the flapping that *tr* settles began.
-    """
-    at = outcome.checked_at
-    if tr.flapping_started:
-        kind, since, error = "flapping", at, ""
-    else:
-        kind, error = "flapping_settled", ""
-        since = began or at
-        if tr.status == "offline":
-            error = outcome.error or "check failed"
-    duration = max(0, int((at - since).total_seconds()))
-    return Notification.create(
-        monitor=monitor.id,
-        user=monitor.user_id,
-        type=kind,
-        message=notification_message(kind, monitor.name, error, duration),
-        status="resolved",
-        started_at=since,
-        resolved_at=at,
-        duration=duration,
-        error_status_code=outcome.status_code,
-        error_response_time=outcome.response_time,
-        error_message=error,
-        created_at=at,
-    )
 
 
 def reminder_notification(downtime: Notification, monitor: Monitor, at: datetime) -> Notification:
