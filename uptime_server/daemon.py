@@ -43,7 +43,7 @@ class DaemonOptions:
 
 
 def default_components(settings: Settings, options: DaemonOptions) -> list[Component]:
-    """The loops of this process: the engine's (scheduler, delivery, housekeeping)
+    """The loops of this process: the engine's (scheduler, delivery, reminders, housekeeping)
     unless ``--no-scheduler``, and the API's (the /metrics snapshot) unless ``--no-api``.
 
     Each part of the engine adds its own line here.
