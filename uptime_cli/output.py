@@ -332,6 +332,8 @@ MONITOR_STATE = (
 
 def monitor_view(m: dict[str, Any]) -> Table:
     rows: list[tuple[str, Any]] = [("Status", status_text(m.get("status"), bool(m.get("paused"))))]
+    if m.get("flapping"):
+        rows.append(("Flapping", "yes: alerts are held until it settles"))
     kind = m.get("type")
     rows += [
         (label, _SHOWN_AS[key](m) if key in _SHOWN_AS else m.get(key))
@@ -363,6 +365,9 @@ def alerts_view(a: dict[str, Any]) -> Table:
             ("Slack", a.get("slack_enabled")),
             ("Slack webhook", a.get("slack_webhook_url")),
             ("Cert expiry", _cert_days(a.get("cert_expiry_days"))),
+            ("Recovery", f"{a.get('recovery_threshold', 1)} passed check run(s)"),
+            ("Reminders", _every(a.get("reminder_interval"))),
+            ("Flap detection", _flap_rule(a)),
         ],
     )
 
@@ -371,6 +376,17 @@ def _cert_days(days: Any) -> str:
     if days is None:
         return "-"
     return ", ".join(f"{d}d" for d in days) + " before expiry" if days else "off"
+
+
+def _every(seconds: int | None) -> str:
+    return "off" if seconds is None else f"every {duration(seconds)}"
+
+
+def _flap_rule(a: dict[str, Any]) -> str:
+    threshold = a.get("flap_threshold")
+    if threshold is None:
+        return "off"
+    return f"more than {threshold} changes in {duration(a.get('flap_window') or 0)}"
 
 
 def history_table(records: list[dict[str, Any]]) -> Table:

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from uptime_server import db as dbmod
 from uptime_server import migrations
 from uptime_server.config import Settings, ensure_secret_key
-from uptime_server.notify import delivery
+from uptime_server.notify import delivery, reminders
 
 log = logging.getLogger("uptime.daemon")
 
@@ -43,7 +43,7 @@ class DaemonOptions:
 
 
 def default_components(settings: Settings, options: DaemonOptions) -> list[Component]:
-    """The loops of this process: the engine's (scheduler, delivery, housekeeping)
+    """The loops of this process: the engine's (scheduler, delivery, reminders, housekeeping)
     unless ``--no-scheduler``, and the API's (the /metrics snapshot) unless ``--no-api``.
 
     Each part of the engine adds its own line here.
@@ -62,6 +62,7 @@ def default_components(settings: Settings, options: DaemonOptions) -> list[Compo
         )
         components.append(LoopRunner(scheduler, clock))
         components.append(delivery.delivery_component(settings))  # outbox -> SMTP/.eml/Slack
+        components.append(LoopRunner(reminders.ReminderSweep(settings), clock))
         components.append(LoopRunner(default_housekeeping(settings, clock), clock))
     if options.api:
         # Its snapshot lives in this process's memory: the process serving /metrics.
@@ -81,6 +82,14 @@ def run_due_checks(settings: Settings, options: DaemonOptions) -> None:
     log.info("cron: ran %d due checks (location %s)", count, scheduler.location)
 
 
+def send_reminders(settings: Settings, options: DaemonOptions) -> None:
+    """Cron mode: reminders of downtimes due by now, into the outbox."""
+    from uptime_server.clock import Clock
+
+    sent = reminders.send_due_reminders(settings, Clock().now())
+    log.info("cron: queued %d reminders", sent)
+
+
 def deliver_pending(settings: Settings, options: DaemonOptions) -> None:
     """Cron mode's second step: send what the checks (or earlier runs) queued."""
     sent = delivery.deliver_due(settings)
@@ -88,7 +97,11 @@ def deliver_pending(settings: Settings, options: DaemonOptions) -> None:
 
 
 # ``uptime server check --once`` runs these in order.
-ONCE_STEPS: list[Callable[[Settings, DaemonOptions], None]] = [run_due_checks, deliver_pending]
+ONCE_STEPS: list[Callable[[Settings, DaemonOptions], None]] = [
+    run_due_checks,
+    send_reminders,
+    deliver_pending,
+]
 
 
 def run_once(settings: Settings, options: DaemonOptions) -> int:

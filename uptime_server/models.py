@@ -53,7 +53,16 @@ TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     "ping": ("count", "max_packet_loss"),
 }
 STATUSES = ("pending", "online", "warning", "offline")
-NOTIFICATION_TYPES = ("downtime", "recovery", "cert_expiry")
+# Incidents (downtime), their ends (recovery), certificate-expiry alerts, and
+# noise control's messages (notify/noise.py, docs/alerts.md).
+NOTIFICATION_TYPES = (
+    "downtime",
+    "recovery",
+    "cert_expiry",
+    "reminder",
+    "flapping",
+    "flapping_settled",
+)
 DEFAULT_CERT_EXPIRY_DAYS = (14, 7, 3, 1)
 
 
@@ -272,6 +281,14 @@ class Monitor(BaseModel):
     # still fails: no new incident until it has recovered
     # (docs/api.md#notification-life-cycle).
     alerts_suppressed = pw.BooleanField(default=False)
+    # Noise control (migration 0010; docs/alerts.md): passing evaluations in a
+    # row while held offline by recovery_threshold; the epoch seconds of the
+    # latest up/down changes within flap_window (a short ring, at most
+    # flap_threshold + 1 long); when the current flapping began (null: not
+    # flapping).
+    consecutive_successes = pw.IntegerField(default=0)
+    state_changes = JSONField(default=list)
+    flapping_since = UTCDateTimeField(null=True)
     # Bumped by every state write; state changes are conditional on it.
     state_version = pw.IntegerField(default=0)
 
@@ -288,6 +305,11 @@ class Monitor(BaseModel):
     @property
     def checks_supported(self) -> bool:
         return self.type in CHECKED_TYPES
+
+    @property
+    def flapping(self) -> bool:
+        """Alerts held: it changes state too often (docs/alerts.md#flapping)."""
+        return self.flapping_since is not None
 
 
 # The status filter of the monitor list.
@@ -337,6 +359,11 @@ class AlertSettings(BaseModel):
     alert_threshold = pw.IntegerField(default=1)
     # Days before a certificate's expiry that each send one alert (migration 0004).
     cert_expiry_days = JSONField(default=lambda: list(DEFAULT_CERT_EXPIRY_DAYS))
+    # Noise control (migration 0010; docs/alerts.md).
+    recovery_threshold = pw.IntegerField(default=1)
+    reminder_interval = pw.IntegerField(null=True)  # seconds; null: no reminders
+    flap_threshold = pw.IntegerField(null=True, default=6)  # null: no flap detection
+    flap_window = pw.IntegerField(default=3600)  # seconds
 
     class Meta:
         table_name = "alert_settings"
@@ -389,7 +416,7 @@ class Notification(BaseModel):
     id = NeverReusedIdField()
     monitor = pw.ForeignKeyField(Monitor, backref="notifications", on_delete="CASCADE")
     user = pw.ForeignKeyField(User, on_delete="CASCADE")
-    type = pw.CharField(max_length=16)  # downtime | recovery | cert_expiry
+    type = pw.CharField(max_length=16)  # NOTIFICATION_TYPES
     message = pw.TextField()
     status = pw.CharField(max_length=16)  # active | resolved
     started_at = UTCDateTimeField()
@@ -405,6 +432,10 @@ class Notification(BaseModel):
     # writer can never alert it again (engine/cert_alerts.alert_key).
     cert_alert_key = pw.CharField(max_length=255, null=True, unique=True)
     created_at = UTCDateTimeField()
+    # An active downtime's next reminder (null: none due), and how many were
+    # sent: the reminder sweep's index and its conditional-update guard.
+    next_reminder_at = UTCDateTimeField(null=True, index=True)
+    reminders_sent = pw.IntegerField(default=0)
 
     class Meta:
         table_name = "notifications"
@@ -424,12 +455,15 @@ class Notification(BaseModel):
         """
         duration = max(0, int((at - self.started_at).total_seconds()))
         updated = (
-            Notification.update(status="resolved", resolved_at=at, duration=duration)
+            Notification.update(
+                status="resolved", resolved_at=at, duration=duration, next_reminder_at=None
+            )
             .where((Notification.id == self.id) & (Notification.status == "active"))
             .execute()
         )
         if updated:
             self.status, self.resolved_at, self.duration = "resolved", at, duration
+            self.next_reminder_at = None
         return bool(updated)
 
 

@@ -27,6 +27,7 @@ from uptime_server.models import (
     User,
 )
 from uptime_server.monitor_tags import having_all, replace_tags, tags_by_monitor, tags_of
+from uptime_server.notify import reminders
 from uptime_server.query_params import INT64_MAX
 from uptime_server.schemas.monitor_config import (
     AlertSettingsIn,
@@ -89,6 +90,7 @@ SUMMARY_COLUMNS = (
     "url",
     "type",
     "status",
+    "flapping_since",
     "paused",
     "response_time",
     "status_code",
@@ -410,8 +412,12 @@ def update_alert_settings(monitor: Monitor, patch: Any) -> AlertSettings:
 
 def store_alert_settings(monitor: Monitor, new: AlertSettingsIn) -> None:
     """Write the whole of *new* as the monitor's alert settings."""
+    before = AlertSettings.get_or_none(AlertSettings.monitor == monitor.id)
+    previous = before.reminder_interval if before is not None else None
     preserve = [getattr(AlertSettings, k) for k in ALERT_FIELDS]
     with write_tx():
         AlertSettings.insert(monitor=monitor.id, **new.model_dump()).on_conflict(
             conflict_target=[AlertSettings.monitor], preserve=preserve
         ).execute()
+        if new.reminder_interval != previous:
+            reminders.reschedule(monitor.id, new.reminder_interval)

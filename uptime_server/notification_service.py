@@ -104,9 +104,10 @@ def acknowledge(user: User, notification_id: int, *, now: datetime) -> Notificat
         if note.status != "active":
             raise not_active(note)
         if not note.acknowledged:
-            Notification.update(acknowledged=True, acknowledged_at=now).where(
-                (Notification.id == note.id) & ~Notification.acknowledged
-            ).execute()
+            # Acknowledged: no more reminders (notify/reminders.py).
+            Notification.update(
+                acknowledged=True, acknowledged_at=now, next_reminder_at=None
+            ).where((Notification.id == note.id) & ~Notification.acknowledged).execute()
     return get_owned(user, notification_id)
 
 

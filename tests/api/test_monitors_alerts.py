@@ -18,6 +18,10 @@ DEFAULTS = {
     "alert_on_recovery": True,
     "alert_threshold": 1,
     "cert_expiry_days": [14, 7, 3, 1],
+    "recovery_threshold": 1,
+    "reminder_interval": None,
+    "flap_threshold": 6,
+    "flap_window": 3600,
 }
 
 
@@ -103,6 +107,16 @@ INVALID = [
     ({"cert_expiry_days": ["7"]}, "cert_expiry_days"),
     ({"cert_expiry_days": 7}, "cert_expiry_days"),
     ({"cert_expiry_days": None}, "cert_expiry_days"),
+    ({"recovery_threshold": 0}, "recovery_threshold"),
+    ({"recovery_threshold": 101}, "recovery_threshold"),
+    ({"reminder_interval": 59}, "reminder_interval"),
+    ({"reminder_interval": 7 * 86400 + 1}, "reminder_interval"),
+    ({"reminder_interval": "30m"}, "reminder_interval"),
+    ({"flap_threshold": 0}, "flap_threshold"),
+    ({"flap_threshold": 101}, "flap_threshold"),
+    ({"flap_window": 59}, "flap_window"),
+    ({"flap_window": None}, "flap_window"),
+    ({"flap_window": 86401}, "flap_window"),
 ]
 
 
@@ -140,6 +154,21 @@ def test_it_stores_cert_expiry_thresholds_largest_first(alice: Any, bob: Any) ->
     alice.put(f"{URL}/{mid}/alerts", json={"cert_expiry_days": []})
     assert _alerts(alice, mid)["cert_expiry_days"] == []
     assert _alerts(bob, bobs)["cert_expiry_days"] == [14, 7, 3, 1]
+
+
+def test_it_sets_and_turns_off_noise_control(alice: Any) -> None:
+    mid = create(alice)
+    noise = {
+        "recovery_threshold": 3,
+        "reminder_interval": 1800,
+        "flap_threshold": 4,
+        "flap_window": 600,
+    }
+    response = alice.put(f"{URL}/{mid}/alerts", json=noise)
+    assert response.get_json()["data"] == {**DEFAULTS, **noise}
+    off = {"reminder_interval": None, "flap_threshold": None}
+    alice.put(f"{URL}/{mid}/alerts", json=off)
+    assert _alerts(alice, mid) == {**DEFAULTS, **noise, **off}
 
 
 def test_it_reads_defaults_when_the_row_is_missing(alice: Any) -> None:

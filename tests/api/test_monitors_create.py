@@ -64,6 +64,7 @@ def test_it_creates_with_the_defaults(alice: Any) -> None:
         "key": None,
         "tags": [],
         "status": "pending",
+        "flapping": False,
         "checks_supported": True,
         "paused": False,
         "paused_at": None,

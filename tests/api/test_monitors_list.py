@@ -40,6 +40,7 @@ def test_it_lists_summaries_in_id_order(alice: Any) -> None:
         "url": "http://127.0.0.1:9/health",
         "type": "http",
         "status": "online",
+        "flapping": False,
         "paused": False,
         "uptime_24h": None,
         "response_time": 87,

@@ -284,6 +284,43 @@ def test_alerts_sets_the_cert_expiry_thresholds(cli: Cli) -> None:
     assert refused.exit_code == 4 and "cert_expiry_days" in refused.stderr
 
 
+def test_alerts_sets_and_turns_off_noise_control(cli: Cli, alice: Any) -> None:
+    monitor_id = str(add(cli, "api"))
+    data = cli.json(
+        "monitors", "alerts", monitor_id, "--recovery-threshold", "3",
+        "--reminder-interval", "30m", "--flap-threshold", "4", "--flap-window", "1h",
+    )  # fmt: skip
+    assert (data["recovery_threshold"], data["reminder_interval"]) == (3, 1800)
+    assert (data["flap_threshold"], data["flap_window"]) == (4, 3600)
+    out = cli.ok("monitors", "alerts", monitor_id).stdout
+    assert "every 30m" in out and "more than 4 changes in 1h" in out
+    data = cli.json("monitors", "alerts", monitor_id, "--no-reminders", "--no-flap-detection")
+    assert data["reminder_interval"] is None and data["flap_threshold"] is None
+    assert data["recovery_threshold"] == 3 and data["flap_window"] == 3600  # untouched
+    stored = alice.get(f"/api/v1/monitors/{monitor_id}/alerts").json["data"]
+    assert stored["reminder_interval"] is None and stored["flap_threshold"] is None
+    bad = cli("monitors", "alerts", monitor_id, "--reminder-interval", "soon")
+    assert bad.exit_code == 2
+    both = cli("monitors", "alerts", monitor_id, "--reminder-interval", "1h", "--no-reminders")
+    assert both.exit_code == 2
+    refused = cli("monitors", "alerts", monitor_id, "--reminder-interval", "10s")
+    assert refused.exit_code == 4 and "reminder_interval" in refused.stderr
+
+
+def test_show_says_when_a_monitor_is_flapping(cli: Cli) -> None:
+    from datetime import UTC, datetime
+
+    from uptime_server.models import Monitor
+
+    monitor_id = add(cli, "api")
+    assert cli.json("monitors", "show", str(monitor_id))["flapping"] is False
+    Monitor.update(flapping_since=datetime(2026, 11, 22, tzinfo=UTC)).where(
+        Monitor.id == monitor_id
+    ).execute()
+    assert cli.json("monitors", "show", str(monitor_id))["flapping"] is True
+    assert "alerts are held" in cli.ok("monitors", "show", str(monitor_id)).stdout
+
+
 def test_bulk_pause_resume_update_delete(cli: Cli, alice: Any) -> None:
     a, b = add(cli, "a"), add(cli, "b")
     data = cli.json("monitors", "bulk", "pause", str(a), str(b), "--reason", "maintenance")

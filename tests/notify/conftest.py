@@ -1,4 +1,5 @@
-"""Real loopback servers for the transport tests: aiosmtpd and http.server."""
+"""Real loopback servers for the transport tests (aiosmtpd, http.server), and the
+life-cycle ``world``: a flippable target, the recorder, delivery, aiosmtpd."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ import trustme
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
+from tests.notify.world import Target, make_monitor, probe, with_smtp
+from uptime_server.engine.recorder import Recorder
+from uptime_server.notify.delivery import DeliveryLoop
 from uptime_server.notify.message import AlertContent
 
 LOOPBACK = "127.0.0.1"
@@ -316,3 +320,37 @@ def fake_dns(monkeypatch: pytest.MonkeyPatch) -> FakeDns:
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     return dns
+
+
+# --- the alert life cycle: a flippable target, the recorder, delivery, aiosmtpd ----------
+
+
+@pytest.fixture
+def target():
+    t = Target().start()
+    yield t
+    t.stop()
+
+
+@pytest.fixture
+def world(db, alice, settings, clock, smtp_server, target):
+    """Everything one life-cycle test drives, behind three verbs."""
+
+    class World:
+        recorder = Recorder(settings)
+        delivery = DeliveryLoop(with_smtp(settings, smtp_server.port), clock=clock)
+        inbox = smtp_server.handler
+
+        def monitor(self, name="api-prod", **alerts):
+            return make_monitor(alice.user, settings, clock, name=name, url=target.url, **alerts)
+
+        def check(self, *monitors, status):
+            target.status = status
+            for m in monitors:
+                probe(self.recorder, m, clock)
+            clock.advance(60)
+
+        def deliver(self):
+            self.delivery.loop(clock.now())
+
+    return World()

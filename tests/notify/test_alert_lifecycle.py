@@ -11,13 +11,11 @@ from __future__ import annotations
 import socket
 from datetime import timedelta
 
-import pytest
 from aiosmtpd.controller import Controller
 
 from tests.notify.conftest import RecordingHandler
 from tests.notify.world import (
     LOOPBACK,
-    Target,
     make_monitor,
     messages,
     probe,
@@ -27,37 +25,6 @@ from tests.notify.world import (
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import Monitor, Notification, Outbox
 from uptime_server.notify.delivery import DeliveryLoop
-
-
-@pytest.fixture
-def target():
-    t = Target().start()
-    yield t
-    t.stop()
-
-
-@pytest.fixture
-def world(db, alice, settings, clock, smtp_server, target):
-    """Everything one life-cycle test drives, behind three verbs."""
-
-    class World:
-        recorder = Recorder(settings)
-        delivery = DeliveryLoop(with_smtp(settings, smtp_server.port), clock=clock)
-        inbox = smtp_server.handler
-
-        def monitor(self, name="api-prod", **alerts):
-            return make_monitor(alice.user, settings, clock, name=name, url=target.url, **alerts)
-
-        def check(self, *monitors, status):
-            target.status = status
-            for m in monitors:
-                probe(self.recorder, m, clock)
-            clock.advance(60)
-
-        def deliver(self):
-            self.delivery.loop(clock.now())
-
-    return World()
 
 
 def test_the_whole_life_cycle(world, alice, clock):

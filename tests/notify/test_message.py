@@ -90,7 +90,7 @@ def test_notification_message_without_error_or_duration():
 
 def test_notification_message_rejects_unknown_kind():
     with pytest.raises(ValueError):
-        notification_message("flapping", "web", "", None)
+        notification_message("escalation", "web", "", None)
 
 
 # --- redaction ------------------------------------------------------------------------
@@ -316,3 +316,52 @@ def test_cert_expiry_email_round_trips_through_the_outbox(make_content):
         )
     )
     assert msg["Subject"] == "[Uptime] Certificate for api-prod expires in 7 days"
+
+
+# --- noise control's kinds (docs/alerts.md) ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "error", "duration", "subject_line", "message", "status"),
+    [
+        (
+            "reminder",
+            "expected status in [200], got 503",
+            3600,
+            "[Uptime] STILL DOWN: api-prod",
+            "api-prod is still DOWN after 1h: expected status in [200], got 503",
+            "DOWN",
+        ),
+        (
+            "flapping",
+            "",
+            0,
+            "[Uptime] FLAPPING: api-prod",
+            "api-prod is flapping: alerts are held until it settles",
+            "FLAPPING",
+        ),
+        (
+            "flapping_settled",
+            "",
+            900,
+            "[Uptime] SETTLED UP: api-prod",
+            "api-prod stopped flapping and is UP",
+            "UP",
+        ),
+        (
+            "flapping_settled",
+            "timed out",
+            900,
+            "[Uptime] SETTLED DOWN: api-prod",
+            "api-prod stopped flapping and is DOWN: timed out",
+            "DOWN",
+        ),
+    ],
+)
+def test_noise_kinds_render(make_content, kind, error, duration, subject_line, message, status):
+    content = make_content(kind=kind, error=error, duration_seconds=duration, resolved_at=RECOVERED)
+    assert subject(content) == subject_line
+    assert notification_message(kind, "api-prod", error, duration) == message
+    body = text_body(content)
+    assert body.startswith(message + "\n")
+    assert f"Status:        {status}\n" in body

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from uptime_cli import charts, output
-from uptime_cli.commands.options import JsonFlag, MonitorId, parse_when
+from uptime_cli.commands.options import JsonFlag, MonitorId, parse_span, parse_when
 from uptime_cli.context import state
 
 Period = Literal["24h", "7d", "30d", "90d"]
@@ -106,6 +106,30 @@ def alerts(
             "(e.g. 14,7,3,1); 'off' for none.",
         ),
     ] = None,
+    recovery_threshold: Annotated[
+        int | None,
+        typer.Option(help="Consecutive passing check runs before a downtime resolves.", min=1),
+    ] = None,
+    reminder_interval: Annotated[
+        str | None,
+        typer.Option(
+            metavar="SPAN",
+            help="Remind while a downtime stays unacknowledged, every SPAN (30m, 2h, seconds).",
+        ),
+    ] = None,
+    no_reminders: Annotated[
+        bool, typer.Option("--no-reminders", help="Turn reminders off.")
+    ] = False,
+    flap_threshold: Annotated[
+        int | None,
+        typer.Option(help="Hold alerts after more than N up/down changes in --flap-window.", min=1),
+    ] = None,
+    flap_window: Annotated[
+        str | None, typer.Option(metavar="SPAN", help="Window of --flap-threshold (1h, 30m).")
+    ] = None,
+    no_flap_detection: Annotated[
+        bool, typer.Option("--no-flap-detection", help="Turn flap detection off.")
+    ] = False,
     json_: JsonFlag = False,
 ) -> None:
     """Show a monitor's alert settings; with options, change them."""
@@ -113,6 +137,16 @@ def alerts(
     change = _alert_changes(email, recipient, threshold, recovery, slack_webhook, slack)
     if cert_expiry_days is not None:
         change["cert_expiry_days"] = parse_days(cert_expiry_days)
+    change.update(
+        _noise_changes(
+            recovery_threshold,
+            parse_span(reminder_interval, "--reminder-interval"),
+            no_reminders,
+            flap_threshold,
+            parse_span(flap_window, "--flap-window"),
+            no_flap_detection,
+        )
+    )
     client = st.client()
     if change:
         data = client.update_alerts(monitor_id, change).get("data") or {}
@@ -158,4 +192,29 @@ def _alert_changes(
         change["slack_enabled"] = True if slack is None else slack
     elif slack is not None:
         change["slack_enabled"] = slack
+    return change
+
+
+def _noise_changes(
+    recovery_threshold: int | None,
+    reminder_interval: int | None,
+    no_reminders: bool,
+    flap_threshold: int | None,
+    flap_window: int | None,
+    no_flap_detection: bool,
+) -> dict[str, Any]:
+    """The noise-control fields the options set (docs/alerts.md)."""
+    if no_reminders and reminder_interval is not None:
+        raise typer.BadParameter("give --reminder-interval or --no-reminders, not both")
+    if no_flap_detection and flap_threshold is not None:
+        raise typer.BadParameter("give --flap-threshold or --no-flap-detection, not both")
+    change: dict[str, Any] = {}
+    if recovery_threshold is not None:
+        change["recovery_threshold"] = recovery_threshold
+    if no_reminders or reminder_interval is not None:
+        change["reminder_interval"] = reminder_interval
+    if no_flap_detection or flap_threshold is not None:
+        change["flap_threshold"] = flap_threshold
+    if flap_window is not None:
+        change["flap_window"] = flap_window
     return change

@@ -20,7 +20,7 @@ NotificationId = Annotated[
 LimitOpt = Annotated[int | None, typer.Option(help="Per page (1-100).", min=1, max=100)]
 
 
-Kind = Literal["downtime", "recovery", "cert_expiry"]
+Kind = Literal["downtime", "recovery", "cert_expiry", "reminder", "flapping", "flapping_settled"]
 State = Literal["active", "resolved"]
 
 
@@ -29,7 +29,11 @@ def list_(
     ctx: typer.Context,
     monitor: Annotated[int | None, typer.Option(help="Only this monitor's.", min=1)] = None,
     type_: Annotated[
-        Kind | None, typer.Option("--type", help="downtime, recovery or cert_expiry.")
+        Kind | None,
+        typer.Option(
+            "--type",
+            help="downtime, recovery, cert_expiry, reminder, flapping or flapping_settled.",
+        ),
     ] = None,
     status: Annotated[State | None, typer.Option(help="active or resolved.")] = None,
     since: Annotated[

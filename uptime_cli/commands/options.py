@@ -244,6 +244,22 @@ def span_seconds(raw: str) -> int | None:
     return int(match.group(1)) * _UNITS[match.group(2)] if match else None
 
 
+def parse_span(raw: str | None, option: str) -> int | None:
+    """A length of time, ``90s``, ``30m``, ``1h``, ``1d`` or bare seconds, in seconds."""
+    if raw is None:
+        return None
+    text = raw.strip().lower()
+    if text.isdigit():
+        return int(text)
+    match = _RELATIVE.match(text)
+    if not match:
+        raise typer.BadParameter(
+            f"expected seconds or a span like 90s, 30m, 1h, 1d; got {raw!r}",
+            param_hint=f"'{option}'",
+        )
+    return int(match.group(1)) * _UNITS[match.group(2)]
+
+
 def parse_when(raw: str | None, option: str, *, now: datetime | None = None) -> str | None:
     """ISO 8601 (passed on as given) or a span back from now like ``30m``, ``2h``, ``7d``."""
     if raw is None:

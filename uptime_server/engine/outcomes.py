@@ -112,6 +112,7 @@ class Plan:
     cert_alerted_days: int | None = None
     seen_cert: SeenCert | None = None
     cert: CertDecision | None = None
+    flapping_began: datetime | None = None  # the monitor's flapping_since before this run
 
     @property
     def status(self) -> str | None:
@@ -129,3 +130,11 @@ class Plan:
     def cert_event(self) -> bool:
         """Does this run alert a certificate threshold, or see a renewed certificate?"""
         return self.cert is not None and (self.cert.alert_days is not None or self.cert.renewed)
+
+    @property
+    def has_events(self) -> bool:
+        """Whether this run writes notifications (an incident, flapping)."""
+        tr = self.transition
+        return tr is not None and (
+            tr.open_incident or tr.resolve_incident or tr.flapping_started or tr.flapping_settled
+        )

@@ -47,9 +47,14 @@ from uptime_server.notify.message import (
     format_utc,
     notification_message,
 )
+from uptime_server.notify.noise import first_reminder
 from uptime_server.stats import rollups
 
 log = logging.getLogger(__name__)
+
+
+# A monitor without an alert_settings row: the columns' defaults.
+_DEFAULT_RULES = state.AlertRules(flap_threshold=AlertSettings.flap_threshold.default)
 
 
 class StaleState(RuntimeError):
@@ -75,7 +80,7 @@ class Recorder:
             if not batch.write_runs(plans):
                 raise StaleState("a monitor's state_version moved under the lock")
             for plan in plans:
-                if plan.opens or plan.resolves or plan.cert_event:
+                if plan.has_events or plan.cert_event:
                     self._write_events(plan, batch, now)
             rollups.add_runs(
                 [
@@ -139,13 +144,17 @@ class Recorder:
             alerts_suppressed=monitor.alerts_suppressed,
             has_active_incident=batch.has_active(monitor.id),
             location_statuses=batch.location_statuses(monitor.id, outcome.location),
+            consecutive_successes=monitor.consecutive_successes,
+            state_changes=tuple(monitor.state_changes or ()),
+            flapping_since=monitor.flapping_since,
         )
         tr = state.transition(
             prev,
             location=outcome.location,
             status=run_status,
             locations=list(monitor.locations),
-            alert_threshold=batch.thresholds.get(monitor.id, 1),
+            rules=batch.rules.get(monitor.id, _DEFAULT_RULES),
+            at=outcome.checked_at,
         )
         offline_since = None
         if tr.status == "offline":
@@ -154,6 +163,7 @@ class Recorder:
         plan.version = monitor.state_version
         plan.offline_since = offline_since
         self._apply_cert(monitor, plan, batch)
+        plan.flapping_began = monitor.flapping_since
         # Later runs of this monitor in the same batch start from this state.
         monitor.status = tr.status
         monitor.consecutive_failures = tr.consecutive_failures
@@ -162,6 +172,9 @@ class Recorder:
         monitor.cert_expires_at = plan.cert_expires_at
         monitor.cert_serial = plan.cert_serial
         monitor.cert_alerted_days = plan.cert_alerted_days
+        monitor.consecutive_successes = tr.consecutive_successes
+        monitor.state_changes = list(tr.state_changes)
+        monitor.flapping_since = tr.flapping_since
         monitor.state_version += 1
         if tr.open_incident:
             batch.active_flags[monitor.id] = True
@@ -195,7 +208,8 @@ class Recorder:
         plan.seen_cert = seen
         plan.cert_alerted_days = plan.cert.alerted_days
 
-    # -- notifications: the rare runs that open or resolve an incident -------
+    # -- notifications: the rare runs that open or resolve an incident, or ---
+    # -- start or settle flapping ---------------------------------------------
 
     def _write_events(self, plan: Plan, batch: Batch, now: datetime) -> None:
         outcome = plan.outcome
@@ -216,6 +230,10 @@ class Recorder:
                 content=content,
             )
 
+        tr = plan.transition
+        assert tr is not None
+        if tr.flapping_started or tr.flapping_settled:
+            enqueue(self._flap_notification(monitor, outcome, tr, plan.flapping_began))
         if plan.cert_event:
             note = self._cert_alert(monitor, plan)
             if note is not None:
@@ -235,7 +253,7 @@ class Recorder:
 
         if plan.opens:
             started = plan.offline_since or outcome.checked_at
-            note = self._open_incident(monitor, outcome, started)
+            note = self._open_incident(monitor, outcome, started, alerts.reminder_interval)
             batch.active[monitor.id] = note
             enqueue(note)
             plan.done.opened.append(note.id)
@@ -298,7 +316,11 @@ class Recorder:
             return None
 
     def _open_incident(
-        self, monitor: Monitor, outcome: CheckOutcome, started_at: datetime
+        self,
+        monitor: Monitor,
+        outcome: CheckOutcome,
+        started_at: datetime,
+        reminder_interval: int | None,
     ) -> Notification:
         error = outcome.error or "check failed"
         return Notification.create(
@@ -312,6 +334,7 @@ class Recorder:
             error_response_time=outcome.response_time,
             error_message=error,
             created_at=outcome.checked_at,
+            next_reminder_at=first_reminder(outcome.checked_at, reminder_interval),
         )
 
     def _resolve_incident(
@@ -332,6 +355,41 @@ class Recorder:
             error_response_time=outcome.response_time,
             error_message="",
             created_at=outcome.checked_at,
+        )
+
+    def _flap_notification(
+        self,
+        monitor: Monitor,
+        outcome: CheckOutcome,
+        tr: state.Transition,
+        began: datetime | None,
+    ) -> Notification:
+        """The ``flapping`` (or, on settling, ``flapping_settled``) notification of *tr*.
+
+        *began*: when the flapping that *tr* settles began.
+        """
+        at = outcome.checked_at
+        if tr.flapping_started:
+            kind, since, error = "flapping", at, ""
+        else:
+            kind, error = "flapping_settled", ""
+            since = began or at
+            if tr.status == "offline":
+                error = outcome.error or "check failed"
+        duration = max(0, int((at - since).total_seconds()))
+        return Notification.create(
+            monitor=monitor.id,
+            user=monitor.user_id,
+            type=kind,
+            message=notification_message(kind, monitor.name, error, duration),
+            status="resolved",
+            started_at=since,
+            resolved_at=at,
+            duration=duration,
+            error_status_code=outcome.status_code,
+            error_response_time=outcome.response_time,
+            error_message=error,
+            created_at=at,
         )
 
 

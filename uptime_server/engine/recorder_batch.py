@@ -19,6 +19,7 @@ import peewee
 from uptime_server.db import database, execute_many, execute_values, is_sqlite
 from uptime_server.engine.dispatcher import give_back
 from uptime_server.engine.outcomes import Plan
+from uptime_server.engine.state import AlertRules
 from uptime_server.models import (
     CHECKED_TYPES,
     AlertSettings,
@@ -46,6 +47,9 @@ _MONITOR_COLUMNS = (
     Monitor.degraded_response_time,
     Monitor.locations,
     Monitor.created_at,
+    Monitor.consecutive_successes,
+    Monitor.state_changes,
+    Monitor.flapping_since,
 )
 _RUN_CHUNK = 100
 
@@ -71,6 +75,9 @@ class BatchMonitor:
     degraded_response_time: int | None
     locations: list[str]
     created_at: datetime  # with the id, who this monitor is (CheckOutcome)
+    consecutive_successes: int
+    state_changes: list[int]
+    flapping_since: datetime | None
 
     @property
     def checks_supported(self) -> bool:
@@ -84,7 +91,7 @@ class Batch:
         self.monitors: dict[int, BatchMonitor] = {}
         # monitor → location → [last_status, lease_owner]
         self.slots: dict[int, dict[str, list[str | None]]] = {}
-        self.thresholds: dict[int, int] = {}
+        self.rules: dict[int, AlertRules] = {}
         self.cert_days: dict[int, list[int]] = {}  # alert_settings.cert_expiry_days
         self.active: dict[int, Notification] = {}
         self.active_flags: dict[int, bool] = {}
@@ -107,11 +114,16 @@ class Batch:
         ).where(MonitorLocation.monitor.in_(ids))
         for monitor_id, location, last_status, lease_owner in slots.tuples():
             batch.slots.setdefault(monitor_id, {})[location] = [last_status, lease_owner]
-        alerts = AlertSettings.select(
-            AlertSettings.monitor, AlertSettings.alert_threshold, AlertSettings.cert_expiry_days
+        rules = AlertSettings.select(
+            AlertSettings.monitor,
+            AlertSettings.cert_expiry_days,
+            AlertSettings.alert_threshold,
+            AlertSettings.recovery_threshold,
+            AlertSettings.flap_threshold,
+            AlertSettings.flap_window,
         ).where(AlertSettings.monitor.in_(ids))
-        for monitor_id, threshold, cert_days in alerts.tuples():
-            batch.thresholds[monitor_id] = threshold
+        for monitor_id, cert_days, *rule in rules.tuples():
+            batch.rules[monitor_id] = AlertRules(*rule)
             batch.cert_days[monitor_id] = cert_days
         active = Notification.select().where(
             Notification.monitor.in_(ids)
@@ -249,6 +261,9 @@ _MONITOR_SET = (
     ("cert_expires_at", "::timestamp"),
     ("cert_serial", ""),
     ("cert_alerted_days", "::integer"),
+    ("consecutive_successes", "::integer"),
+    ("state_changes", ""),
+    ("flapping_since", "::timestamp"),
 )
 _MONITOR_KEEP = (("last_success", "::timestamp"), ("last_failure", "::timestamp"))
 _MONITOR_GUARD = (("id", "::integer"), ("version", "::integer"))
@@ -317,6 +332,9 @@ def _monitor_values(plan: Plan) -> dict[str, Any]:
         "cert_expires_at": _dt(plan.cert_expires_at),
         "cert_serial": plan.cert_serial,
         "cert_alerted_days": plan.cert_alerted_days,
+        "consecutive_successes": tr.consecutive_successes,
+        "state_changes": Monitor.state_changes.db_value(list(tr.state_changes)),
+        "flapping_since": _dt(tr.flapping_since),
         "last_success": checked_at if passed else None,
         "last_failure": None if passed else checked_at,
         "id": outcome.monitor_id,

@@ -56,6 +56,16 @@ def combine(statuses: list[str]) -> str:
 
 
 @dataclass(frozen=True)
+class AlertRules:
+    """A monitor's alert settings that transitions read (docs/alerts.md)."""
+
+    alert_threshold: int = 1
+    recovery_threshold: int = 1
+    flap_threshold: int | None = None  # None: no flap detection
+    flap_window: int = 3600  # seconds
+
+
+@dataclass(frozen=True)
 class MonitorState:
     """The part of a monitor's stored state that transitions read."""
 
@@ -64,6 +74,10 @@ class MonitorState:
     alerts_suppressed: bool
     has_active_incident: bool
     location_statuses: dict[str, str] = field(default_factory=dict)
+    consecutive_successes: int = 0
+    # Epoch seconds of the latest up/down changes (oldest first).
+    state_changes: tuple[int, ...] = ()
+    flapping_since: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +88,11 @@ class Transition:
     location_statuses: dict[str, str]
     open_incident: bool = False
     resolve_incident: bool = False
+    consecutive_successes: int = 0
+    state_changes: tuple[int, ...] = ()
+    flapping_since: datetime | None = None
+    flapping_started: bool = False
+    flapping_settled: bool = False
 
     @property
     def passed(self) -> bool:
@@ -86,38 +105,83 @@ def transition(
     location: str,
     status: str,
     locations: list[str],
-    alert_threshold: int,
+    alert_threshold: int = 1,
+    rules: AlertRules | None = None,
+    at: datetime | None = None,
 ) -> Transition:
-    """Apply one location's run status to the monitor's state.
+    """Apply one location's run status (checked *at*) to the monitor's state.
 
     - The monitor is offline when every location that has reported is offline.
     - A downtime incident opens after ``alert_threshold`` consecutive offline
       evaluations, at most one at a time, and not while alerts are suppressed
       (a notification resolved by hand while still failing).
-    - The first evaluation that is not offline resolves an open incident and
-      lifts the suppression.
+    - An offline monitor comes back after ``recovery_threshold`` consecutive
+      evaluations that are not offline; until then it stays offline. Coming
+      back resolves an open incident and lifts the suppression.
+    - Flapping: more than ``flap_threshold`` up/down changes within
+      ``flap_window`` seconds starts it; it settles once the changes within
+      the window are down to ``flap_threshold // 2`` or fewer. While it
+      flaps, no incident opens or resolves (the alerts are held); the
+      evaluation that settles it applies the rules above as usual.
+
+    *rules* (else ``AlertRules(alert_threshold)``) and *at* (needed for flap
+    detection) come from the caller: nothing here reads a clock.
     """
+    rules = rules or AlertRules(alert_threshold=alert_threshold)
     latest = {loc: s for loc, s in prev.location_statuses.items() if loc in locations}
     latest[location] = status
-    new_status = combine([latest[loc] for loc in locations if loc in latest])
-    if new_status == "offline":
-        failures = prev.consecutive_failures + 1
-        opens = (
-            failures >= alert_threshold
-            and not prev.has_active_incident
-            and not prev.alerts_suppressed
-        )
-        return Transition(
-            status=new_status,
-            consecutive_failures=failures,
-            alerts_suppressed=prev.alerts_suppressed,
-            location_statuses=latest,
-            open_incident=opens,
-        )
+    combined = combine([latest[loc] for loc in locations if loc in latest])
+    if combined == "offline":
+        new_status, failures, successes = combined, prev.consecutive_failures + 1, 0
+        suppressed = prev.alerts_suppressed
+    elif prev.status == "offline" and prev.consecutive_successes + 1 < rules.recovery_threshold:
+        # Held offline: the recovery has not lasted long enough yet.
+        new_status, failures = "offline", prev.consecutive_failures
+        successes, suppressed = prev.consecutive_successes + 1, prev.alerts_suppressed
+    else:
+        new_status, failures, successes, suppressed = combined, 0, 0, False
+    changes, flapping_since, started, settled = _flapping(prev, new_status, rules, at)
+    flapping = flapping_since is not None
+    opens = (
+        new_status == "offline"
+        and failures >= rules.alert_threshold
+        and not prev.has_active_incident
+        and not suppressed
+    )
+    resolves = new_status != "offline" and prev.has_active_incident
     return Transition(
         status=new_status,
-        consecutive_failures=0,
-        alerts_suppressed=False,
+        consecutive_failures=failures,
+        alerts_suppressed=suppressed,
         location_statuses=latest,
-        resolve_incident=prev.has_active_incident,
+        open_incident=opens and not flapping,
+        resolve_incident=resolves and not flapping,
+        consecutive_successes=successes,
+        state_changes=changes,
+        flapping_since=flapping_since,
+        flapping_started=started,
+        flapping_settled=settled,
     )
+
+
+def _flapping(
+    prev: MonitorState, new_status: str, rules: AlertRules, at: datetime | None
+) -> tuple[tuple[int, ...], datetime | None, bool, bool]:
+    """(recent changes, flapping since, started now, settled now)."""
+    was_flapping = prev.flapping_since is not None
+    threshold = rules.flap_threshold
+    if threshold is None or at is None:
+        # Detection off (or turned off while flapping: that settles it).
+        return (), None, False, was_flapping
+    now = int(at.timestamp())
+    changes = [t for t in prev.state_changes if t > now - rules.flap_window]
+    if prev.status != "pending" and (prev.status == "offline") != (new_status == "offline"):
+        changes.append(now)
+    changes = changes[-(threshold + 1) :]
+    if was_flapping:
+        if len(changes) <= threshold // 2:
+            return tuple(changes), None, False, True
+        return tuple(changes), prev.flapping_since, False, False
+    if len(changes) > threshold:
+        return tuple(changes), at, True, False
+    return tuple(changes), None, False, False

@@ -17,8 +17,10 @@ from email.utils import format_datetime
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
-AlertKind = Literal["downtime", "recovery", "cert_expiry"]
-ALERT_KINDS = ("downtime", "recovery", "cert_expiry")
+AlertKind = Literal[
+    "downtime", "recovery", "cert_expiry", "reminder", "flapping", "flapping_settled"
+]
+ALERT_KINDS: tuple[str, ...] = AlertKind.__args__  # type: ignore[attr-defined]
 
 REDACTED = "***"
 
@@ -57,6 +59,19 @@ class AlertContent:
     def __post_init__(self) -> None:
         if self.kind not in ALERT_KINDS:
             raise ValueError(f"unknown alert kind: {self.kind!r}")
+
+    @property
+    def state(self) -> str:
+        """What the message says the monitor is: DOWN, UP or FLAPPING.
+
+        A ``flapping_settled`` message carries the last error when it settled
+        DOWN and none when UP (as a recovery does).
+        """
+        if self.kind == "flapping":
+            return "FLAPPING"
+        if self.kind == "recovery" or (self.kind == "flapping_settled" and not self.error):
+            return "UP"
+        return "DOWN"
 
     @property
     def event_time(self) -> datetime:
@@ -152,17 +167,31 @@ def notification_message(
         if duration_seconds is None:
             return f"{name} is UP again"
         return f"{name} is UP again after {format_duration(duration_seconds)}"
+    if kind == "reminder":
+        still = f"{name} is still DOWN after {format_duration(duration_seconds)}"
+        return f"{still}: {error}" if error else still
+    if kind == "flapping":
+        return f"{name} is flapping: alerts are held until it settles"
+    if kind == "flapping_settled":
+        settled = f"{name} stopped flapping and is {'DOWN' if error else 'UP'}"
+        return f"{settled}: {error}" if error else settled
     raise ValueError(f"unknown alert kind: {kind!r}")
 
 
 def subject(content: AlertContent) -> str:
     """`[Uptime] DOWN: <name>` / `[Uptime] UP: <name>`, always one line.
 
-    A certificate alert: `[Uptime] Certificate for <name> expires in 7 days`.
+    Reminders say `STILL DOWN`, flapping `FLAPPING` and its end `SETTLED UP`
+    or `SETTLED DOWN`. A certificate alert: `[Uptime] Certificate for <name>
+    expires in 7 days`.
     """
     if content.kind == "cert_expiry":
         return f"[Uptime] {_summary(content)}"
-    state = "DOWN" if content.kind == "downtime" else "UP"
+    state = content.state
+    if content.kind == "reminder":
+        state = "STILL DOWN"
+    elif content.kind == "flapping_settled":
+        state = f"SETTLED {state}"
     return f"[Uptime] {state}: {single_line(content.monitor_name)}"
 
 
@@ -195,7 +224,7 @@ def text_body(content: AlertContent) -> str:
     fields = [
         ("Monitor", single_line(content.monitor_name)),
         ("URL", single_line(redact_url(content.monitor_url))),
-        ("Status", "DOWN" if content.kind == "downtime" else "UP"),
+        ("Status", content.state),
         ("Error", error),
         ("Status code", _optional(content.status_code)),
         ("Response time", _optional(content.response_time, " ms")),
@@ -204,6 +233,11 @@ def text_body(content: AlertContent) -> str:
     if content.kind == "recovery":
         fields.append(("Resolved at", format_utc(content.resolved_at)))
         fields.append(("Downtime", _downtime(content.duration_seconds)))
+    elif content.kind == "reminder":
+        fields.append(("Down for", _downtime(content.duration_seconds)))
+    elif content.kind == "flapping_settled":
+        fields.append(("Settled at", format_utc(content.resolved_at)))
+        fields.append(("Flapped for", _downtime(content.duration_seconds)))
     return _lines(content, fields)
 
 

@@ -418,6 +418,8 @@ def _own_fields(kind: Any, config: Mapping[str, Any]) -> dict[str, Any]:
 
 MAX_CERT_EXPIRY_DAYS = 10
 MAX_CERT_EXPIRY_DAY = 365
+MAX_REMINDER_INTERVAL = 7 * 86400
+MAX_FLAP_WINDOW = 86400
 
 
 def _distinct_descending(days: list[int]) -> list[int]:
@@ -457,6 +459,30 @@ class AlertSettingsIn(_JudgedWhole):
         default_factory=lambda: list(DEFAULT_CERT_EXPIRY_DAYS),
         description="Days before a TLS certificate expires (https, tcp with tls) that each "
         "send one cert_expiry alert; distinct, stored largest first. [] turns them off.",
+    )
+    recovery_threshold: int = Field(
+        1,
+        ge=1,
+        le=100,
+        description="Consecutive passing runs before a downtime resolves; "
+        "the monitor stays offline until then.",
+    )
+    reminder_interval: int | None = Field(
+        None,
+        ge=60,
+        le=MAX_REMINDER_INTERVAL,
+        description="Seconds between reminders while a downtime stays active and "
+        "unacknowledged; null: no reminders.",
+    )
+    flap_threshold: int | None = Field(
+        6,
+        ge=1,
+        le=100,
+        description="More up/down changes than this within flap_window hold the alerts "
+        "(flapping); null: no flap detection.",
+    )
+    flap_window: int = Field(
+        3600, ge=60, le=MAX_FLAP_WINDOW, description="Seconds; the window of flap_threshold."
     )
 
     @staticmethod

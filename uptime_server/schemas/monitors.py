@@ -51,6 +51,7 @@ class Monitor(ResponseModel):
     key: str | None = Field(description="The stable name `uptime apply` matches by.")
     tags: list[str] = Field(description="Sorted labels.")
     status: Status
+    flapping: Annotated[bool, Field(description="Alerts held: it changes state too often.")]
     checks_supported: bool
     paused: bool
     paused_at: UtcTime | None
@@ -95,6 +96,7 @@ class MonitorSummary(ResponseModel):
     url: str | None
     type: MonitorType
     status: Status
+    flapping: bool
     paused: bool
     uptime_24h: Percent | None
     response_time: LastRunTime
@@ -134,6 +136,12 @@ class AlertSettings(ResponseModel):
     cert_expiry_days: Annotated[
         list[int], Field(description="Certificate-expiry thresholds in days, largest first")
     ]
+    recovery_threshold: Annotated[int, Field(ge=1, le=100)]
+    reminder_interval: Annotated[int | None, Field(description="Seconds; null: no reminders")]
+    flap_threshold: Annotated[
+        int | None, Field(ge=1, le=100, description="null: no flap detection")
+    ]
+    flap_window: Seconds
 
     @classmethod
     def of(cls, row: Any, owner_email: str) -> Self:

@@ -6,7 +6,10 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field
 
+from uptime_server.models import NOTIFICATION_TYPES
 from uptime_server.schemas.base import PageCounts, Pages, ResponseModel, UtcTime
+
+NotificationType = Literal[*NOTIFICATION_TYPES]  # type: ignore[valid-type]
 
 
 class ErrorDetails(ResponseModel):
@@ -20,7 +23,7 @@ class Notification(ResponseModel):
     monitor_id: int
     monitor_name: str
     monitor_url: str | None
-    type: Literal["downtime", "recovery", "cert_expiry"]
+    type: NotificationType
     message: str
     status: Literal["active", "resolved"]
     started_at: UtcTime
