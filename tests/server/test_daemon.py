@@ -46,7 +46,7 @@ class Daemon:
             text=True,
         )
         threading.Thread(target=self._read, daemon=True).start()
-        self.port = self._wait_for(LISTENING, timeout=8.0)
+        self.port = self._wait_for(LISTENING, timeout=60.0)
         self.base = f"http://127.0.0.1:{self.port}"
 
     def _read(self) -> None:
