@@ -5,7 +5,7 @@ Tables and what owns them:
   oauth_states and cli_tickets (sign-in in flight);
 - monitors (configuration plus current state), monitor_locations (one row per
   monitor and location: due time and claim lease for the scheduler),
-  alert_settings;
+  alert_settings, channels (named notification channels of a user);
 - check_runs (raw history), rollups (5m/1h/1d aggregates with histograms);
 - notifications (incidents and recoveries), outbox (emails and Slack posts
   waiting for delivery, written in the same transaction as the state change).
@@ -288,6 +288,9 @@ class AlertSettings(BaseModel):
     slack_webhook_url = pw.CharField(max_length=2048, null=True)
     alert_on_recovery = pw.BooleanField(default=True)
     alert_threshold = pw.IntegerField(default=1)
+    # Ids of the owner's channels (migration 0009); checked on write, and a
+    # deleted channel is taken out of every list (channel_service).
+    channel_ids = JSONField(default=list)
 
     class Meta:
         table_name = "alert_settings"
@@ -393,12 +396,39 @@ Notification.add_index(
 )
 
 
+class Channel(BaseModel):
+    """A named notification channel of one user, shared by any of their monitors.
+
+    ``config`` holds the type's own fields (docs/channels.md), secrets
+    included: they leave the server only towards the channel's service, and
+    the API shows them as a hint.
+    """
+
+    id = NeverReusedIdField()
+    user = pw.ForeignKeyField(User, backref="channels", on_delete="CASCADE")
+    name = pw.CharField(max_length=200)
+    type = pw.CharField(max_length=16)  # email | slack | webhook | pagerduty | apprise
+    config = JSONField(default=dict)
+    created_at = UTCDateTimeField()
+    updated_at = UTCDateTimeField()
+
+    class Meta:
+        table_name = "channels"
+        indexes = ((("user", "name"), False),)
+
+
 class Outbox(BaseModel):
     """A message waiting for delivery; claimed with a lease like a check."""
 
     id = NeverReusedIdField()
     notification = pw.ForeignKeyField(Notification, backref="outbox", on_delete="CASCADE")
-    channel = pw.CharField(max_length=16)  # email | slack
+    # email | slack for the implicit per-monitor channels of the alert
+    # settings; a channel's type for a row of a named channel (channel_id).
+    channel = pw.CharField(max_length=16)
+    channel_id = pw.IntegerField(null=True)  # no foreign key: a sent row outlives its channel
+    # What the row reports: "alert" (the notification itself) or
+    # "acknowledge" (pagerduty only: someone acknowledged it in uptime).
+    event = pw.CharField(max_length=16, default="alert")
     recipients = JSONField(default=list)
     target = pw.CharField(max_length=2048, null=True)  # slack webhook URL
     subject = pw.TextField(default="")
@@ -432,5 +462,6 @@ MODELS: list[type[BaseModel]] = [
     CheckRun,
     Rollup,
     Notification,
+    Channel,
     Outbox,
 ]

@@ -17,6 +17,7 @@ from peewee import ModelSelect
 from uptime_server.db import write_tx
 from uptime_server.errors import ApiError
 from uptime_server.models import Monitor, Notification, User
+from uptime_server.notify import outbox
 from uptime_server.query_params import INT64_MAX
 
 RECENT_WINDOW = timedelta(hours=24)
@@ -97,16 +98,26 @@ def _page(query: ModelSelect, page: int, limit: int) -> Page:
     return Page(list(query.paginate(page, limit)), total)
 
 
-def acknowledge(user: User, notification_id: int, *, now: datetime) -> Notification:
-    """Mark an active notification acknowledged; a second call keeps the first time."""
+def acknowledge(
+    user: User, notification_id: int, *, now: datetime, mail_domain: str = "uptime.local"
+) -> Notification:
+    """Mark an active notification acknowledged; a second call keeps the first time.
+
+    The first acknowledgement also leaves an ``acknowledge`` message for each
+    PagerDuty channel of the monitor in the outbox, in the same transaction.
+    """
     with write_tx():
         note = get_owned(user, notification_id)
         if note.status != "active":
             raise not_active(note)
         if not note.acknowledged:
-            Notification.update(acknowledged=True, acknowledged_at=now).where(
-                (Notification.id == note.id) & ~Notification.acknowledged
-            ).execute()
+            changed = (
+                Notification.update(acknowledged=True, acknowledged_at=now)
+                .where((Notification.id == note.id) & ~Notification.acknowledged)
+                .execute()
+            )
+            if changed:
+                outbox.enqueue_acknowledgement(note, note.monitor, mail_domain=mail_domain, now=now)
     return get_owned(user, notification_id)
 
 

@@ -17,7 +17,8 @@ from uptime_server.api.operations import (
     limit,
     query,
 )
-from uptime_server.context import now
+from uptime_server.context import now, settings
+from uptime_server.notify.outbox import mail_domain
 from uptime_server.query_params import choice_param, int_param, time_param
 from uptime_server.schemas.base import data, data_of, page_count
 from uptime_server.schemas.notifications import (
@@ -122,7 +123,9 @@ def show(notification_id: int) -> Any:
 @doc("acknowledgeNotification", ok=Acknowledged, errors=(404, 409))
 def acknowledge(notification_id: int) -> Any:
     """Acknowledge an active notification."""
-    note = notification_service.acknowledge(current_user, notification_id, now=now())
+    note = notification_service.acknowledge(
+        current_user, notification_id, now=now(), mail_domain=mail_domain(settings().mail_from)
+    )
     return Acknowledged.of(note).to_json()
 
 
