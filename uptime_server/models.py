@@ -414,7 +414,7 @@ class Channel(BaseModel):
 
     class Meta:
         table_name = "channels"
-        indexes = ((("user", "name"), False),)
+        indexes = ((("user", "name"), True),)  # the CLI names channels
 
 
 class Outbox(BaseModel):

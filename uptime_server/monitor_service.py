@@ -14,6 +14,7 @@ from typing import Any
 
 from peewee import SQL, NodeList, fn
 
+from uptime_server import channel_service
 from uptime_server.config import Settings
 from uptime_server.db import is_sqlite, write_tx
 from uptime_server.errors import ApiError, monitor_not_found
@@ -345,6 +346,7 @@ def update_alert_settings(monitor: Monitor, patch: Any) -> AlertSettings:
     """Merge *patch* into the stored settings, validate the whole, and store it."""
     stored = alert_settings(monitor)
     new = parse_alert_settings({k: getattr(stored, k) for k in ALERT_FIELDS}, patch)
+    channel_service.check_channel_ids(monitor.user_id, new.channel_ids)
     preserve = [getattr(AlertSettings, k) for k in ALERT_FIELDS]
     with write_tx():
         AlertSettings.insert(monitor=monitor.id, **new.model_dump()).on_conflict(

@@ -16,7 +16,7 @@ from peewee import ModelSelect
 
 from uptime_server.db import write_tx
 from uptime_server.errors import ApiError
-from uptime_server.models import Monitor, Notification, User
+from uptime_server.models import Channel, Monitor, Notification, Outbox, User
 from uptime_server.notify import outbox
 from uptime_server.query_params import INT64_MAX
 
@@ -65,6 +65,16 @@ def get_owned(user: User, notification_id: int) -> Notification:
     if note is None:
         raise not_found()
     return note
+
+
+def deliveries(note: Notification) -> list[tuple[Outbox, str | None]]:
+    """The outbox rows of *note*, oldest first, each with its channel's name (if any)."""
+    rows = list(Outbox.select().where(Outbox.notification == note.id).order_by(Outbox.id))
+    ids = {r.channel_id for r in rows if r.channel_id is not None}
+    names = {}
+    if ids:
+        names = {c.id: c.name for c in Channel.select().where(Channel.id.in_(list(ids)))}
+    return [(r, names.get(r.channel_id)) for r in rows]
 
 
 def list_active(user: User) -> list[Notification]:

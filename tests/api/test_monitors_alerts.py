@@ -17,6 +17,7 @@ DEFAULTS = {
     "slack_webhook_url": None,
     "alert_on_recovery": True,
     "alert_threshold": 1,
+    "channel_ids": [],
 }
 
 

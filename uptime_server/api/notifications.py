@@ -25,7 +25,9 @@ from uptime_server.schemas.notifications import (
     Acknowledged,
     ActiveMeta,
     ActiveNotifications,
+    Delivery,
     Notification,
+    NotificationDetail,
     NotificationList,
     NotificationPages,
     RecentNotifications,
@@ -113,10 +115,12 @@ def list_notifications() -> Any:
 
 
 @bp.get("/<int:notification_id>")
-@doc("getNotification", ok=data(Notification), errors=(404,))
+@doc("getNotification", ok=data(NotificationDetail), errors=(404,))
 def show(notification_id: int) -> Any:
-    """One notification."""
-    return data_of(Notification.of(notification_service.get_owned(current_user, notification_id)))
+    """One notification, with each channel's delivery."""
+    note = notification_service.get_owned(current_user, notification_id)
+    sent = [Delivery.of(row, name) for row, name in notification_service.deliveries(note)]
+    return data_of(NotificationDetail(**Notification.of(note).__dict__, deliveries=sent))
 
 
 @bp.post("/<int:notification_id>/acknowledge")

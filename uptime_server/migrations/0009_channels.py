@@ -16,7 +16,7 @@ from uptime_server.migrations import run_ddl
 
 _INDEXES = (
     'CREATE INDEX "channels_user_id" ON "channels" ("user_id")',
-    'CREATE INDEX "channels_user_id_name" ON "channels" ("user_id", "name")',
+    'CREATE UNIQUE INDEX "channels_user_id_name" ON "channels" ("user_id", "name")',
 )
 _COLUMNS = (
     """ALTER TABLE "alert_settings" ADD COLUMN "channel_ids" TEXT NOT NULL DEFAULT '[]'""",

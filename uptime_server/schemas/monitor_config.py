@@ -35,6 +35,7 @@ from uptime_server.engine.probes.payload import parse_escapes
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import DEFAULT_EXPECTED_STATUS, MONITOR_TYPES, TYPE_FIELDS
 from uptime_server.net.target import parse_host_port, parse_host_port_url, parse_host_url
+from uptime_server.query_params import INT64_MAX
 from uptime_server.schemas.field_rules import (
     FRAMING_HEADERS,
     MAX_CHECK_INTERVAL,
@@ -416,6 +417,15 @@ class AlertSettingsIn(_JudgedWhole):
     alert_on_recovery: bool = True
     alert_threshold: int = Field(
         1, ge=1, le=100, description="Consecutive failed runs before a downtime notification."
+    )
+    channel_ids: Annotated[
+        list[Annotated[int, Field(ge=1, le=INT64_MAX)]],
+        Field(max_length=50),
+        AfterValidator(lambda v: list(dict.fromkeys(v))),
+        Rule("must be a list of at most 50 ids of your channels"),
+    ] = Field(
+        default_factory=list,
+        description="Ids of the caller's channels (/channels) that get this monitor's alerts.",
     )
 
     @staticmethod

@@ -119,6 +119,7 @@ class AlertSettings(ResponseModel):
     slack_webhook_url: str | None
     alert_on_recovery: bool
     alert_threshold: Annotated[int, Field(ge=1, le=100)]
+    channel_ids: list[int]
 
     @classmethod
     def of(cls, row: Any, owner_email: str) -> Self:
