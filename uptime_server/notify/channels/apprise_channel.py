@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import threading
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,8 +42,22 @@ USER_HOST_SCHEMES = frozenset(
     for s in ("", "s")
 )
 _APPRISE_LOG = logging.getLogger("apprise")
-# Apprise's records quote URLs (tokens); they stay out of the daemon's log.
-_APPRISE_LOG.propagate = False
+_captures = threading.local()
+
+
+def _swallow(record: logging.LogRecord) -> bool:
+    """Apprise's records quote URLs (tokens): none reaches a handler, ours or anyone's.
+
+    A logger's filter runs before every handler attached to it or above it;
+    warnings are kept for the error of the send in progress (``_quiet``).
+    """
+    lines = getattr(_captures, "lines", None)
+    if lines is not None and record.levelno >= logging.WARNING:
+        lines.append(record.getMessage())
+    return False
+
+
+_APPRISE_LOG.addFilter(_swallow)
 
 
 def _asset() -> apprise.AppriseAsset:
@@ -92,23 +107,14 @@ def check_host(host: str, port: int | None, *, block_private: bool) -> None:
         raise PermanentDeliveryError(f"apprise host {host}: {guard.TARGET_NOT_ALLOWED}")
 
 
-class _Capture(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
-
 @contextlib.contextmanager
-def _quiet() -> Iterator[_Capture]:
-    capture = _Capture()
-    _APPRISE_LOG.addHandler(capture)
+def _quiet() -> Iterator[list[str]]:
+    """The warnings Apprise logs in this thread meanwhile (and only here)."""
+    _captures.lines = lines = []
     try:
-        yield capture
+        yield lines
     finally:
-        _APPRISE_LOG.removeHandler(capture)
+        _captures.lines = None
 
 
 def scrub(text: str, url: str) -> str:
@@ -143,14 +149,14 @@ class AppriseChannel:
         kind = apprise.NotifyType.SUCCESS if message.is_recovery else apprise.NotifyType.FAILURE
         if message.test:
             kind = apprise.NotifyType.INFO
-        with _quiet() as capture:
+        with _quiet() as said:
             ok = notifier.notify(
                 title=f"[Uptime] {message.status}: {message.content.monitor_name}"[:250],
                 body=summary(message) if message.test else plain_text(message),
                 notify_type=kind,
             )
         if not ok:
-            said = scrub("; ".join(capture.lines[-2:]), url)[:300] or "no reason given"
+            reason = scrub("; ".join(said[-2:]), url)[:300] or "no reason given"
             # Apprise does not say whether a failure is lasting: retry until the give-up age.
-            raise TemporaryDeliveryError(f"{label}: not delivered ({said})")
+            raise TemporaryDeliveryError(f"{label}: not delivered ({reason})")
         log.info("%s accepted %s", label, message.message_id)
