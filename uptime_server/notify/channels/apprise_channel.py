@@ -38,7 +38,18 @@ log = logging.getLogger(__name__)
 # Schemes whose host part is a server the user picked (docs/channels.md).
 USER_HOST_SCHEMES = frozenset(
     f"{base}{s}"
-    for base in ("json", "xml", "form", "ntfy", "gotify", "matrix", "mmost", "rocket", "apprise")
+    for base in (
+        "json",
+        "xml",
+        "form",
+        "ntfy",
+        "gotify",
+        "matrix",
+        "mmost",
+        "rocket",
+        "apprise",
+        "workflow",
+    )
     for s in ("", "s")
 )
 _APPRISE_LOG = logging.getLogger("apprise")
