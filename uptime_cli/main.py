@@ -17,7 +17,7 @@ from typer.core import TyperGroup
 
 from uptime_cli import __version__, output
 from uptime_cli.client import ApiRefused, ServerError, Unreachable
-from uptime_cli.commands import auth, monitors, notifications, server
+from uptime_cli.commands import auth, channels, monitors, notifications, server
 from uptime_cli.context import (
     ERROR,
     INTERRUPTED,
@@ -139,6 +139,7 @@ def root(
 auth.register(app)
 app.add_typer(monitors.app, name="monitors")
 app.add_typer(notifications.app, name="notifications")
+app.add_typer(channels.app, name="channels")
 app.add_typer(server.app, name="server")
 
 

@@ -43,6 +43,12 @@ COMMANDS = {
     ("GET", "/api/v1/notifications/<>"): "notifications show",
     ("POST", "/api/v1/notifications/<>/acknowledge"): "notifications ack",
     ("POST", "/api/v1/notifications/<>/resolve"): "notifications resolve",
+    ("GET", "/api/v1/channels"): "channels list",
+    ("POST", "/api/v1/channels"): "channels add",
+    ("GET", "/api/v1/channels/<>"): "channels show",
+    ("PUT", "/api/v1/channels/<>"): "channels edit",
+    ("DELETE", "/api/v1/channels/<>"): "channels delete",
+    ("POST", "/api/v1/channels/<>/test"): "channels test",
 }
 # Endpoints that are not user data, and why they have no command.
 NOT_COMMANDS = {
