@@ -14,7 +14,7 @@ import typer
 
 from uptime_cli import output
 from uptime_cli.client import ApiClient
-from uptime_cli.commands.options import JsonFlag, parse_headers
+from uptime_cli.commands.options import JsonFlag, parse_headers, with_options
 from uptime_cli.context import ERROR, CliError, state
 
 app = typer.Typer(help="Notification channels: email, Slack, webhook, PagerDuty, Apprise.")
@@ -80,6 +80,21 @@ EventsUrlOpt = Annotated[
 ]
 
 
+CHANNEL_OPTIONS: dict[str, Any] = {
+    "recipient": RecipientOpt,
+    "url": UrlOpt,
+    "method": MethodOpt,
+    "header": HeaderOpt,
+    "body_down": BodyDownOpt,
+    "body_up": BodyUpOpt,
+    "secret": SecretOpt,
+    "routing_key": RoutingKeyOpt,
+    "events_url": EventsUrlOpt,
+}
+assert CHANNEL_OPTIONS.keys() == _OPTION_NAMES.keys()
+with_channel_options = with_options(CHANNEL_OPTIONS, dict, "options")
+
+
 def _config(kind: str, options: dict[str, Any]) -> dict[str, Any]:
     """The config fields the given options set for a channel of *kind*."""
     fields = _FIELDS[kind]
@@ -138,25 +153,18 @@ def list_(ctx: typer.Context, json_: JsonFlag = False) -> None:
 
 
 @app.command()
+@with_channel_options
 def add(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="A name of your choice, unique among yours.")],
     type_: Annotated[ChannelType, typer.Option("--type", help="The channel's type.")],
-    recipient: RecipientOpt = None,
-    url: UrlOpt = None,
-    method: MethodOpt = None,
-    header: HeaderOpt = None,
-    body_down: BodyDownOpt = None,
-    body_up: BodyUpOpt = None,
-    secret: SecretOpt = None,
-    routing_key: RoutingKeyOpt = None,
-    events_url: EventsUrlOpt = None,
     json_: JsonFlag = False,
+    *,
+    options: dict[str, Any],
 ) -> None:
     """Create a channel."""
     st = state(ctx)
-    options = dict(locals())
-    config = _config(type_, {k: options[k] for k in _OPTION_NAMES})
+    config = _config(type_, options)
     body = {"name": name, "type": type_, "config": config}
     data = st.client().create_channel(body).get("data") or {}
     done = f"Added {type_} channel {data.get('id')} ({data.get('name')})"
@@ -173,27 +181,20 @@ def show(ctx: typer.Context, channel: ChannelRef, json_: JsonFlag = False) -> No
 
 
 @app.command()
+@with_channel_options
 def edit(
     ctx: typer.Context,
     channel: ChannelRef,
     name: Annotated[str | None, typer.Option(help="New name.")] = None,
-    recipient: RecipientOpt = None,
-    url: UrlOpt = None,
-    method: MethodOpt = None,
-    header: HeaderOpt = None,
-    body_down: BodyDownOpt = None,
-    body_up: BodyUpOpt = None,
-    secret: SecretOpt = None,
-    routing_key: RoutingKeyOpt = None,
-    events_url: EventsUrlOpt = None,
     json_: JsonFlag = False,
+    *,
+    options: dict[str, Any],
 ) -> None:
     """Change a channel; options not given (secrets included) keep their values."""
     st = state(ctx)
     client = st.client()
     current = resolve(client, channel)
-    options = dict(locals())
-    config = _config(current["type"], {k: options[k] for k in _OPTION_NAMES})
+    config = _config(current["type"], options)
     body: dict[str, Any] = {"config": config}
     if name is not None:
         body["name"] = name

@@ -12,6 +12,7 @@ wrong "temporary" costs a few retries, a wrong "permanent" loses an alert.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import random
@@ -31,7 +32,7 @@ import aiohttp
 
 from uptime_server.net.errors import describe_error
 from uptime_server.net.guard import TARGET_NOT_ALLOWED, TargetNotAllowed
-from uptime_server.notify.webhook_http import WebhookReply, post_json
+from uptime_server.notify.webhook_http import WebhookReply, send
 
 log = logging.getLogger(__name__)
 
@@ -277,12 +278,12 @@ def email_transport(
 # --- Slack ----------------------------------------------------------------------------
 
 
-class SlackTransport:
-    """POSTs a JSON payload to a Slack incoming webhook, through the SSRF guard.
+class GuardedHttp:
+    """Requests to URLs users typed, through the SSRF guard, every failure typed.
 
-    The webhook URL is a secret (its path is the token), so it never appears in
-    errors or logs; only its host does. The connection goes to an address the
-    guard approved (see `webhook_http`).
+    Such a URL may hold a secret (a Slack webhook's path is its token), so
+    errors and logs name its host only. The connection goes to an address
+    the guard approved (see `webhook_http`).
     """
 
     def __init__(
@@ -297,19 +298,36 @@ class SlackTransport:
         # Injected for UPTIME_CA_BUNDLE (and tests); None is the system store.
         self._ssl_context = ssl_context
 
-    def post(self, webhook_url: str, payload: dict[str, object]) -> None:
-        host = webhook_host(webhook_url)
+    def request(
+        self, url: str, method: str, headers: dict[str, str], body: bytes, *, label: str
+    ) -> WebhookReply:
+        """Send; a non-2xx answer or a failure raises a DeliveryError worded with *label*."""
         try:
-            reply = post_json(
-                webhook_url,
-                payload,
+            reply = send(
+                url,
+                method,
+                headers,
+                body,
                 timeout=self.timeout,
                 block_private=self.block_private,
                 ssl_context=self._ssl_context,
             )
         except Exception as exc:  # the module edge: every failure is typed
-            raise http_send_error(exc, f"Slack webhook {host}", self.timeout) from None
-        check_http_reply(reply, f"Slack webhook {host}")
+            raise http_send_error(exc, label, self.timeout) from None
+        check_http_reply(reply, label)
+        return reply
+
+    def post_json(self, url: str, payload: object, *, label: str) -> WebhookReply:
+        body = json.dumps(payload).encode()
+        return self.request(url, "POST", {"Content-Type": "application/json"}, body, label=label)
+
+
+class SlackTransport(GuardedHttp):
+    """POSTs a JSON payload to a Slack incoming webhook, through the SSRF guard."""
+
+    def post(self, webhook_url: str, payload: dict[str, object]) -> None:
+        host = webhook_host(webhook_url)
+        self.post_json(webhook_url, payload, label=f"Slack webhook {host}")
         log.info("slack message posted to %s", host)
 
 

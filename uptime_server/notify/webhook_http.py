@@ -22,7 +22,6 @@ turns them into delivery errors.
 from __future__ import annotations
 
 import asyncio
-import json
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,28 +40,6 @@ class WebhookReply:
     status: int
     headers: CIMultiDict[str]
     text: str  # at most MAX_REPLY_BYTES of the body
-
-
-def post_json(
-    url: str,
-    payload: object,
-    *,
-    timeout: float,
-    block_private: bool,
-    ssl_context: ssl.SSLContext | None = None,
-) -> WebhookReply:
-    """POST *payload* as JSON; redirects are not followed. See ``send``."""
-    body = json.dumps(payload).encode()
-    headers = {"Content-Type": "application/json"}
-    return send(
-        url,
-        "POST",
-        headers,
-        body,
-        timeout=timeout,
-        block_private=block_private,
-        ssl_context=ssl_context,
-    )
 
 
 def send(

@@ -11,14 +11,12 @@ secret and appears in no error or log line.
 from __future__ import annotations
 
 import logging
-import ssl
 from typing import Any
 
 from uptime_server.notify.channels.message import ACKNOWLEDGE, ChannelMessage
 from uptime_server.notify.channels.templates import summary
 from uptime_server.notify.message import redact_text, redact_url
-from uptime_server.notify.transports import check_http_reply, http_send_error, webhook_host
-from uptime_server.notify.webhook_http import post_json
+from uptime_server.notify.transports import GuardedHttp, webhook_host
 
 log = logging.getLogger(__name__)
 
@@ -59,32 +57,13 @@ def event_for(config: dict[str, Any], message: ChannelMessage, action: str) -> d
     return event
 
 
-class PagerDutyChannel:
-    def __init__(
-        self, timeout: float, *, block_private: bool, ssl_context: ssl.SSLContext | None = None
-    ) -> None:
-        self.timeout = timeout
-        self.block_private = block_private
-        self.ssl_context = ssl_context
-
+class PagerDutyChannel(GuardedHttp):
     def send(self, config: dict[str, Any], message: ChannelMessage) -> None:
+        url = config.get("events_url") or EVENTS_URL
+        label = f"PagerDuty {webhook_host(url, 'PagerDuty events')}"
         # A test opens a PagerDuty incident and closes it again at once.
         actions = ["trigger", "resolve"] if message.test else [action_of(message)]
         for action in actions:
-            self._post(config, event_for(config, message, action))
-
-    def _post(self, config: dict[str, Any], event: dict[str, Any]) -> None:
-        url = config.get("events_url") or EVENTS_URL
-        label = f"PagerDuty {webhook_host(url, 'PagerDuty events')}"
-        try:
-            reply = post_json(
-                url,
-                event,
-                timeout=self.timeout,
-                block_private=self.block_private,
-                ssl_context=self.ssl_context,
-            )
-        except Exception as exc:  # the module edge: every failure is typed
-            raise http_send_error(exc, label, self.timeout) from None
-        check_http_reply(reply, label)
-        log.info("%s accepted %s of %s", label, event["event_action"], event["dedup_key"])
+            event = event_for(config, message, action)
+            self.post_json(url, event, label=label)
+            log.info("%s accepted %s of %s", label, action, event["dedup_key"])

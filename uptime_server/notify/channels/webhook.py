@@ -12,13 +12,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
-import ssl
 from typing import Any
 
 from uptime_server.notify.channels.message import ChannelMessage
 from uptime_server.notify.channels.templates import webhook_body
-from uptime_server.notify.transports import check_http_reply, http_send_error, webhook_host
-from uptime_server.notify.webhook_http import send
+from uptime_server.notify.transports import GuardedHttp, webhook_host
 
 log = logging.getLogger(__name__)
 
@@ -43,29 +41,10 @@ def request_for(config: dict[str, Any], message: ChannelMessage) -> tuple[dict[s
     return headers, body
 
 
-class WebhookChannel:
-    def __init__(
-        self, timeout: float, *, block_private: bool, ssl_context: ssl.SSLContext | None = None
-    ) -> None:
-        self.timeout = timeout
-        self.block_private = block_private
-        self.ssl_context = ssl_context
-
+class WebhookChannel(GuardedHttp):
     def send(self, config: dict[str, Any], message: ChannelMessage) -> None:
         url = config["url"]
-        label = f"webhook {webhook_host(url, 'webhook')}"
         headers, body = request_for(config, message)
-        try:
-            reply = send(
-                url,
-                config.get("method") or "POST",
-                headers,
-                body,
-                timeout=self.timeout,
-                block_private=self.block_private,
-                ssl_context=self.ssl_context,
-            )
-        except Exception as exc:  # the module edge: every failure is typed
-            raise http_send_error(exc, label, self.timeout) from None
-        check_http_reply(reply, label)
+        label = f"webhook {webhook_host(url, 'webhook')}"
+        self.request(url, config.get("method") or "POST", headers, body, label=label)
         log.info("%s accepted %s", label, message.message_id)
