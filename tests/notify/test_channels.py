@@ -354,3 +354,20 @@ def test_a_recovery_with_alert_on_recovery_off_sends_no_channel_message(
     deliver()
     deliver()
     assert [r.json()["status"] for r in receiver.accepted] == ["DOWN"]
+
+
+def test_a_channel_of_another_user_never_gets_a_message(
+    receiver, add_channel, check, deliver, bob, settings, clock, monitor
+):
+    # Written past the API's check (which refuses it): delivery checks the owner too.
+    body = parse_create(
+        {"name": "bobs", "type": "webhook", "config": {"url": receiver.url}}, settings
+    )
+    theirs = channel_service.create_channel(bob.user, body, now=clock.now())
+    AlertSettings.update(channel_ids=[theirs.id]).where(
+        AlertSettings.monitor == monitor.id
+    ).execute()
+    check(False)
+    deliver()
+    assert Outbox.select().count() == 0
+    assert receiver.requests == []
