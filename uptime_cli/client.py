@@ -195,6 +195,26 @@ class ApiClient:
     def update_alerts(self, monitor_id: int, fields: Json) -> Json:
         return self._call("PUT", f"/monitors/{monitor_id}/alerts", json=fields)
 
+    # -- channels --------------------------------------------------------------
+
+    def list_channels(self) -> Json:
+        return self._call("GET", "/channels")
+
+    def create_channel(self, body: Json) -> Json:
+        return self._call("POST", "/channels", json=body)
+
+    def get_channel(self, channel_id: int) -> Json:
+        return self._call("GET", f"/channels/{channel_id}")
+
+    def update_channel(self, channel_id: int, body: Json) -> Json:
+        return self._call("PUT", f"/channels/{channel_id}", json=body)
+
+    def delete_channel(self, channel_id: int) -> Json:
+        return self._call("DELETE", f"/channels/{channel_id}")
+
+    def test_channel(self, channel_id: int) -> Json:
+        return self._call("POST", f"/channels/{channel_id}/test")
+
     def bulk(
         self,
         action: str,

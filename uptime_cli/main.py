@@ -17,7 +17,16 @@ from typer.core import TyperGroup
 
 from uptime_cli import __version__, output
 from uptime_cli.client import ApiRefused, ServerError, Unreachable
-from uptime_cli.commands import apply, auth, heartbeats, monitors, notifications, server, tokens
+from uptime_cli.commands import (
+    apply,
+    auth,
+    channels,
+    heartbeats,
+    monitors,
+    notifications,
+    server,
+    tokens,
+)
 from uptime_cli.context import (
     ERROR,
     INTERRUPTED,
@@ -145,6 +154,7 @@ apply.register(app)
 app.add_typer(monitors.app, name="monitors")
 app.add_typer(notifications.app, name="notifications")
 app.add_typer(tokens.app, name="tokens")
+app.add_typer(channels.app, name="channels")
 app.add_typer(server.app, name="server")
 
 

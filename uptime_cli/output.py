@@ -368,6 +368,7 @@ def alerts_view(a: dict[str, Any]) -> Table:
             ("Recovery", f"{a.get('recovery_threshold', 1)} passed check run(s)"),
             ("Reminders", _every(a.get("reminder_interval"))),
             ("Flap detection", _flap_rule(a)),
+            ("Channels", ", ".join(str(i) for i in a.get("channel_ids") or []) or "none"),
         ],
     )
 
@@ -473,6 +474,45 @@ def notifications_table(items: list[dict[str, Any]]) -> Table:
             cell(short_when(n.get("started_at"))),
             cell(duration(n.get("duration"))),
             cell(n.get("message") or ""),
+        )
+    return table
+
+
+def channels_table(items: list[dict[str, Any]]) -> Table:
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for name in ("ID", "NAME", "TYPE", "MONITORS", "TARGET"):
+        table.add_column(name, justify="right" if name == "ID" else "left", overflow="fold")
+    for c in items:
+        config = c.get("config") or {}
+        shown = config.get("recipients") or config.get("url") or config.get("webhook_url") or ""
+        if c.get("type") == "pagerduty":
+            shown = config.get("routing_key") or ""
+        table.add_row(
+            cell(c.get("id")),
+            cell(c.get("name")),
+            cell(c.get("type")),
+            cell(", ".join(str(m) for m in c.get("monitor_ids") or []) or "-"),
+            cell(", ".join(shown) if isinstance(shown, list) else shown),
+        )
+    return table
+
+
+def deliveries_table(items: list[dict[str, Any]]) -> Table:
+    table = Table(title="Deliveries", box=None, header_style="bold", pad_edge=False)
+    for name in ("CHANNEL", "TYPE", "EVENT", "STATUS", "ATTEMPTS", "NEXT TRY", "LAST ERROR"):
+        table.add_column(name, overflow="fold")
+    for d in items:
+        channel = d.get("channel_name") or (
+            "implicit" if d.get("channel_id") is None else "deleted"
+        )
+        table.add_row(
+            cell(channel),
+            cell(d.get("channel_type")),
+            cell(d.get("event")),
+            cell(d.get("status")),
+            cell(d.get("attempts")),
+            cell(short_when(d.get("next_attempt_at"))),
+            cell(d.get("last_error") or ""),
         )
     return table
 

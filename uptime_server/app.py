@@ -19,6 +19,7 @@ from uptime_server import db as dbmod
 from uptime_server import errors
 from uptime_server.api import (
     auth,
+    channels,
     checks,
     health,
     home,
@@ -46,7 +47,7 @@ from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
 from uptime_server.metrics_snapshot import metrics_cache_for
 
 # One blueprint per resource: under /api/v1, and at the root.
-API_BLUEPRINTS = (auth, signin, tokens, monitors, checks, stats, notifications, openapi)
+API_BLUEPRINTS = (auth, signin, tokens, monitors, checks, stats, notifications, channels, openapi)
 ROOT_BLUEPRINTS = (health, home, metrics)
 
 

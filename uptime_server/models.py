@@ -6,7 +6,8 @@ Tables and what owns them:
   cli_tickets (sign-in in flight);
 - monitors (configuration plus current state), monitor_locations (one row per
   monitor and location: due time and claim lease for the scheduler),
-  monitor_tags (a monitor's labels), alert_settings;
+  monitor_tags (a monitor's labels), alert_settings, channels (named
+  notification channels of a user);
 - check_runs (raw history), rollups (5m/1h/1d aggregates with histograms);
 - notifications (incidents and recoveries), outbox (emails and Slack posts
   waiting for delivery, written in the same transaction as the state change).
@@ -364,6 +365,9 @@ class AlertSettings(BaseModel):
     reminder_interval = pw.IntegerField(null=True)  # seconds; null: no reminders
     flap_threshold = pw.IntegerField(null=True, default=6)  # null: no flap detection
     flap_window = pw.IntegerField(default=3600)  # seconds
+    # Ids of the owner's channels (migration 0009); checked on write, and a
+    # deleted channel is taken out of every list (channel_service).
+    channel_ids = JSONField(default=list)
 
     class Meta:
         table_name = "alert_settings"
@@ -479,12 +483,39 @@ Notification.add_index(
 )
 
 
+class Channel(BaseModel):
+    """A named notification channel of one user, shared by any of their monitors.
+
+    ``config`` holds the type's own fields (docs/channels.md), secrets
+    included: they leave the server only towards the channel's service, and
+    the API shows them as a hint.
+    """
+
+    id = NeverReusedIdField()
+    user = pw.ForeignKeyField(User, backref="channels", on_delete="CASCADE")
+    name = pw.CharField(max_length=200)
+    type = pw.CharField(max_length=16)  # email | slack | webhook | pagerduty | apprise
+    config = JSONField(default=dict)
+    created_at = UTCDateTimeField()
+    updated_at = UTCDateTimeField()
+
+    class Meta:
+        table_name = "channels"
+        indexes = ((("user", "name"), True),)  # the CLI names channels
+
+
 class Outbox(BaseModel):
     """A message waiting for delivery; claimed with a lease like a check."""
 
     id = NeverReusedIdField()
     notification = pw.ForeignKeyField(Notification, backref="outbox", on_delete="CASCADE")
-    channel = pw.CharField(max_length=16)  # email | slack
+    # email | slack for the implicit per-monitor channels of the alert
+    # settings; a channel's type for a row of a named channel (channel_id).
+    channel = pw.CharField(max_length=16)
+    channel_id = pw.IntegerField(null=True)  # no foreign key: a sent row outlives its channel
+    # What the row reports: "alert" (the notification itself) or
+    # "acknowledge" (pagerduty only: someone acknowledged it in uptime).
+    event = pw.CharField(max_length=16, default="alert")
     recipients = JSONField(default=list)
     target = pw.CharField(max_length=2048, null=True)  # slack webhook URL
     subject = pw.TextField(default="")
@@ -520,5 +551,6 @@ MODELS: list[type[BaseModel]] = [
     CheckRun,
     Rollup,
     Notification,
+    Channel,
     Outbox,
 ]

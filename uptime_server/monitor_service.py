@@ -14,6 +14,7 @@ from typing import Any
 
 from peewee import SQL, NodeList, fn
 
+from uptime_server import channel_service
 from uptime_server.config import Settings
 from uptime_server.db import is_sqlite, write_tx
 from uptime_server.errors import ApiError, monitor_not_found, validation_error
@@ -411,7 +412,12 @@ def update_alert_settings(monitor: Monitor, patch: Any) -> AlertSettings:
 
 
 def store_alert_settings(monitor: Monitor, new: AlertSettingsIn) -> None:
-    """Write the whole of *new* as the monitor's alert settings."""
+    """Write the whole of *new* as the monitor's alert settings.
+
+    Its ``channel_ids`` must name the owner's channels (checked here, so
+    ``apply`` and single updates refuse the same ids).
+    """
+    channel_service.check_channel_ids(monitor.user_id, new.channel_ids)
     before = AlertSettings.get_or_none(AlertSettings.monitor == monitor.id)
     previous = before.reminder_interval if before is not None else None
     preserve = [getattr(AlertSettings, k) for k in ALERT_FIELDS]

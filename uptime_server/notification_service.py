@@ -16,7 +16,8 @@ from peewee import ModelSelect
 
 from uptime_server.db import write_tx
 from uptime_server.errors import ApiError
-from uptime_server.models import Monitor, Notification, User
+from uptime_server.models import Channel, Monitor, Notification, Outbox, User
+from uptime_server.notify import outbox
 from uptime_server.query_params import INT64_MAX
 
 RECENT_WINDOW = timedelta(hours=24)
@@ -66,6 +67,16 @@ def get_owned(user: User, notification_id: int) -> Notification:
     return note
 
 
+def deliveries(note: Notification) -> list[tuple[Outbox, str | None]]:
+    """The outbox rows of *note*, oldest first, each with its channel's name (if any)."""
+    rows = list(Outbox.select().where(Outbox.notification == note.id).order_by(Outbox.id))
+    ids = {r.channel_id for r in rows if r.channel_id is not None}
+    names = {}
+    if ids:
+        names = {c.id: c.name for c in Channel.select().where(Channel.id.in_(list(ids)))}
+    return [(r, names.get(r.channel_id)) for r in rows]
+
+
 def list_active(user: User) -> list[Notification]:
     return list(_owned(user).where(Notification.status == "active"))
 
@@ -97,17 +108,27 @@ def _page(query: ModelSelect, page: int, limit: int) -> Page:
     return Page(list(query.paginate(page, limit)), total)
 
 
-def acknowledge(user: User, notification_id: int, *, now: datetime) -> Notification:
-    """Mark an active notification acknowledged; a second call keeps the first time."""
+def acknowledge(
+    user: User, notification_id: int, *, now: datetime, mail_domain: str = "uptime.local"
+) -> Notification:
+    """Mark an active notification acknowledged; a second call keeps the first time.
+
+    The first acknowledgement also leaves an ``acknowledge`` message for each
+    PagerDuty channel of the monitor in the outbox, in the same transaction.
+    """
     with write_tx():
         note = get_owned(user, notification_id)
         if note.status != "active":
             raise not_active(note)
         if not note.acknowledged:
             # Acknowledged: no more reminders (notify/reminders.py).
-            Notification.update(
-                acknowledged=True, acknowledged_at=now, next_reminder_at=None
-            ).where((Notification.id == note.id) & ~Notification.acknowledged).execute()
+            changed = (
+                Notification.update(acknowledged=True, acknowledged_at=now, next_reminder_at=None)
+                .where((Notification.id == note.id) & ~Notification.acknowledged)
+                .execute()
+            )
+            if changed:
+                outbox.enqueue_acknowledgement(note, note.monitor, mail_domain=mail_domain, now=now)
     return get_owned(user, notification_id)
 
 

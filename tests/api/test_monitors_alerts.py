@@ -22,6 +22,7 @@ DEFAULTS = {
     "reminder_interval": None,
     "flap_threshold": 6,
     "flap_window": 3600,
+    "channel_ids": [],
 }
 
 

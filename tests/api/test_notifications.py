@@ -82,7 +82,24 @@ def test_an_outage_shows_as_active_with_every_field(alice, api_prod, checks):
         },
     }
     detail = alice.get(f"/api/v1/notifications/{item['id']}")
-    assert detail.status_code == 200 and detail.json == {"data": item}
+    assert detail.status_code == 200
+    # One notification shows, besides, where its messages stand.
+    shown = detail.json["data"]
+    deliveries = shown.pop("deliveries")
+    assert shown == item
+    assert deliveries == [
+        {
+            "channel_id": None,
+            "channel_name": None,
+            "channel_type": "email",
+            "event": "alert",
+            "status": "pending",
+            "attempts": 0,
+            "last_error": None,
+            "next_attempt_at": "2026-11-22T12:00:00Z",
+            "sent_at": None,
+        }
+    ]
 
 
 def test_recovery_resolves_and_adds_a_resolved_recovery(alice, api_prod, checks):

@@ -8,7 +8,8 @@ schema to the document. SQLite only: this is about the API's contract, not
 the database.
 
 Nothing leaves the machine: "test now" runs through an offline probe (the
-real Prober, whose fetch is refused before any socket exists), and the
+real Prober, whose fetch is refused before any socket exists), a channel's
+test message through an offline sender (refused before any socket), and the
 sign-in providers point at a closed port on 127.0.0.1 (login only builds
 their URL; a callback never gets past the state check; google's discovery
 document is fetched from that closed port and fails as OAUTH_ERROR).
@@ -30,6 +31,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
+from tests.api.offline_channels import OfflineChannelSender
 from tests.api.offline_probe import OfflineProber, offline_probe_loop
 from tests.cli.conftest import closed_port
 from uptime_server.api.openapi import build_document
@@ -108,10 +110,16 @@ def probe_loop() -> Iterator[ProbeLoop]:
 
 
 @pytest.fixture
-def app(settings: Any, clock: Any, db: Any, probe_loop: ProbeLoop) -> Any:
-    return create_app(
-        settings, clock=clock, services={"probe_loop": probe_loop}, bind_database=False
-    )
+def channel_sender() -> OfflineChannelSender:
+    return OfflineChannelSender()
+
+
+@pytest.fixture
+def app(
+    settings: Any, clock: Any, db: Any, probe_loop: ProbeLoop, channel_sender: OfflineChannelSender
+) -> Any:
+    services = {"probe_loop": probe_loop, "channel_sender": channel_sender}
+    return create_app(settings, clock=clock, services=services, bind_database=False)
 
 
 @pytest.fixture
@@ -148,6 +156,12 @@ def owned(alice: Any, probe_loop: ProbeLoop) -> list[int]:
     assert [n["id"] for n in active] == [1]
     # A token to list and revoke (id 1).
     assert alice.post("/api/v1/tokens", json={"name": "ci", "scope": "read"}).status_code == 201
+    # Channel 1, used by monitor 1.
+    channel = {"name": "ops", "type": "webhook", "config": {"url": "https://example.com/hook"}}
+    assert alice.post("/api/v1/channels", json=channel).status_code == 201
+    assert (
+        alice.put(f"/api/v1/monitors/{ids[0]}/alerts", json={"channel_ids": [1]}).status_code == 200
+    )
     return ids
 
 
@@ -170,4 +184,5 @@ def test_every_operation_is_included() -> None:
     tested = {(op.method.upper(), op.path) for op in operations}
     assert tested == documented
     assert ("POST", "/api/v1/monitors/{monitor_id}/test") in tested
+    assert ("POST", "/api/v1/channels/{channel_id}/test") in tested
     assert ("GET", "/metrics") in tested and ("GET", "/healthz") in tested

@@ -48,6 +48,12 @@ COMMANDS = {
     ("POST", "/api/v1/tokens"): "tokens create",
     ("GET", "/api/v1/tokens"): "tokens list",
     ("DELETE", "/api/v1/tokens/<>"): "tokens revoke",
+    ("GET", "/api/v1/channels"): "channels list",
+    ("POST", "/api/v1/channels"): "channels add",
+    ("GET", "/api/v1/channels/<>"): "channels show",
+    ("PUT", "/api/v1/channels/<>"): "channels edit",
+    ("DELETE", "/api/v1/channels/<>"): "channels delete",
+    ("POST", "/api/v1/channels/<>/test"): "channels test",
 }
 # Endpoints that are not user data, and why they have no command.
 NOT_COMMANDS = {

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from uptime_cli import charts, output
+from uptime_cli.commands import channels
 from uptime_cli.commands.options import JsonFlag, MonitorId, parse_span, parse_when
 from uptime_cli.context import state
 
@@ -130,6 +131,17 @@ def alerts(
     no_flap_detection: Annotated[
         bool, typer.Option("--no-flap-detection", help="Turn flap detection off.")
     ] = False,
+    channel: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--channel",
+            metavar="NAME",
+            help="A channel (name or id) to alert; repeat for more. Replaces the list.",
+        ),
+    ] = None,
+    no_channels: Annotated[
+        bool, typer.Option("--no-channels", help="Alert no named channel.")
+    ] = False,
     json_: JsonFlag = False,
 ) -> None:
     """Show a monitor's alert settings; with options, change them."""
@@ -148,6 +160,14 @@ def alerts(
         )
     )
     client = st.client()
+    if channel and no_channels:
+        raise typer.BadParameter(
+            "use --channel or --no-channels, not both", param_hint="'--channel'"
+        )
+    if channel:
+        change["channel_ids"] = channels.channel_ids(client, channel)
+    elif no_channels:
+        change["channel_ids"] = []
     if change:
         data = client.update_alerts(monitor_id, change).get("data") or {}
     else:

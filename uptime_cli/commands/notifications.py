@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import typer
+from rich.console import Group
 
 from uptime_cli import output
 from uptime_cli.commands.options import JsonFlag, PageOpt, parse_when
@@ -90,10 +91,16 @@ def _render_list(as_json: bool, body: dict[str, Any], extra: str) -> None:
 
 @app.command()
 def show(ctx: typer.Context, notification_id: NotificationId, json_: JsonFlag = False) -> None:
-    """One notification in full: monitor, timings, error, email delivery."""
+    """One notification in full: monitor, timings, error, each channel's delivery."""
     st = state(ctx)
     data = st.client().get_notification(notification_id).get("data") or {}
-    output.show(st.wants_json(json_), data, output.notification_view)
+    output.show(st.wants_json(json_), data, _detail_view)
+
+
+def _detail_view(data: dict[str, Any]) -> Any:
+    if not data.get("deliveries"):
+        return output.notification_view(data)
+    return Group(output.notification_view(data), "", output.deliveries_table(data["deliveries"]))
 
 
 @app.command()

@@ -163,32 +163,44 @@ MONITOR_OPTIONS: dict[str, tuple[Any, str]] = {
 }
 
 
-def with_monitor_options(command: Callable[..., None]) -> Callable[..., None]:
-    """Give *command* every monitor configuration option, just before its ``--json``.
+def with_options(
+    options: Mapping[str, Any], convert: Callable[[dict[str, Any]], Any], into: str
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command the Typer *options* (parameter → annotation), just before its ``--json``.
 
-    The command declares a keyword-only ``fields`` parameter instead and
-    receives there the API fields of the options given (``monitor_fields``).
-    Typer reads a command's parameters from its signature, so the wrapper
-    shows Typer the command's own parameters with the options spliced in.
+    The command declares a keyword-only parameter *into* instead and receives
+    there ``convert`` of the options' values (None when not given). Typer
+    reads a command's parameters from its signature, so the wrapper shows
+    Typer the command's own parameters with the options spliced in.
     """
-    own = list(inspect.signature(command, eval_str=True).parameters.values())
-    options = [
-        inspect.Parameter(
-            name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=opt
-        )
-        for name, (opt, _) in MONITOR_OPTIONS.items()
-    ]
-    at = next((i for i, p in enumerate(own) if p.name == "json_"), len(own))
-    params = [*own[:at], *options, *(p for p in own[at:] if p.name != "fields")]
 
-    @functools.wraps(command)
-    def run(**kwargs: Any) -> None:
-        given = {name: kwargs.pop(name) for name in MONITOR_OPTIONS}
-        command(**kwargs, fields=monitor_fields(given))
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        own = list(inspect.signature(command, eval_str=True).parameters.values())
+        spliced = [
+            inspect.Parameter(
+                name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=opt
+            )
+            for name, opt in options.items()
+        ]
+        at = next((i for i, p in enumerate(own) if p.name == "json_"), len(own))
+        params = [*own[:at], *spliced, *(p for p in own[at:] if p.name != into)]
 
-    run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    run.__annotations__ = {p.name: p.annotation for p in params}
-    return run
+        @functools.wraps(command)
+        def run(**kwargs: Any) -> None:
+            given = {name: kwargs.pop(name) for name in options}
+            command(**kwargs, **{into: convert(given)})
+
+        run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in params}
+        return run
+
+    return decorate
+
+
+def with_monitor_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Every monitor configuration option; the command gets their API ``fields``."""
+    options = {name: opt for name, (opt, _) in MONITOR_OPTIONS.items()}
+    return with_options(options, monitor_fields, "fields")(command)
 
 
 def monitor_fields(params: Mapping[str, Any]) -> dict[str, Any]:

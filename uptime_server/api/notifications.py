@@ -17,15 +17,18 @@ from uptime_server.api.operations import (
     limit,
     query,
 )
-from uptime_server.context import now
+from uptime_server.context import now, settings
 from uptime_server.models import NOTIFICATION_TYPES
+from uptime_server.notify.outbox import mail_domain
 from uptime_server.query_params import choice_param, int_param, time_param
 from uptime_server.schemas.base import data, data_of, page_count
 from uptime_server.schemas.notifications import (
     Acknowledged,
     ActiveMeta,
     ActiveNotifications,
+    Delivery,
     Notification,
+    NotificationDetail,
     NotificationList,
     NotificationPages,
     RecentNotifications,
@@ -113,17 +116,21 @@ def list_notifications() -> Any:
 
 
 @bp.get("/<int:notification_id>")
-@doc("getNotification", ok=data(Notification), errors=(404,))
+@doc("getNotification", ok=data(NotificationDetail), errors=(404,))
 def show(notification_id: int) -> Any:
-    """One notification."""
-    return data_of(Notification.of(notification_service.get_owned(current_user, notification_id)))
+    """One notification, with each channel's delivery."""
+    note = notification_service.get_owned(current_user, notification_id)
+    sent = [Delivery.of(row, name) for row, name in notification_service.deliveries(note)]
+    return data_of(NotificationDetail(**Notification.of(note).__dict__, deliveries=sent))
 
 
 @bp.post("/<int:notification_id>/acknowledge")
 @doc("acknowledgeNotification", ok=Acknowledged, errors=(404, 409))
 def acknowledge(notification_id: int) -> Any:
     """Acknowledge an active notification."""
-    note = notification_service.acknowledge(current_user, notification_id, now=now())
+    note = notification_service.acknowledge(
+        current_user, notification_id, now=now(), mail_domain=mail_domain(settings().mail_from)
+    )
     return Acknowledged.of(note).to_json()
 
 

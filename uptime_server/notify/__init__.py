@@ -5,4 +5,6 @@
 POST and ``senders`` choosing transports from the settings; ``outbox`` is the
 rows a state change leaves behind; ``delivery`` claims those rows, sends them
 and retries a ``TemporaryDeliveryError`` after ``transports.backoff_delay``.
+``channels`` sends to a user's named channels (email, Slack, webhook,
+PagerDuty, Apprise; docs/channels.md), through the same outbox.
 """

@@ -1,4 +1,4 @@
-"""The delivery loop: outbox rows out to SMTP, .eml files and Slack, once each.
+"""The delivery loop: outbox rows out to SMTP, .eml files, Slack and channels, once each.
 
 How "exactly once" is kept, as far as a mail server can be told:
 
@@ -14,8 +14,9 @@ How "exactly once" is kept, as far as a mail server can be told:
   "marked" can send a message twice, and then it carries the same Message-ID
   (the file outbox even overwrites the same file).
 - Per monitor and channel, messages leave in order: a row waits while an older
-  row of the same monitor and channel is still pending, so a DOWN held back by
-  a mail outage never arrives after its UP.
+  row of the same monitor and channel (the implicit email/Slack one, or a
+  named channel by id) is still pending, so a DOWN held back by a mail outage
+  never arrives after its UP.
 - Temporary failures are retried with backoff (30 s doubling up to 24 h, with
   jitter, never sooner than a Retry-After); permanent ones are marked failed
   with the error and never retried. A message still undelivered after
@@ -39,8 +40,10 @@ from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.db import database, is_sqlite, retry_locked, write_tx
 from uptime_server.loops import LoopRunner
-from uptime_server.models import Notification, Outbox
-from uptime_server.notify.message import build_email, single_line, slack_payload
+from uptime_server.models import Channel, Notification, Outbox
+from uptime_server.notify.channels import ChannelSender
+from uptime_server.notify.channels.message import ChannelMessage
+from uptime_server.notify.message import AlertContent, build_email, single_line, slack_payload
 from uptime_server.notify.outbox import content_from_json
 from uptime_server.notify.senders import (
     SLACK_TIMEOUT,
@@ -87,6 +90,7 @@ class DeliveryLoop:
         clock: Clock | None = None,
         email: EmailTransport | None = None,
         slack: SlackTransport | None = None,
+        channels: ChannelSender | None = None,
         owner: str | None = None,
         batch: int = BATCH,
         rng: Callable[[], float] = random.random,
@@ -98,6 +102,9 @@ class DeliveryLoop:
         timeout = min(SMTP_TIMEOUT, settings.lease_seconds / 4)
         self.email = email or email_transport_for(settings, timeout=timeout)
         self.slack = slack or slack_transport_for(settings, timeout=min(SLACK_TIMEOUT, timeout))
+        self.channels = channels or ChannelSender(
+            settings, timeout=min(SLACK_TIMEOUT, timeout), email=self.email, slack=self.slack
+        )
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.batch = batch
         self.rng = rng
@@ -167,6 +174,9 @@ class DeliveryLoop:
             self._mark_sent(row)
 
     def _send(self, row: Outbox) -> None:
+        if row.channel_id is not None:
+            self._send_to_channel(row)
+            return
         try:
             content = content_from_json(row.payload)
             if row.channel == "email":
@@ -187,6 +197,23 @@ class DeliveryLoop:
             self.email.send(message)
         else:
             self.slack.post(row.target or "", payload)
+
+    def _send_to_channel(self, row: Outbox) -> None:
+        """A row of a named channel: its config is read now, so an edit applies to retries."""
+        channel = Channel.get_or_none(Channel.id == row.channel_id)
+        if channel is None:
+            raise PermanentDeliveryError("the channel was deleted")
+        try:
+            content = content_from_json(row.payload)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise PermanentDeliveryError(f"cannot build the message: {exc}") from None
+        message = ChannelMessage(
+            content,
+            message_id=row.message_id,
+            event=row.event,
+            incident_id=_incident_id(row.notification_id, content),
+        )
+        self.channels.send(channel.type, channel.config, message)
 
     # -- recording the outcome -------------------------------------------------
 
@@ -278,6 +305,7 @@ def _due(now: datetime) -> ModelSelect:
         .where(
             (older_note.monitor == Notification.monitor)
             & (older.channel == Outbox.channel)
+            & (fn.COALESCE(older.channel_id, 0) == fn.COALESCE(Outbox.channel_id, 0))
             & (older.status == "pending")
             & (older.id < Outbox.id)
         )
@@ -288,6 +316,37 @@ def _due(now: datetime) -> ModelSelect:
         .where(_claimable(now) & ~fn.EXISTS(earlier_pending))
         .order_by(Outbox.next_attempt_at, Outbox.id)
     )
+
+
+# Kinds that belong to an earlier notification of the same monitor and start:
+# a recovery and a reminder to their downtime, a settling to its flapping.
+_BELONGS_TO = {"recovery": "downtime", "reminder": "downtime", "flapping_settled": "flapping"}
+
+
+def _incident_id(notification_id: int, content: AlertContent) -> int:
+    """The notification *content* is about (PagerDuty's dedup_key), else itself.
+
+    A recovery or a reminder names the downtime it follows (same monitor and
+    start), and a ``flapping_settled`` the ``flapping`` it ends, so PagerDuty
+    folds each into the incident it belongs to.
+    """
+    parent = _BELONGS_TO.get(content.kind)
+    if parent is None:
+        return notification_id
+    note = Notification.get_or_none(Notification.id == notification_id)
+    if note is None:
+        return notification_id
+    found = (
+        Notification.select(Notification.id)
+        .where(
+            (Notification.monitor == note.monitor_id)
+            & (Notification.type == parent)
+            & (Notification.started_at == note.started_at)
+        )
+        .order_by(Notification.id.desc())
+        .first()
+    )
+    return found.id if found else notification_id
 
 
 def _write_sent(done: _Sent) -> None:

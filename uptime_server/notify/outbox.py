@@ -16,7 +16,7 @@ from email.utils import parseaddr
 from typing import Any
 
 from uptime_server.clock import isoformat, utc
-from uptime_server.models import AlertSettings, Monitor, Notification, Outbox
+from uptime_server.models import AlertSettings, Channel, Monitor, Notification, Outbox
 from uptime_server.notify.message import AlertContent, subject
 
 
@@ -145,4 +145,65 @@ def enqueue(
                 created_at=now,
             )
         )
+    for channel in channels_of(monitor, alerts.channel_ids or []):
+        rows.append(
+            _channel_row(notification, channel, payload, subject(content), mail_domain, now)
+        )
     return rows
+
+
+def channels_of(monitor: Monitor, channel_ids: list[int]) -> list[Channel]:
+    """The monitor owner's channels among *channel_ids* (another user's never), by id."""
+    if not channel_ids:
+        return []
+    return list(
+        Channel.select()
+        .where(Channel.id.in_(channel_ids) & (Channel.user == monitor.user_id))
+        .order_by(Channel.id)
+    )
+
+
+def _channel_row(
+    notification: Notification,
+    channel: Channel,
+    payload: dict[str, Any],
+    title: str,
+    mail_domain: str,
+    now: datetime,
+    *,
+    event: str = "alert",
+) -> Outbox:
+    tag = f"c{channel.id}" if event == "alert" else f"c{channel.id}-{event[:3]}"
+    return Outbox.create(
+        notification=notification,
+        channel=channel.type,
+        channel_id=channel.id,
+        event=event,
+        subject=title,
+        payload=payload,
+        message_id=message_id(notification.id, tag, mail_domain),
+        next_attempt_at=now,
+        created_at=now,
+    )
+
+
+def enqueue_acknowledgement(
+    notification: Notification, monitor: Monitor, *, mail_domain: str, now: datetime
+) -> list[Outbox]:
+    """An ``acknowledge`` row for each PagerDuty channel of the monitor (docs/channels.md)."""
+    alerts = AlertSettings.get_or_none(AlertSettings.monitor == monitor.id)
+    channels = [
+        c
+        for c in channels_of(monitor, alerts.channel_ids if alerts else [])
+        if c.type == "pagerduty"
+    ]
+    if not channels:
+        return []
+    content = content_for(notification, monitor)
+    payload = content_to_json(content)
+    return [
+        _channel_row(
+            notification, c, payload, subject(content), mail_domain, now, event="acknowledge"
+        )
+        for c in channels
+    ]

@@ -43,7 +43,7 @@ def email_transport_for(settings: Settings, *, timeout: float = SMTP_TIMEOUT) ->
     smtp = smtp_settings(settings, timeout=timeout)
     context = None
     if smtp is not None and smtp.tls != "none":
-        context = _private_ca_context(settings)
+        context = private_ca_context(settings)
     return email_transport(smtp, settings.outbox_dir, ssl_context=context)
 
 
@@ -51,11 +51,11 @@ def slack_transport_for(settings: Settings, *, timeout: float = SLACK_TIMEOUT) -
     return SlackTransport(
         timeout,
         block_private=settings.block_private_targets,
-        ssl_context=_private_ca_context(settings),
+        ssl_context=private_ca_context(settings),
     )
 
 
-def _private_ca_context(settings: Settings) -> ssl.SSLContext | None:
+def private_ca_context(settings: Settings) -> ssl.SSLContext | None:
     """The system trust store plus UPTIME_CA_BUNDLE, as for monitored services
     (docs/api.md#outbound-safety).
 

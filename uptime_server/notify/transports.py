@@ -12,6 +12,7 @@ wrong "temporary" costs a few retries, a wrong "permanent" loses an alert.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import random
@@ -31,7 +32,7 @@ import aiohttp
 
 from uptime_server.net.errors import describe_error
 from uptime_server.net.guard import TARGET_NOT_ALLOWED, TargetNotAllowed
-from uptime_server.notify.webhook_http import WebhookReply, post_json
+from uptime_server.notify.webhook_http import WebhookReply, send
 
 log = logging.getLogger(__name__)
 
@@ -277,12 +278,12 @@ def email_transport(
 # --- Slack ----------------------------------------------------------------------------
 
 
-class SlackTransport:
-    """POSTs a JSON payload to a Slack incoming webhook, through the SSRF guard.
+class GuardedHttp:
+    """Requests to URLs users typed, through the SSRF guard, every failure typed.
 
-    The webhook URL is a secret (its path is the token), so it never appears in
-    errors or logs; only its host does. The connection goes to an address the
-    guard approved (see `webhook_http`).
+    Such a URL may hold a secret (a Slack webhook's path is its token), so
+    errors and logs name its host only. The connection goes to an address
+    the guard approved (see `webhook_http`).
     """
 
     def __init__(
@@ -297,58 +298,78 @@ class SlackTransport:
         # Injected for UPTIME_CA_BUNDLE (and tests); None is the system store.
         self._ssl_context = ssl_context
 
-    def post(self, webhook_url: str, payload: dict[str, object]) -> None:
-        host = _webhook_host(webhook_url)
+    def request(
+        self, url: str, method: str, headers: dict[str, str], body: bytes, *, label: str
+    ) -> WebhookReply:
+        """Send; a non-2xx answer or a failure raises a DeliveryError worded with *label*."""
         try:
-            reply = post_json(
-                webhook_url,
-                payload,
+            reply = send(
+                url,
+                method,
+                headers,
+                body,
                 timeout=self.timeout,
                 block_private=self.block_private,
                 ssl_context=self._ssl_context,
             )
         except Exception as exc:  # the module edge: every failure is typed
-            raise _slack_post_error(exc, host, self.timeout) from None
-        _check_slack_response(reply, host)
+            raise http_send_error(exc, label, self.timeout) from None
+        check_http_reply(reply, label)
+        return reply
+
+    def post_json(self, url: str, payload: object, *, label: str) -> WebhookReply:
+        body = json.dumps(payload).encode()
+        return self.request(url, "POST", {"Content-Type": "application/json"}, body, label=label)
+
+
+class SlackTransport(GuardedHttp):
+    """POSTs a JSON payload to a Slack incoming webhook, through the SSRF guard."""
+
+    def post(self, webhook_url: str, payload: dict[str, object]) -> None:
+        host = webhook_host(webhook_url)
+        self.post_json(webhook_url, payload, label=f"Slack webhook {host}")
         log.info("slack message posted to %s", host)
 
 
-def _webhook_host(url: str) -> str:
+def webhook_host(url: str, what: str = "Slack webhook") -> str:
+    """The host of an http(s) URL, the only part of it errors and logs may show."""
     try:
         parts = urlsplit(url)
         host = parts.hostname
     except ValueError:
         host = None
     if not host or parts.scheme not in ("http", "https"):
-        raise PermanentDeliveryError("Slack webhook URL must be an http(s) URL with a host")
+        raise PermanentDeliveryError(f"{what} URL must be an http(s) URL with a host")
     return host
 
 
-def _slack_post_error(exc: Exception, host: str, timeout: float) -> DeliveryError:
-    # Messages are built from the host and the failure's kind only: str(exc)
+def http_send_error(exc: Exception, label: str, timeout: float) -> DeliveryError:
+    """A failed request to *label* (e.g. ``Slack webhook hooks.slack.com``) as a typed error."""
+    # Messages are built from the label and the failure's kind only: str(exc)
     # of a URL or client error would quote the URL path, i.e. the token.
     if isinstance(exc, TargetNotAllowed):
-        return PermanentDeliveryError(f"Slack webhook {host}: {TARGET_NOT_ALLOWED}")
+        return PermanentDeliveryError(f"{label}: {TARGET_NOT_ALLOWED}")
     if isinstance(exc, TimeoutError):  # aiohttp's timeouts subclass it
-        return TemporaryDeliveryError(f"Slack webhook {host}: timed out")
+        return TemporaryDeliveryError(f"{label}: timed out")
     if isinstance(exc, aiohttp.InvalidURL):
-        return PermanentDeliveryError(f"invalid Slack webhook URL for {host}")
+        return PermanentDeliveryError(f"invalid URL for {label}")
     # Before ValueError: a certificate error is one too, and may be fixed.
     if isinstance(exc, aiohttp.ClientError | OSError):
         reason = describe_error(exc, round(timeout))
         if reason == TARGET_NOT_ALLOWED:  # refused at connect()
-            return PermanentDeliveryError(f"Slack webhook {host}: {reason}")
-        return TemporaryDeliveryError(f"Slack webhook {host}: {reason}")
+            return PermanentDeliveryError(f"{label}: {reason}")
+        return TemporaryDeliveryError(f"{label}: {reason}")
     if isinstance(exc, ValueError):  # yarl's verdict on the URL
-        return PermanentDeliveryError(f"invalid Slack webhook URL for {host}")
-    return TemporaryDeliveryError(f"Slack webhook {host}: {type(exc).__name__}")
+        return PermanentDeliveryError(f"invalid URL for {label}")
+    return TemporaryDeliveryError(f"{label}: {type(exc).__name__}")
 
 
-def _check_slack_response(reply: WebhookReply, host: str) -> None:
+def check_http_reply(reply: WebhookReply, label: str) -> None:
+    """A 2xx passes; 408, 429 and 5xx may pass later; any other status never will."""
     status = reply.status
     if 200 <= status < 300:
         return
-    message = f"Slack webhook {host} answered {status}: {_decode(reply.text)}"
+    message = f"{label} answered {status}: {_decode(reply.text)}"
     if status == 429 or status == 408 or status >= 500:
         raise TemporaryDeliveryError(
             message, code=status, retry_after=_retry_after(reply.headers.get("Retry-After"))

@@ -1,4 +1,4 @@
-"""One JSON POST to a webhook URL a user typed, through the SSRF guard.
+"""One request to a webhook URL a user typed, through the SSRF guard.
 
 A webhook URL is user input like a monitor URL, so its connection goes through
 the probes' guard (docs/api.md#outbound-safety), all three walls of it:
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import aiohttp
@@ -41,15 +42,17 @@ class WebhookReply:
     text: str  # at most MAX_REPLY_BYTES of the body
 
 
-def post_json(
+def send(
     url: str,
-    payload: object,
+    method: str,
+    headers: Mapping[str, str],
+    body: bytes,
     *,
     timeout: float,
     block_private: bool,
     ssl_context: ssl.SSLContext | None = None,
 ) -> WebhookReply:
-    """POST *payload* as JSON; redirects are not followed.
+    """Send *body* with *method* and *headers*; redirects are not followed.
 
     Raises `TargetNotAllowed` for a refused target, `TimeoutError` when the
     whole exchange took longer than *timeout* seconds, `aiohttp.ClientError`
@@ -57,12 +60,20 @@ def post_json(
     that cannot be requested.
     """
     target = check_url(URL(url), block_private=block_private)
-    return asyncio.run(_post(target, payload, timeout, block_private, ssl_context))
+    request = _Request(method, dict(headers), body)
+    return asyncio.run(_send(target, request, timeout, block_private, ssl_context))
 
 
-async def _post(
+@dataclass(frozen=True)
+class _Request:
+    method: str
+    headers: dict[str, str]
+    body: bytes
+
+
+async def _send(
     url: URL,
-    payload: object,
+    request: _Request,
     timeout: float,
     block_private: bool,
     ssl_context: ssl.SSLContext | None,
@@ -80,9 +91,11 @@ async def _post(
             trust_env=False,
             timeout=aiohttp.ClientTimeout(total=timeout),
         ) as session,
-        session.post(
+        session.request(
+            request.method,
             url,
-            json=payload,
+            data=request.body,
+            headers=request.headers,
             allow_redirects=False,
             ssl=ssl_context if ssl_context is not None else True,
         ) as response,

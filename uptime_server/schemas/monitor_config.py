@@ -40,6 +40,7 @@ from uptime_server.models import (
     TYPE_FIELDS,
 )
 from uptime_server.net.target import parse_host_port, parse_host_port_url, parse_host_url
+from uptime_server.query_params import INT64_MAX
 from uptime_server.schemas.field_rules import (
     FRAMING_HEADERS,
     MAX_CHECK_INTERVAL,
@@ -483,6 +484,15 @@ class AlertSettingsIn(_JudgedWhole):
     )
     flap_window: int = Field(
         3600, ge=60, le=MAX_FLAP_WINDOW, description="Seconds; the window of flap_threshold."
+    )
+    channel_ids: Annotated[
+        list[Annotated[int, Field(ge=1, le=INT64_MAX)]],
+        Field(max_length=50),
+        AfterValidator(lambda v: list(dict.fromkeys(v))),
+        Rule("must be a list of at most 50 ids of your channels"),
+    ] = Field(
+        default_factory=list,
+        description="Ids of the caller's channels (/channels) that get this monitor's alerts.",
     )
 
     @staticmethod

@@ -142,6 +142,7 @@ class AlertSettings(ResponseModel):
         int | None, Field(ge=1, le=100, description="null: no flap detection")
     ]
     flap_window: Seconds
+    channel_ids: list[int]
 
     @classmethod
     def of(cls, row: Any, owner_email: str) -> Self:

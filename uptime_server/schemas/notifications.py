@@ -53,6 +53,38 @@ class Notification(ResponseModel):
         )
 
 
+class Delivery(ResponseModel):
+    """One message of a notification to one channel (docs/channels.md#delivery)."""
+
+    channel_id: Annotated[
+        int | None, Field(description="null for the monitor's implicit email/Slack channel")
+    ]
+    channel_name: Annotated[str | None, Field(description="null when implicit, or deleted")]
+    channel_type: str
+    event: Annotated[str, Field(description="alert, or acknowledge (PagerDuty)")]
+    status: Literal["pending", "sent", "failed"]
+    attempts: int
+    last_error: str | None
+    next_attempt_at: Annotated[UtcTime | None, Field(description="null once sent or failed")]
+    sent_at: UtcTime | None
+
+    @classmethod
+    def of(cls, row: Any, channel_name: str | None) -> Self:
+        pending = row.status == "pending"
+        return cls.from_row(
+            row,
+            channel_name=channel_name,
+            channel_type=row.channel,
+            next_attempt_at=row.next_attempt_at if pending else None,
+        )
+
+
+class NotificationDetail(Notification):
+    deliveries: Annotated[
+        list[Delivery], Field(description="Each channel's delivery status, oldest first")
+    ]
+
+
 class ActiveMeta(ResponseModel):
     count: int
     timestamp: UtcTime

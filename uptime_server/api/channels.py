@@ -1,0 +1,92 @@
+"""The channels resource: /api/v1/channels (docs/api.md#channels, docs/channels.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint
+from flask_login import current_user
+
+from uptime_server import channel_service
+from uptime_server.api.body import json_body
+from uptime_server.api.operations import documenter
+from uptime_server.context import now, settings, state
+from uptime_server.notify.channels import ChannelSender
+from uptime_server.schemas.base import Message, data, data_of
+from uptime_server.schemas.channels import (
+    Channel,
+    ChannelCreate,
+    ChannelList,
+    ChannelTestResult,
+    ChannelUpdate,
+    parse_create,
+    parse_update,
+)
+
+bp = Blueprint("channels", __name__, url_prefix="/channels")
+doc = documenter("channels")
+
+
+def _channel(row: Any) -> Channel:
+    used = channel_service.monitors_using(current_user)
+    return Channel.of(row, used.get(row.id, []))
+
+
+def _sender() -> ChannelSender:
+    # Injected by tests that must not reach a real service (schemathesis).
+    return state().services.get("channel_sender") or ChannelSender(settings())
+
+
+@bp.get("")
+@doc("listChannels", ok=ChannelList)
+def list_channels() -> Any:
+    """List the caller's channels."""
+    used = channel_service.monitors_using(current_user)
+    rows = channel_service.list_channels(current_user)
+    return ChannelList(data=[Channel.of(r, used.get(r.id, [])) for r in rows]).to_json()
+
+
+@bp.post("")
+@doc("createChannel", ok={201: data(Channel)}, errors=(403,), body=ChannelCreate)
+def create() -> Any:
+    """Create a channel."""
+    body = parse_create(json_body(), settings())
+    row = channel_service.create_channel(current_user, body, now=now())
+    return data_of(_channel(row)), 201
+
+
+@bp.get("/<int:channel_id>")
+@doc("getChannel", ok=data(Channel), errors=(404,))
+def show(channel_id: int) -> Any:
+    """One channel."""
+    return data_of(_channel(channel_service.get_owned(current_user, channel_id)))
+
+
+@bp.put("/<int:channel_id>")
+@doc("updateChannel", ok=data(Channel), errors=(404,), body=ChannelUpdate)
+def update(channel_id: int) -> Any:
+    """Change a channel; omitted config fields, secrets included, keep their values."""
+    row = channel_service.get_owned(current_user, channel_id)
+    name, config = parse_update(row.type, row.config, json_body(), settings())
+    return data_of(_channel(channel_service.update_channel(row, name, config, now=now())))
+
+
+@bp.delete("/<int:channel_id>")
+@doc("deleteChannel", ok=Message, errors=(404,))
+def delete(channel_id: int) -> Any:
+    """Delete a channel; monitors stop using it."""
+    channel_service.delete_channel(channel_service.get_owned(current_user, channel_id))
+    return Message(message="Channel deleted").to_json()
+
+
+@bp.post("/<int:channel_id>/test")
+@doc("testChannel", ok=data(ChannelTestResult), errors=(404,))
+def test(channel_id: int) -> Any:
+    """Send a test message now and answer with the result."""
+    row = channel_service.get_owned(current_user, channel_id)
+    moment = now()
+    error = channel_service.send_test(row, _sender(), settings(), now=moment)
+    result = ChannelTestResult(
+        channel_id=row.id, type=row.type, ok=error is None, error=error, sent_at=moment
+    )
+    return data_of(result)

@@ -1,0 +1,175 @@
+"""Channels of one user: create, list, edit, delete, test; and monitors' channel lists.
+
+Another user's channel is ``CHANNEL_NOT_FOUND``, as if it did not exist, and
+an id of one in a monitor's ``channel_ids`` is a VALIDATION_ERROR that says no
+more than an unknown id would. Deleting a channel takes it out of every
+monitor's list and gives up its undelivered messages in the same
+transaction.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from peewee import IntegrityError
+
+from uptime_server.config import Settings
+from uptime_server.db import write_tx
+from uptime_server.errors import ApiError, validation_error
+from uptime_server.models import AlertSettings, Channel, Monitor, Outbox, User
+from uptime_server.notify.channels import ChannelSender
+from uptime_server.notify.channels.message import ChannelMessage
+from uptime_server.notify.message import AlertContent
+from uptime_server.notify.outbox import mail_domain, message_id
+from uptime_server.notify.transports import DeliveryError
+from uptime_server.query_params import INT64_MAX
+from uptime_server.schemas.channels import ChannelCreate
+
+MAX_CHANNELS_PER_USER = 100
+
+
+def not_found() -> ApiError:
+    return ApiError("CHANNEL_NOT_FOUND", "Channel not found")
+
+
+def get_owned(user: User, channel_id: int) -> Channel:
+    if not 0 < channel_id <= INT64_MAX:
+        raise not_found()
+    row = Channel.get_or_none((Channel.id == channel_id) & (Channel.user == user.id))
+    if row is None:
+        raise not_found()
+    return row
+
+
+def list_channels(user: User) -> list[Channel]:
+    return list(Channel.select().where(Channel.user == user.id).order_by(Channel.id))
+
+
+def monitors_using(user: User) -> dict[int, list[int]]:
+    """Channel id → ids of the user's monitors whose alert settings list it."""
+    used: dict[int, list[int]] = {}
+    rows = (
+        AlertSettings.select(AlertSettings.monitor, AlertSettings.channel_ids)
+        .join(Monitor, on=(AlertSettings.monitor == Monitor.id))
+        .where(Monitor.user == user.id)
+        .order_by(AlertSettings.monitor)
+    )
+    for row in rows:
+        for channel_id in row.channel_ids or []:
+            used.setdefault(channel_id, []).append(row.monitor_id)
+    return used
+
+
+def _name_taken(name: str) -> ApiError:
+    return validation_error({"name": [f"another of your channels is named {name[:200]!r}"]})
+
+
+def create_channel(user: User, body: ChannelCreate, *, now: datetime) -> Channel:
+    with write_tx():
+        if Channel.select().where(Channel.user == user.id).count() >= MAX_CHANNELS_PER_USER:
+            raise ApiError(
+                "QUOTA_EXCEEDED",
+                f"Channel limit reached ({MAX_CHANNELS_PER_USER} per user)",
+                {"limit": [str(MAX_CHANNELS_PER_USER)]},
+            )
+        if Channel.select().where((Channel.user == user.id) & (Channel.name == body.name)).exists():
+            raise _name_taken(body.name)
+        try:
+            return Channel.create(
+                user=user.id,
+                name=body.name,
+                type=body.type,
+                config=body.config,
+                created_at=now,
+                updated_at=now,
+            )
+        except IntegrityError:  # a concurrent create took the name
+            raise _name_taken(body.name) from None
+
+
+def update_channel(
+    channel: Channel, name: str | None, config: dict[str, Any], *, now: datetime
+) -> Channel:
+    with write_tx():
+        if name is not None and name != channel.name:
+            taken = Channel.select().where(
+                (Channel.user == channel.user_id)
+                & (Channel.name == name)
+                & (Channel.id != channel.id)
+            )
+            if taken.exists():
+                raise _name_taken(name)
+            channel.name = name
+        channel.config = config
+        channel.updated_at = now
+        try:
+            channel.save()
+        except IntegrityError:
+            raise _name_taken(channel.name) from None
+    return Channel.get_by_id(channel.id)
+
+
+def delete_channel(channel: Channel) -> None:
+    with write_tx():
+        for row in (
+            AlertSettings.select()
+            .join(Monitor, on=(AlertSettings.monitor == Monitor.id))
+            .where(Monitor.user == channel.user_id)
+        ):
+            if channel.id in (row.channel_ids or []):
+                AlertSettings.update(
+                    channel_ids=[i for i in row.channel_ids if i != channel.id]
+                ).where(AlertSettings.monitor == row.monitor_id).execute()
+        Outbox.update(
+            status="failed", last_error="the channel was deleted", lease_owner=None
+        ).where((Outbox.channel_id == channel.id) & (Outbox.status == "pending")).execute()
+        channel.delete_instance()
+
+
+def check_channel_ids(user_id: int, channel_ids: list[int]) -> None:
+    """Every id must be one of the user's channels; others read as unknown."""
+    if not channel_ids:
+        return
+    owned = {
+        c.id
+        for c in Channel.select(Channel.id).where(
+            Channel.id.in_(channel_ids) & (Channel.user == user_id)
+        )
+    }
+    unknown = [i for i in channel_ids if i not in owned]
+    if unknown:
+        shown = ", ".join(str(i) for i in unknown[:10])
+        raise validation_error({"channel_ids": [f"no channel of yours has id {shown}"]})
+
+
+def test_message(channel: Channel, *, now: datetime, domain: str) -> ChannelMessage:
+    content = AlertContent(
+        kind="downtime",
+        monitor_name="Uptime test message",
+        monitor_url="",
+        error="This is a test of the channel; no monitor is down.",
+        status_code=None,
+        response_time=None,
+        started_at=now,
+        resolved_at=None,
+        duration_seconds=None,
+        notification_id=0,
+    )
+    return ChannelMessage(
+        content, message_id=message_id(0, f"c{channel.id}-test", domain), test=True
+    )
+
+
+def send_test(
+    channel: Channel, sender: ChannelSender, settings: Settings, *, now: datetime
+) -> str | None:
+    """Send a test message now; None when the service accepted it, else why not."""
+    message = test_message(channel, now=now, domain=mail_domain(settings.mail_from))
+    try:
+        sender.send(channel.type, channel.config, message)
+    except DeliveryError as exc:
+        return str(exc)
+    except (KeyError, ValueError, TypeError) as exc:
+        return f"cannot build the message: {type(exc).__name__}"
+    return None
