@@ -21,6 +21,7 @@ from uptime_server import channel_service, notification_service
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import AlertSettings, Notification, Outbox
 from uptime_server.notify.delivery import MAX_AGE, DeliveryLoop
+from uptime_server.notify.reminders import ReminderSweep
 from uptime_server.schemas.channels import parse_create
 
 SECRET = "whsec-0123456789abcdef"
@@ -269,6 +270,53 @@ def test_pagerduty_trigger_acknowledge_resolve_share_the_dedup_key(
     trigger = events[0]["payload"]
     assert trigger["summary"] == "api-prod is DOWN: expected status in [200], got 503"
     assert trigger["severity"] == "critical" and trigger["source"] == "http://127.0.0.1:9/health"
+
+
+def test_pagerduty_folds_reminders_and_flapping_into_their_incidents(
+    add_channel, check, deliver, clock, settings, monitor
+):
+    AlertSettings.update(reminder_interval=600, flap_threshold=2, flap_window=3600).where(
+        AlertSettings.monitor == monitor.id
+    ).execute()
+
+    def deliver_all() -> None:
+        while Outbox.select().where(Outbox.status == "pending").exists():
+            deliver()
+
+    with serve() as pagerduty:
+        add_channel(
+            "pagerduty",
+            {"routing_key": ROUTING_KEY, "events_url": f"{pagerduty.url}/v2/enqueue"},
+        )
+        check(False)
+        clock.advance(600)
+        ReminderSweep(settings).loop(clock.now())
+        deliver_all()
+        # UP, DOWN, UP: the third change (> 2) starts flapping; the second
+        # downtime stays open, held.
+        for passed in (True, False, True):
+            clock.advance(60)
+            check(passed)
+        deliver_all()
+        # Up for longer than the window: it settles UP.
+        clock.advance(3600)
+        check(True)
+        deliver_all()
+
+    ids = {
+        kind: [n.id for n in Notification.select().where(Notification.type == kind)]
+        for kind in ("downtime", "flapping")
+    }
+    [first, second], [flap] = ids["downtime"], ids["flapping"]
+    events = [(e["event_action"], e["dedup_key"]) for e in (r.json() for r in pagerduty.accepted)]
+    assert events[:3] == [
+        ("trigger", str(first)),  # DOWN
+        ("trigger", str(first)),  # the reminder, folded into the same incident
+        ("resolve", str(first)),  # UP
+    ]
+    assert events[3:5] == [("trigger", str(second)), ("trigger", str(flap))]
+    # Settled UP: the flapping incident and the held downtime both close.
+    assert sorted(events[5:]) == sorted([("resolve", str(flap)), ("resolve", str(second))])
 
 
 def test_apprise_json_and_ntfy_reach_local_receivers(add_channel, check, deliver, clock):
