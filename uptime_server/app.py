@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, Flask, Response, request
-from flask_limiter import Limiter
+from flask_limiter import ExemptionScope, Limiter
 from flask_limiter.util import get_remote_address
 from flask_login import current_user
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -26,10 +26,11 @@ from uptime_server.api import (
     monitors,
     notifications,
     openapi,
+    pings,
     signin,
     stats,
 )
-from uptime_server.api.access import is_login_limited, is_public
+from uptime_server.api.access import is_login_limited, is_ping_limited, is_public
 from uptime_server.api.check_slots import RunSlots
 from uptime_server.auth.sessions import check_csrf, current_session, init_login
 from uptime_server.clock import Clock
@@ -40,7 +41,7 @@ from uptime_server.metrics_snapshot import metrics_cache_for
 
 # One blueprint per resource: under /api/v1, and at the root.
 API_BLUEPRINTS = (auth, signin, monitors, checks, stats, notifications, openapi)
-ROOT_BLUEPRINTS = (health, home, metrics)
+ROOT_BLUEPRINTS = (health, home, metrics, pings)
 
 
 def create_app(
@@ -137,6 +138,12 @@ def _rate_key() -> str:
     return "ip:" + (get_remote_address() or "unknown")
 
 
+def _ping_key() -> str:
+    from uptime_server.ping_tokens import token_hash
+
+    return "ping:" + token_hash(str((request.view_args or {}).get("token", "")))
+
+
 def _init_limiter(app: Flask, settings: Settings) -> None:
     limiter = Limiter(
         _rate_key,
@@ -152,6 +159,12 @@ def _init_limiter(app: Flask, settings: Settings) -> None:
     for endpoint, view in list(app.view_functions.items()):
         if endpoint.split(".")[0] in ("health", "metrics", "home", "static"):
             app.view_functions[endpoint] = limiter.exempt(view)
+        elif is_ping_limited(view):
+            # Out of the per-address budget; one budget per token instead.
+            view = limiter.exempt(view, flags=ExemptionScope.APPLICATION)
+            if settings.ping_rate_limit:
+                view = limiter.limit(settings.ping_rate_limit, key_func=_ping_key)(view)
+            app.view_functions[endpoint] = view
         elif is_login_limited(view):
             if settings.login_rate_limit:
                 limited = limiter.limit(settings.login_rate_limit, key_func=get_remote_address)
