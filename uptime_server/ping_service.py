@@ -26,7 +26,6 @@ transaction.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -145,7 +144,6 @@ class PingSink:
             max_wait=0.0,
             name="ping-writer",
         )
-        self._lock = threading.Lock()
 
     def record(self, outcome: CheckOutcome) -> None:
         self.writer.put(outcome)

@@ -30,8 +30,8 @@ from pydantic import (
 )
 
 from uptime_server.config import Settings
-from uptime_server.engine.json_path import MAX_LENGTH as JSON_PATH_MAX_LENGTH
 from uptime_server.engine.heartbeat_schedule import valid_cron
+from uptime_server.engine.json_path import MAX_LENGTH as JSON_PATH_MAX_LENGTH
 from uptime_server.engine.json_path import validate_json_path
 from uptime_server.engine.probes.payload import parse_escapes
 from uptime_server.errors import ApiError, validation_error
