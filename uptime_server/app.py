@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, Flask, Response, request
-from flask_limiter import ExemptionScope, Limiter
+from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_login import current_user
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -132,7 +132,10 @@ def _view(endpoint: str) -> Callable[..., Any] | None:
 
 def _rate_key() -> str:
     # One budget per valid session; anything else is counted per address, so
-    # made-up cookies do not buy fresh budgets.
+    # made-up cookies do not buy fresh budgets. A ping is counted per token
+    # instead: many jobs on one host each have their own budget.
+    if request.endpoint and is_ping_limited(_view(request.endpoint)):
+        return _ping_key()
     if current_user.is_authenticated:
         return f"s:{current_session().id}"
     return "ip:" + (get_remote_address() or "unknown")
@@ -159,12 +162,10 @@ def _init_limiter(app: Flask, settings: Settings) -> None:
     for endpoint, view in list(app.view_functions.items()):
         if endpoint.split(".")[0] in ("health", "metrics", "home", "static"):
             app.view_functions[endpoint] = limiter.exempt(view)
-        elif is_ping_limited(view):
-            # Out of the per-address budget; one budget per token instead.
-            view = limiter.exempt(view, flags=ExemptionScope.APPLICATION)
-            if settings.ping_rate_limit:
-                view = limiter.limit(settings.ping_rate_limit, key_func=_ping_key)(view)
-            app.view_functions[endpoint] = view
+        elif is_ping_limited(view) and settings.ping_rate_limit:
+            # One counter per token across every ping route (start, finish, log).
+            shared = limiter.shared_limit(settings.ping_rate_limit, "ping", key_func=_ping_key)
+            app.view_functions[endpoint] = shared(view)
         elif is_login_limited(view):
             if settings.login_rate_limit:
                 limited = limiter.limit(settings.login_rate_limit, key_func=get_remote_address)
