@@ -37,6 +37,7 @@ COMMANDS = {
     ("GET", "/api/v1/monitors/<>/alerts"): "monitors alerts",
     ("PUT", "/api/v1/monitors/<>/alerts"): "monitors alerts",
     ("POST", "/api/v1/monitors/bulk"): "monitors bulk",
+    ("POST", "/api/v1/monitors/<>/ping-token"): "monitors rotate-ping-token",
     ("GET", "/api/v1/notifications"): "notifications list",
     ("GET", "/api/v1/notifications/active"): "notifications active",
     ("GET", "/api/v1/notifications/recent"): "notifications recent",
