@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from uptime_server.schemas.base import Percent, ResponseModel, UtcTime
-from uptime_server.schemas.monitors import MESSAGE_START, PingKind, message_start
+from uptime_server.schemas.monitors import MESSAGE_START, PingKind, drop_absent, message_start
 from uptime_server.stats.figures import GRANULARITIES, PERIODS
 
 RunStatus = Literal["online", "warning", "offline"]
@@ -49,6 +49,14 @@ class CheckRecord(ResponseModel):
     @classmethod
     def of(cls, run: Any) -> CheckRecord:
         return cls.from_row(run, message=message_start(run.message))
+
+    @model_serializer(mode="wrap")
+    def _ping_fields_of_pings(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A check's record keeps the shape it always had; a ping's has these.
+        return drop_absent(handler(self), () if self.kind else _PING_FIELDS)
+
+
+_PING_FIELDS = ("kind", "exit_code", "message", "source_ip", "user_agent")
 
 
 class HistoryMeta(ResponseModel):

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from uptime_server.engine.outcomes import PING_KINDS
 from uptime_server.models import MONITOR_TYPES, STATUSES
@@ -152,7 +152,21 @@ class MonitorCreated(ResponseModel):
     type: MonitorType
     status: Status
     created_at: UtcTime
-    ping_url: str | None = Field(None, description="heartbeat: the URL the job pings.")
+    ping_url: str | None = Field(
+        None, description="heartbeat: the URL the job pings (only heartbeat monitors have it)."
+    )
+
+    @model_serializer(mode="wrap")
+    def _ping_url_of_heartbeats(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return drop_absent(handler(self), ("ping_url",))
+
+
+def drop_absent(out: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """*out* without those of *keys* that are null: fields only some objects have."""
+    for key in keys:
+        if out.get(key) is None:
+            out.pop(key, None)
+    return out
 
 
 class MonitorList(ResponseModel):
