@@ -177,6 +177,7 @@ class Daemon:
         from uptime_server.ping_service import PingSink
 
         self.ping_sink = PingSink(self.settings, Clock())
+        self.ping_sink.start()
         services = {**self._services(), "ping_sink": self.ping_sink}
         app = create_app(self.settings, bind_database=False, services=services)
         host = self.options.host or self.settings.host

@@ -18,10 +18,10 @@ What each ping does (docs/monitors.md#heartbeat-monitors):
   finished".
 - ``log``: a history entry only.
 
-The daemon records through a ``PingSink`` (group commit: the pings of
-concurrent requests share a transaction, and each request answers once its
-ping is written); without one (tests, embedding) each ping is its own
-transaction.
+The daemon records through a ``PingSink`` (the pings of the last 50 ms
+written in one transaction, by a child process); without one (tests,
+embedding, ``server run --no-api`` has no pings) each ping is written, in its
+own transaction, before it is answered.
 """
 
 from __future__ import annotations
@@ -32,9 +32,11 @@ from typing import Any
 
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
+from uptime_server.db import database
 from uptime_server.engine.heartbeat_schedule import HeartbeatSchedule
 from uptime_server.engine.outcomes import CheckOutcome, PingFacts
 from uptime_server.engine.recorder import Recorder
+from uptime_server.engine.recorder_process import RecorderProcess
 from uptime_server.engine.writer import ResultWriter
 from uptime_server.models import Monitor
 from uptime_server.ping_tokens import MAX_TOKEN, token_hash
@@ -42,7 +44,8 @@ from uptime_server.ping_tokens import MAX_TOKEN, token_hash
 MAX_MESSAGE = 10 * 1024  # bytes of a ping's body kept as its message
 ERROR_MESSAGE_START = 200  # characters of the message quoted in a failure's error
 
-# What the ping path reads of a monitor: one indexed lookup by token hash.
+# What the ping path reads of a monitor: one indexed lookup by token hash,
+# its SQL written once (building it per request costs more than running it).
 _COLUMNS = (
     Monitor.id,
     Monitor.created_at,
@@ -53,6 +56,10 @@ _COLUMNS = (
     Monitor.timezone,
     Monitor.locations,
     Monitor.ping_started_at,
+)
+_LOOKUP = (
+    f"SELECT {', '.join(c.column_name for c in _COLUMNS)} FROM monitors "
+    "WHERE ping_token_hash = ? AND type = 'heartbeat'"
 )
 
 
@@ -69,12 +76,11 @@ def find_monitor(token: str) -> dict[str, Any] | None:
     """The heartbeat monitor of *token* (the columns the ping path needs), or None."""
     if not token or len(token) > MAX_TOKEN:
         return None
-    return (
-        Monitor.select(*_COLUMNS)
-        .where((Monitor.ping_token_hash == token_hash(token)) & (Monitor.type == "heartbeat"))
-        .dicts()
-        .first()
-    )
+    row = database.execute_sql(_LOOKUP.replace("?", database.param), (token_hash(token),))
+    found = row.fetchone()
+    if found is None:
+        return None
+    return {f.name: f.python_value(v) for f, v in zip(_COLUMNS, found, strict=True)}
 
 
 def outcome_of(monitor: dict[str, Any], ping: Ping, now: datetime) -> CheckOutcome:
@@ -122,33 +128,44 @@ def record(outcome: CheckOutcome, settings: Settings, *, now: datetime, sink: An
     Recorder(settings).record([outcome], now=now)
 
 
-class PingRecordTimeout(RuntimeError):
-    """The ping could not be written in time (the database is down or overloaded)."""
-
-
 class PingSink:
-    """Group commit for pings: one writer thread, many waiting requests.
+    """Pings recorded in batches by one writer, off the request path.
 
-    Each request queues its outcome and waits until the writer has written
-    everything queued so far; requests that arrive while a transaction runs
-    share the next one. So a ping is answered only once it is recorded, and
-    the cost of a commit is shared by as many pings as arrive meanwhile.
+    A request queues its ping and is answered; the writer (``ResultWriter``)
+    writes what has queued, up to ``MAX_WAIT`` later, in one transaction, in
+    a child process (``RecorderProcess``) so the database work does not take
+    the GIL from the threads answering requests. The queue is bounded: with
+    more than ``MAX_BACKLOG`` pings unwritten (the database is down or slower
+    than the pings), a request waits for the writer before it is answered.
+    Shutdown writes everything queued before the daemon exits; a killed
+    daemon loses the pings of its last ``MAX_WAIT`` at most.
     """
 
-    def __init__(self, settings: Settings, clock: Clock, *, timeout: float = 10.0) -> None:
-        self.timeout = timeout
+    MAX_WAIT = 0.05  # seconds a ping may wait for its batch
+    MAX_BACKLOG = 5000
+    FLUSH_TIMEOUT = 10.0
+
+    def __init__(self, settings: Settings, clock: Clock, *, in_process: bool = False) -> None:
+        self.child = None if in_process else RecorderProcess(settings)
         self.writer = ResultWriter(
-            Recorder(settings),
+            self.child or Recorder(settings),
             clock,
             push_forward=lambda claims, now: None,  # pings hold no lease
-            max_wait=0.0,
+            max_wait=self.MAX_WAIT,
             name="ping-writer",
         )
 
+    def start(self) -> None:
+        if self.child is not None:
+            self.child.start()
+        self.writer.start()
+
     def record(self, outcome: CheckOutcome) -> None:
         self.writer.put(outcome)
-        if not self.writer.flush(self.timeout):
-            raise PingRecordTimeout(f"ping not recorded within {self.timeout}s")
+        if self.writer.backlog > self.MAX_BACKLOG:
+            self.writer.flush(self.FLUSH_TIMEOUT)
 
     def close(self) -> None:
         self.writer.stop()
+        if self.child is not None:
+            self.child.close()
