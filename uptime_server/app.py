@@ -110,6 +110,12 @@ def _register_db_hooks(app: Flask) -> None:
     # handles an unreachable database itself (/healthz) gets the chance to.
     @app.teardown_request
     def _close_db(exc: BaseException | None) -> None:
+        if exc is None and request.endpoint and is_ping_limited(_view(request.endpoint)):
+            # Pings are many and tiny: opening a connection (and its pragmas)
+            # costs more than the ping, so the server thread keeps its own
+            # (peewee's are per thread); any other request, or a failed
+            # ping, closes it as usual.
+            return
         if not dbmod.database.is_closed():
             dbmod.database.close()
 
