@@ -27,15 +27,20 @@ def _verdict(claim: Any, now: Any) -> CheckOutcome:
     )
 
 
+def ping_during_verdict(anon: Any, m: dict[str, Any], suffix: str, clock: Any, settings: Any):
+    """Claim the overdue monitor, ping it (*suffix*), then record the verdict drawn at the claim."""
+    clock.advance(minutes=71)
+    [claim] = Dispatcher(settings).claim(clock.now())
+    assert anon.get(ping_path(m, suffix)).status_code == 200  # lands while the verdict is in flight
+    [done] = Recorder(settings).record([_verdict(claim, clock.now())], now=clock.now())
+    return done
+
+
 def test_a_ping_between_claim_and_verdict_wins(
     alice: Any, anon: Any, clock: Any, settings: Any
 ) -> None:
     m = make_heartbeat(alice)
-    clock.advance(minutes=71)
-    [claim] = Dispatcher(settings).claim(clock.now())
-    assert anon.get(ping_path(m)).status_code == 200  # lands while the verdict is in flight
-    [done] = Recorder(settings).record([_verdict(claim, clock.now())], now=clock.now())
-    assert done.skipped == "stale"
+    assert ping_during_verdict(anon, m, "", clock, settings).skipped == "stale"
     monitor = shown(alice, m["id"])
     assert (monitor["status"], monitor["next_deadline"]) == ("online", "2026-11-22T14:21:00Z")
     slot = MonitorLocation.get(MonitorLocation.monitor == m["id"])
@@ -47,9 +52,5 @@ def test_a_log_ping_does_not_make_the_verdict_stale(
     alice: Any, anon: Any, clock: Any, settings: Any
 ) -> None:
     m = make_heartbeat(alice)
-    clock.advance(minutes=71)
-    [claim] = Dispatcher(settings).claim(clock.now())
-    anon.get(ping_path(m, "log"))
-    [done] = Recorder(settings).record([_verdict(claim, clock.now())], now=clock.now())
-    assert done.skipped is None
+    assert ping_during_verdict(anon, m, "log", clock, settings).skipped is None
     assert shown(alice, m["id"])["status"] == "offline"
