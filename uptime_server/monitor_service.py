@@ -246,9 +246,13 @@ def update_monitor(
             resolve_active_incident(monitor.id, now=now)
         fresh = Monitor.get_by_id(monitor.id)
         _sync_locations(fresh, now, interval_changed="check_interval" in changes)
+        due = None
         if fresh.type == "heartbeat" and (type_moved or _SCHEDULE_FIELDS & changes.keys()):
             # A new schedule counts from the last success (or creation).
             due = _first_due(fresh, now, fresh.last_success or fresh.created_at)
+        elif type_moved:
+            due = now  # no longer waiting for a heartbeat's deadline: checked at once
+        if due is not None:
             MonitorLocation.update(next_check_at=due).where(
                 MonitorLocation.monitor == fresh.id
             ).execute()

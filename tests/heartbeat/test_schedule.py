@@ -89,3 +89,16 @@ def test_editing_the_schedule_moves_the_deadline(alice: Any, clock: Any) -> None
     response = alice.put(f"{URL}/{m['id']}", json={"period": None, "cron": "*/15 * * * *"})
     data = response.get_json()["data"]
     assert (data["timezone"], data["next_deadline"]) == ("UTC", "2026-11-22T13:15:00Z")
+
+
+def test_a_heartbeat_turned_http_is_checked_at_once_and_back_waits(alice: Any, clock: Any) -> None:
+    m = make_heartbeat(alice)
+    clock.advance(minutes=5)
+    change = {"type": "http", "url": "http://127.0.0.1:9/", "period": None, "grace": None}
+    data = alice.put(f"{URL}/{m['id']}", json=change).get_json()["data"]
+    assert (data["status"], data["next_check_at"]) == ("pending", "2026-11-22T12:05:00Z")
+    assert data["ping_url"] is None
+    back = {"type": "heartbeat", "url": None, "period": 600, "grace": 60}
+    data = alice.put(f"{URL}/{m['id']}", json=back).get_json()["data"]
+    assert data["next_deadline"] == "2026-11-22T12:11:00Z"  # from creation: 12:10, +1 min
+    assert data["ping_url"] == m["ping_url"]  # its token kept
