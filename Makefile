@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP_FLAGS := --disable-pip-version-check -q
 
-.PHONY: run test lint format bench bench-api bench-checks bench-stats bench-jsonpath clean
+.PHONY: run test lint format bench bench-api bench-checks bench-stats bench-jsonpath bench-pings clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,7 +59,7 @@ bench-api: $(VENV)/.installed-postgres
 bench-stats: $(VENV)/.installed-dev
 	$(BIN)/python bench/bench_stats.py
 
-bench: bench-api bench-checks bench-stats bench-jsonpath
+bench: bench-api bench-checks bench-stats bench-jsonpath bench-pings
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
@@ -71,3 +71,8 @@ bench-checks: $(VENV)/.installed-dev
 # JSONPath monitor (about a minute).
 bench-jsonpath: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.bench_jsonpath
+
+# Heartbeat pings through `uptime server run` on embedded SQLite: pings/s
+# recorded, p99 at half that rate, and the engine's overdue sweep.
+bench-pings: $(VENV)/.installed-dev
+	$(BIN)/python -m bench.bench_pings

@@ -169,6 +169,9 @@ class ApiClient:
     def resume_monitor(self, monitor_id: int) -> Json:
         return self._call("POST", f"/monitors/{monitor_id}/resume")
 
+    def rotate_ping_token(self, monitor_id: int) -> Json:
+        return self._call("POST", f"/monitors/{monitor_id}/ping-token")
+
     def test_monitor(self, monitor_id: int) -> Json:
         return self._call("POST", f"/monitors/{monitor_id}/test", read_timeout=self.check_timeout)
 

@@ -235,7 +235,20 @@ def target(m: dict[str, Any]) -> str:
         return f"{query_name(m)} {record_type(m)}" if "record_type" in m else query_name(m)
     if kind == "ping" and "://" in url:
         return url.partition("://")[2]
+    if kind == "heartbeat":
+        return schedule(m)
     return url or DASH
+
+
+def schedule(m: dict[str, Any]) -> str:
+    """A heartbeat's schedule: "every 1h, grace 10m" or "cron 0 3 * * * Europe/Berlin, ..."."""
+    if m.get("cron"):
+        when_ = f"cron {m['cron']} {m.get('timezone') or 'UTC'}"
+    elif m.get("period"):
+        when_ = f"every {duration(m['period'])}"
+    else:
+        return "heartbeat"  # a list's summary carries no schedule
+    return f"{when_}, grace {duration(m.get('grace') or 0)}"
 
 
 def query_name(m: dict[str, Any]) -> str:
@@ -278,6 +291,11 @@ MONITOR_FIELDS = (
     ("max_packet_loss", "Max packet loss (%)"),
     ("key", "Key"),
     ("tags", "Tags"),
+    ("period", "Period"),
+    ("grace", "Grace"),
+    ("cron", "Cron"),
+    ("timezone", "Time zone"),
+    ("ping_url", "Ping URL"),
 )
 # The fields shown only for the types they belong to (as the server's
 # models.TYPE_FIELDS); the others are shown for every type.
@@ -305,11 +323,19 @@ _FIELD_TYPES = {
     ),
     "count": ("ping",),
     "max_packet_loss": ("ping",),
+    **dict.fromkeys(("period", "grace", "cron", "timezone", "ping_url"), ("heartbeat",)),
+    # A heartbeat is pinged: it has no URL, timeout, interval or retries of its own.
+    **dict.fromkeys(
+        ("url", "timeout", "check_interval", "retry_count"),
+        ("http", "https", "tcp", "udp", "ping", "dns"),
+    ),
 }
 # Fields whose null means a value the monitor has all the same.
 _SHOWN_AS: dict[str, Callable[[dict[str, Any]], str]] = {
     "query_name": query_name,
     "record_type": record_type,
+    "period": lambda m: duration(m["period"]) if m.get("period") else DASH,
+    "grace": lambda m: duration(m.get("grace") or 0),
 }
 MONITOR_STATE = (
     ("uptime_24h", "Uptime 24h"),
@@ -322,6 +348,8 @@ MONITOR_STATE = (
     ("last_success", "Last success"),
     ("last_failure", "Last failure"),
     ("next_check_at", "Next check"),
+    ("next_deadline", "Next deadline"),
+    ("last_ping", "Last ping"),
     ("cert_expires_at", "TLS cert expires"),
     ("paused_at", "Paused at"),
     ("pause_reason", "Pause reason"),
@@ -343,11 +371,15 @@ def monitor_view(m: dict[str, Any]) -> Table:
     for key, label in MONITOR_STATE:
         if key not in m or (key == "status_code" and kind not in _HTTP):
             continue
+        if key == "next_check_at" and kind == "heartbeat":
+            continue  # the same time as next_deadline, which says what it means
         value = m[key]
         if key.startswith("uptime_"):
             value = pct(value)
         elif key == "response_time":
             value = ms(value)
+        elif key == "last_ping":
+            value = ping_text(value)
         elif key.endswith(("_at", "_check", "_success", "_failure")):
             value = when(value)
         rows.append((label, value))
@@ -390,7 +422,22 @@ def _flap_rule(a: dict[str, Any]) -> str:
     return f"more than {threshold} changes in {duration(a.get('flap_window') or 0)}"
 
 
+def ping_text(ping: dict[str, Any] | None) -> str:
+    """A ping in one line: when, what (exit code), from where, and its message's start."""
+    if not ping:
+        return DASH
+    kind = ping.get("kind") or ""
+    if ping.get("exit_code") is not None:
+        kind = f"exit {ping['exit_code']}"
+    parts = [when(ping.get("at")), kind, ping.get("source_ip") or ""]
+    if ping.get("message"):
+        parts.append(repr(ping["message"].splitlines()[0][:60]) if ping["message"] else "")
+    return "  ".join(p for p in parts if p)
+
+
 def history_table(records: list[dict[str, Any]]) -> Table:
+    if any(r.get("kind") for r in records):
+        return _ping_history_table(records)
     table = Table(box=None, header_style="bold", pad_edge=False)
     for name in ("CHECKED AT", "STATUS", "CODE", "RESPONSE", "TRIES", "LOCATION", "ERROR"):
         right = name in ("CODE", "RESPONSE", "TRIES")
@@ -409,6 +456,32 @@ def history_table(records: list[dict[str, Any]]) -> Table:
             cell(r.get("attempts")),
             cell(r.get("location")),
             cell(r.get("error") or ""),
+        )
+    return table
+
+
+def _ping_history_table(records: list[dict[str, Any]]) -> Table:
+    """A heartbeat's history: each ping's kind, exit code, source and message start."""
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for name in ("AT", "STATUS", "PING", "DURATION", "SOURCE", "MESSAGE / ERROR"):
+        table.add_column(
+            name,
+            justify="right" if name == "DURATION" else "left",
+            overflow="fold",
+            no_wrap=name != "MESSAGE / ERROR",
+        )
+    for r in records:
+        kind = r.get("kind") or "overdue"  # an entry without a ping: the deadline passed
+        if r.get("exit_code") is not None:
+            kind = f"exit {r['exit_code']}"
+        text = r.get("error") or (r.get("message") or "").splitlines()[0:1]
+        table.add_row(
+            cell(when(r.get("checked_at"))),
+            status_text(r.get("status")),
+            cell(kind),
+            cell(ms(r.get("response_time"))),
+            cell(r.get("source_ip") or ""),
+            cell(text if isinstance(text, str) else "".join(text)),
         )
     return table
 

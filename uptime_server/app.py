@@ -27,11 +27,17 @@ from uptime_server.api import (
     monitors,
     notifications,
     openapi,
+    pings,
     signin,
     stats,
     tokens,
 )
-from uptime_server.api.access import is_login_limited, is_public, is_session_only
+from uptime_server.api.access import (
+    is_login_limited,
+    is_ping_limited,
+    is_public,
+    is_session_only,
+)
 from uptime_server.api.check_slots import RunSlots
 from uptime_server.auth.api_tokens import bearer_token, current_token, scope_refusal
 from uptime_server.auth.sessions import (
@@ -48,7 +54,7 @@ from uptime_server.metrics_snapshot import metrics_cache_for
 
 # One blueprint per resource: under /api/v1, and at the root.
 API_BLUEPRINTS = (auth, signin, tokens, monitors, checks, stats, notifications, channels, openapi)
-ROOT_BLUEPRINTS = (health, home, metrics)
+ROOT_BLUEPRINTS = (health, home, metrics, pings)
 
 
 def create_app(
@@ -117,6 +123,12 @@ def _register_db_hooks(app: Flask) -> None:
     # handles an unreachable database itself (/healthz) gets the chance to.
     @app.teardown_request
     def _close_db(exc: BaseException | None) -> None:
+        if exc is None and request.endpoint and is_ping_limited(_view(request.endpoint)):
+            # Pings are many and tiny: opening a connection (and its pragmas)
+            # costs more than the ping, so the server thread keeps its own
+            # (peewee's are per thread); any other request, or a failed
+            # ping, closes it as usual.
+            return
         if not dbmod.database.is_closed():
             dbmod.database.close()
 
@@ -149,11 +161,21 @@ def _view(endpoint: str) -> Callable[..., Any] | None:
 
 def _rate_key() -> str:
     # One budget per valid session or API token; anything else is counted per
-    # address, so made-up cookies and tokens do not buy fresh budgets.
+    # address, so made-up cookies and tokens do not buy fresh budgets. A ping
+    # is counted per ping token instead: many jobs on one host each have their
+    # own budget.
+    if request.endpoint and is_ping_limited(_view(request.endpoint)):
+        return _ping_key()
     if current_user.is_authenticated:
         token = current_token()
         return f"t:{token.id}" if token is not None else f"s:{current_session().id}"
     return "ip:" + (get_remote_address() or "unknown")
+
+
+def _ping_key() -> str:
+    from uptime_server.ping_tokens import token_hash
+
+    return "ping:" + token_hash(str((request.view_args or {}).get("token", "")))
 
 
 def _init_limiter(app: Flask, settings: Settings) -> None:
@@ -171,6 +193,10 @@ def _init_limiter(app: Flask, settings: Settings) -> None:
     for endpoint, view in list(app.view_functions.items()):
         if endpoint.split(".")[0] in ("health", "metrics", "home", "static"):
             app.view_functions[endpoint] = limiter.exempt(view)
+        elif is_ping_limited(view) and settings.ping_rate_limit:
+            # One counter per token across every ping route (start, finish, log).
+            shared = limiter.shared_limit(settings.ping_rate_limit, "ping", key_func=_ping_key)
+            app.view_functions[endpoint] = shared(view)
         elif is_login_limited(view):
             if settings.login_rate_limit:
                 limited = limiter.limit(settings.login_rate_limit, key_func=get_remote_address)

@@ -69,6 +69,8 @@ class Settings:
     mail_from: str = "uptime@localhost"
     rate_limit: str | None = "600/minute"
     login_rate_limit: str | None = "30/minute"
+    # Per heartbeat ping token (one runaway job cannot flood the database).
+    ping_rate_limit: str | None = "60/minute"
     ratelimit_storage_url: str = "memory://"
     metrics_token: str | None = None
     metrics_refresh_interval: int = 15
@@ -151,6 +153,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         mail_from=_mail_from(env.str("UPTIME_MAIL_FROM") or "uptime@localhost"),
         rate_limit=env.rate("UPTIME_RATE_LIMIT", "600/minute"),
         login_rate_limit=env.rate("UPTIME_LOGIN_RATE_LIMIT", "30/minute"),
+        ping_rate_limit=env.rate("UPTIME_PING_RATE_LIMIT", "60/minute"),
         ratelimit_storage_url=env.storage("UPTIME_RATELIMIT_STORAGE_URL") or "memory://",
         metrics_token=env.secret("UPTIME_METRICS_TOKEN"),
         metrics_refresh_interval=env.duration("UPTIME_METRICS_REFRESH_INTERVAL", 15, lo=1),

@@ -148,6 +148,7 @@ class Daemon:
     server: Any = None
     api_thread: threading.Thread | None = None
     api_sockets: dict[int, Any] = field(default_factory=dict)  # waitress's socket map
+    ping_sink: Any = None  # group commit of heartbeat pings (ping_service.PingSink)
 
     def run(self) -> int:
         self.settings = prepare(self.settings)
@@ -184,9 +185,14 @@ class Daemon:
 
     def _start_api(self) -> None:
         from uptime_server.app import create_app
+        from uptime_server.clock import Clock
         from uptime_server.http_server import create_api_server
+        from uptime_server.ping_service import PingSink
 
-        app = create_app(self.settings, bind_database=False, services=self._services())
+        self.ping_sink = PingSink(self.settings, Clock())
+        self.ping_sink.start()
+        services = {**self._services(), "ping_sink": self.ping_sink}
+        app = create_app(self.settings, bind_database=False, services=services)
         host = self.options.host or self.settings.host
         port = self.options.port if self.options.port is not None else self.settings.port
         try:
@@ -237,6 +243,8 @@ class Daemon:
         self.stop_event.set()
         if self.server is not None:
             self._stop_api()
+        if self.ping_sink is not None:
+            self.ping_sink.close()  # after the last request: every ping answered is written
         for component in reversed(self.components):
             try:
                 component.stop(self.settings.shutdown_grace)

@@ -27,10 +27,14 @@ from uptime_server.db import database
 
 # A monitor that names no expected status passes on any 2xx status registered with IANA.
 DEFAULT_EXPECTED_STATUS = [200, 201, 202, 203, 204, 205, 206, 207, 208, 226]
-MONITOR_TYPES = ("http", "https", "tcp", "udp", "ping", "dns")
+MONITOR_TYPES = ("http", "https", "tcp", "udp", "ping", "dns", "heartbeat")
 # The types that have a probe (engine/probes/registry.py ATTEMPTS; a test keeps
 # them equal): only these are claimed by the scheduler and recorded.
-CHECKED_TYPES = ("http", "https", "tcp", "udp", "dns", "ping")
+CHECKED_TYPES = ("http", "https", "tcp", "udp", "dns", "ping", "heartbeat")
+# Types that are pinged rather than checked: their "probe" judges, when the
+# deadline falls due, that no ping came (engine/probes/heartbeat.py). A
+# "test now" has nothing to run for them.
+PASSIVE_TYPES = ("heartbeat",)
 _HTTP_FIELDS = (
     "method",
     "expected_status",
@@ -52,6 +56,7 @@ TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     "udp": ("send", "expect"),
     "dns": ("query_name", "record_type", "resolver", "expected_rcode", "expected_values"),
     "ping": ("count", "max_packet_loss"),
+    "heartbeat": ("period", "grace", "cron", "timezone"),
 }
 STATUSES = ("pending", "online", "warning", "offline")
 # Incidents (downtime), their ends (recovery), certificate-expiry alerts, and
@@ -258,6 +263,18 @@ class Monitor(BaseModel):
     max_packet_loss = pw.FloatField(null=True)
     # The stable name ``uptime apply`` matches by (migration 0007); unique per user.
     key = pw.CharField(max_length=100, null=True)
+    # Heartbeat monitors (migration 0005): a schedule of period or cron (in
+    # timezone) plus grace, and the ping token: its SHA-256 is the lookup
+    # key, the token itself is kept sealed under the secret key only so its
+    # owner can be shown the URL again (engine/ping_tokens.py).
+    period = pw.IntegerField(null=True)
+    grace = pw.IntegerField(null=True)
+    cron = pw.CharField(max_length=200, null=True)
+    timezone = pw.CharField(max_length=64, null=True)
+    ping_token_hash = pw.CharField(max_length=64, null=True, unique=True)
+    ping_token_sealed = pw.TextField(null=True)
+    # A start ping not yet followed by a finishing one.
+    ping_started_at = UTCDateTimeField(null=True)
 
     # Current state, maintained by the engine.
     status = pw.CharField(max_length=16, default="pending")
@@ -384,6 +401,12 @@ class CheckRun(BaseModel):
     status_code = pw.IntegerField(null=True)
     error = pw.TextField(null=True)
     attempts = pw.IntegerField(default=1)
+    # Pings of heartbeat monitors (migration 0005); null for checks.
+    kind = pw.CharField(max_length=16, null=True)  # success | start | fail | exit | log
+    exit_code = pw.IntegerField(null=True)
+    message = pw.TextField(null=True)
+    source_ip = pw.CharField(max_length=64, null=True)
+    user_agent = pw.CharField(max_length=512, null=True)
 
     class Meta:
         table_name = "check_runs"

@@ -144,7 +144,9 @@ def apply(user: User, steps: list[Step], *, now: datetime, settings: Settings) -
                 continue
             desired = step.desired
             if step.action == "update":
-                monitor = monitor_service.update_monitor(step.monitor, desired.config, now=now)
+                monitor = monitor_service.update_monitor(
+                    step.monitor, desired.config, now=now, settings=settings
+                )
             else:
                 monitor = monitor_service.create_monitor(
                     user, desired.config, now=now, settings=settings

@@ -14,12 +14,14 @@ from typing import Any
 
 from peewee import SQL, NodeList, fn
 
-from uptime_server import channel_service
+from uptime_server import channel_service, ping_tokens
 from uptime_server.config import Settings
 from uptime_server.db import is_sqlite, write_tx
+from uptime_server.engine.heartbeat_schedule import HeartbeatSchedule
 from uptime_server.errors import ApiError, monitor_not_found, validation_error
 from uptime_server.models import (
     CHECKED_TYPES,
+    PASSIVE_TYPES,
     AlertSettings,
     CheckRun,
     Monitor,
@@ -136,13 +138,66 @@ def _like(expr: Any, needle: str) -> Any:
     return NodeList((fn.LOWER(expr), SQL("LIKE"), f"%{escaped}%", SQL("ESCAPE '\\'")))
 
 
-def figures(monitor: Monitor, *, now: datetime) -> dict[str, Any]:
-    """What the API shows beside the row: uptime per window, the next check, the tags."""
+def figures(monitor: Monitor, *, now: datetime, settings: Settings) -> dict[str, Any]:
+    """What the API shows beside the row: uptime per window, the next check, the
+    tags, and for a heartbeat its ping URL, deadline and last ping."""
+    due = next_check_at(monitor)
+    heartbeat = monitor.type == "heartbeat"
     return {
         "uptime": uptime_by_monitor([monitor.id], now)[monitor.id],
-        "next_check_at": next_check_at(monitor),
+        "next_check_at": due,
         "tags": tags_of(monitor.id),
+        "ping_url": ping_url(monitor, settings) if heartbeat else None,
+        "next_deadline": due if heartbeat else None,
+        "last_ping": last_ping(monitor) if heartbeat else None,
     }
+
+
+def ping_url(monitor: Monitor, settings: Settings) -> str | None:
+    token = ping_tokens.unseal(monitor.ping_token_sealed, settings.secret_key)
+    return ping_tokens.ping_url(settings.base_url, token)
+
+
+def last_ping(monitor: Monitor) -> CheckRun | None:
+    """The monitor's latest ping (an indexed read of its newest history entries)."""
+    return (
+        CheckRun.select()
+        .where((CheckRun.monitor == monitor.id) & CheckRun.kind.is_null(False))
+        .order_by(CheckRun.checked_at.desc(), CheckRun.id.desc())
+        .first()
+    )
+
+
+def _token_columns(settings: Settings) -> dict[str, str]:
+    """A fresh ping token, as stored: its hash (the lookup key) and sealed copy."""
+    token = ping_tokens.new_token()
+    return {
+        "ping_token_hash": ping_tokens.token_hash(token),
+        "ping_token_sealed": ping_tokens.seal(token, settings.secret_key),
+    }
+
+
+def rotate_ping_token(monitor: Monitor, *, now: datetime, settings: Settings) -> Monitor:
+    """A new ping token for a heartbeat monitor; the old one stops working at once."""
+    if monitor.type != "heartbeat":
+        raise ApiError("MONITOR_TYPE_NOT_SUPPORTED", "Only heartbeat monitors have a ping token")
+    with write_tx():
+        owned = (Monitor.id == monitor.id) & (Monitor.user == monitor.user_id)
+        if not Monitor.update(updated_at=now, **_token_columns(settings)).where(owned).execute():
+            raise monitor_not_found()
+    return Monitor.get_by_id(monitor.id)
+
+
+def _first_due(monitor: Monitor, now: datetime, since: datetime | None = None) -> datetime:
+    """When a new (or restarted) scheduling row is first due: now, or a heartbeat's deadline.
+
+    A heartbeat counts from *since* (its last success; default now): before
+    any ping the first deadline is created_at + period (or the first cron
+    fire after it) + grace.
+    """
+    if monitor.type != "heartbeat":
+        return now
+    return HeartbeatSchedule.of(monitor).first_deadline(since or now, now)
 
 
 def check_runs(monitor: Monitor, *, since: datetime, until: datetime, limit: int) -> list[CheckRun]:
@@ -172,8 +227,9 @@ def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: S
         columns = cfg.model_dump()
         tags = columns.pop("tags")
         _check_key_free(user.id, cfg.key, None)
+        token = _token_columns(settings) if cfg.type == "heartbeat" else {}
         monitor = Monitor.create(
-            user=user, status="pending", created_at=now, updated_at=now, **columns
+            user=user, status="pending", created_at=now, updated_at=now, **columns, **token
         )
         replace_tags(monitor.id, tags)
         AlertSettings.create(monitor=monitor)
@@ -194,7 +250,9 @@ def _lock_owner(user_id: int) -> None:
         User.select(User.id).where(User.id == user_id).for_update("FOR NO KEY UPDATE").execute()
 
 
-def update_monitor(monitor: Monitor, cfg: MonitorConfig, *, now: datetime) -> Monitor:
+def update_monitor(
+    monitor: Monitor, cfg: MonitorConfig, *, now: datetime, settings: Settings
+) -> Monitor:
     """Write an edit of *monitor* (as read for it) and return the monitor as it now is.
 
     Only the configuration columns that change are written, with
@@ -209,7 +267,11 @@ def update_monitor(monitor: Monitor, cfg: MonitorConfig, *, now: datetime) -> Mo
         return monitor
     tags = changes.pop("tags", None)
     new_type = changes.get("type", monitor.type)
-    type_moved = (monitor.type in CHECKED_TYPES) != (new_type in CHECKED_TYPES)
+    type_moved = (monitor.type in CHECKED_TYPES) != (new_type in CHECKED_TYPES) or (
+        monitor.type in PASSIVE_TYPES
+    ) != (new_type in PASSIVE_TYPES)
+    if new_type == "heartbeat" and not monitor.ping_token_hash:
+        changes.update(_token_columns(settings))
     with write_tx():
         if "key" in changes:
             _lock_owner(monitor.user_id)
@@ -232,6 +294,16 @@ def update_monitor(monitor: Monitor, cfg: MonitorConfig, *, now: datetime) -> Mo
             resolve_active_incident(monitor.id, now=now)
         fresh = Monitor.get_by_id(monitor.id)
         _sync_locations(fresh, now, interval_changed="check_interval" in changes)
+        due = None
+        if fresh.type == "heartbeat" and (type_moved or _SCHEDULE_FIELDS & changes.keys()):
+            # A new schedule counts from the last success (or creation).
+            due = _first_due(fresh, now, fresh.last_success or fresh.created_at)
+        elif type_moved:
+            due = now  # no longer waiting for a heartbeat's deadline: checked at once
+        if due is not None:
+            MonitorLocation.update(next_check_at=due).where(
+                MonitorLocation.monitor == fresh.id
+            ).execute()
     return fresh
 
 
@@ -247,6 +319,9 @@ def _check_key_free(user_id: int, key: str | None, monitor_id: int | None) -> No
         raise validation_error({"key": [f"is already the key of monitor {holder}"]})
 
 
+_SCHEDULE_FIELDS = {"period", "grace", "cron", "timezone"}
+
+
 def _sync_locations(monitor: Monitor, now: datetime, *, interval_changed: bool = False) -> None:
     """Keep one scheduling row per configured location."""
     wanted = set(monitor.locations) if monitor.checks_supported else set()
@@ -260,8 +335,10 @@ def _sync_locations(monitor: Monitor, now: datetime, *, interval_changed: bool =
             (MonitorLocation.monitor == monitor) & (MonitorLocation.location.in_(stale))
         ).execute()
     for loc in sorted(wanted - set(existing)):
-        MonitorLocation.create(monitor=monitor, location=loc, next_check_at=now)
-    if interval_changed:
+        MonitorLocation.create(
+            monitor=monitor, location=loc, next_check_at=_first_due(monitor, now)
+        )
+    if interval_changed and monitor.type != "heartbeat":
         # A shorter interval takes effect now rather than after the old one.
         latest = now + timedelta(seconds=monitor.check_interval)
         MonitorLocation.update(next_check_at=latest).where(
@@ -301,7 +378,7 @@ def resume_monitor(monitor: Monitor, *, now: datetime) -> Monitor:
         fresh = {"status": "pending", "consecutive_failures": 0, "alerts_suppressed": False}
         if not _set_paused(monitor, False, now=now, paused_at=None, pause_reason=None, **fresh):
             raise ApiError("MONITOR_NOT_PAUSED", "Monitor is not paused")
-        MonitorLocation.update(next_check_at=now, last_status=None).where(
+        MonitorLocation.update(next_check_at=_first_due(monitor, now), last_status=None).where(
             MonitorLocation.monitor == monitor.id
         ).execute()
     return Monitor.get_by_id(monitor.id)
@@ -367,7 +444,7 @@ def bulk_action(
             elif action == "delete":
                 delete_monitor(monitor)
             else:
-                update_monitor(monitor, configs[mid], now=now)
+                update_monitor(monitor, configs[mid], now=now, settings=settings)
             succeeded.append(mid)
         except ApiError as exc:
             failed.append({"id": mid, "error": {"code": exc.code, "message": exc.message}})

@@ -264,6 +264,7 @@ def test_the_openapi_document_names_every_type_field(anon: Any) -> None:
         "udp",
         "ping",
         "dns",
+        "heartbeat",
     ]
 
 

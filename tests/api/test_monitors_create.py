@@ -63,6 +63,14 @@ def test_it_creates_with_the_defaults(alice: Any) -> None:
         "max_packet_loss": None,
         "key": None,
         "tags": [],
+        # Heartbeat fields (issue 13), null for other types.
+        "period": None,
+        "grace": None,
+        "cron": None,
+        "timezone": None,
+        "ping_url": None,
+        "next_deadline": None,
+        "last_ping": None,
         "status": "pending",
         "flapping": False,
         "checks_supported": True,
@@ -413,7 +421,9 @@ def test_an_unknown_type_is_named_with_the_other_bad_fields(alice: Any) -> None:
     response = alice.post(URL, json={"type": "smtp", "timeout": 1, "url": "x"})
     error = assert_error(response, 400, "INVALID_MONITOR_TYPE", "type", "name", "timeout")
     assert set(error["details"]) == {"type", "name", "timeout"}
-    assert error["details"]["type"] == ["must be one of http, https, tcp, udp, ping, dns"]
+    assert error["details"]["type"] == [
+        "must be one of http, https, tcp, udp, ping, dns, heartbeat"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -39,7 +39,7 @@ ENGINE_STATE = (
 
 def edit(monitor: Monitor, patch: dict[str, Any], settings: Any, clock: Any) -> Monitor:
     cfg = parse_monitor_update(monitor_service.config_of(monitor), patch, settings)
-    return monitor_service.update_monitor(monitor, cfg, now=clock.now())
+    return monitor_service.update_monitor(monitor, cfg, now=clock.now(), settings=settings)
 
 
 def state_of(monitor_id: int) -> dict[str, Any]:

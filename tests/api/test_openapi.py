@@ -46,6 +46,7 @@ SPEC_OPERATIONS = {
     ("get", "/api/v1/monitors/{monitor_id}/history"),
     ("get", "/api/v1/monitors/{monitor_id}/alerts"),
     ("put", "/api/v1/monitors/{monitor_id}/alerts"),
+    ("post", "/api/v1/monitors/{monitor_id}/ping-token"),
     ("get", "/api/v1/notifications"),
     ("get", "/api/v1/notifications/active"),
     ("get", "/api/v1/notifications/recent"),
@@ -64,8 +65,15 @@ SPEC_OPERATIONS = {
     ("get", "/api/v1/openapi.json"),
     ("get", "/healthz"),
     ("get", "/metrics"),
+    # Heartbeat pings (issue 13).
+    ("get", "/ping/{token}"),
+    ("post", "/ping/{token}"),
+    ("get", "/ping/{token}/{kind}"),
+    ("post", "/ping/{token}/{kind}"),
 }
 PUBLIC = {
+    "/ping/{token}",
+    "/ping/{token}/{kind}",
     "/api/v1/auth/{provider}/login",
     "/api/v1/auth/{provider}/callback",
     "/api/v1/auth/cli/exchange",
@@ -117,7 +125,8 @@ def test_it_describes_every_endpoint_of_the_spec(document: dict[str, Any]) -> No
 def test_it_describes_every_route_the_app_serves(app: Any, document: dict[str, Any]) -> None:
     documented = set(operations(document))
     for rule in app.url_map.iter_rules():
-        if not (rule.rule.startswith("/api/") or rule.rule in ("/healthz", "/metrics")):
+        served = rule.rule.startswith(("/api/", "/ping/"))
+        if not (served or rule.rule in ("/healthz", "/metrics")):
             continue  # pages for browsers, static files
         path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule)
         for method in rule.methods - {"HEAD", "OPTIONS"}:

@@ -39,6 +39,7 @@ COMMANDS = {
     ("POST", "/api/v1/monitors/bulk"): "monitors bulk",
     ("POST", "/api/v1/monitors/apply"): "apply",
     ("GET", "/api/v1/monitors/export"): "export",
+    ("POST", "/api/v1/monitors/<>/ping-token"): "monitors rotate-ping-token",
     ("GET", "/api/v1/notifications"): "notifications list",
     ("GET", "/api/v1/notifications/active"): "notifications active",
     ("GET", "/api/v1/notifications/recent"): "notifications recent",

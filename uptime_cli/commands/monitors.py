@@ -33,7 +33,7 @@ ALL_PAGE_SIZE = 100
 
 
 ListStatus = Literal["online", "offline", "warning", "pending"]
-ListType = Literal["http", "https", "tcp", "udp", "ping", "dns"]
+ListType = Literal["http", "https", "tcp", "udp", "ping", "dns", "heartbeat"]
 # A URL of these schemes makes a monitor of that type unless --type says otherwise.
 _SCHEME_TYPES = ("http", "https", "tcp", "udp", "dns", "ping")
 
@@ -106,30 +106,48 @@ def add(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="A name for the monitor.", show_default=False)],
     url: Annotated[
-        str,
+        str | None,
         typer.Argument(
             help="The URL to check (tcp://host:port, udp://host:port, dns://name, "
-            "ping://host; for dns and ping the name or host alone will do).",
+            "ping://host; for dns and ping the name or host alone will do). "
+            "None for heartbeat monitors: the job pings them.",
             show_default=False,
         ),
-    ],
+    ] = None,
     json_: JsonFlag = False,
     *,
     fields: dict[str, Any],
 ) -> None:
-    """Create a monitor; prints its id. Unset options take the server's defaults."""
+    """Create a monitor; prints its id (a heartbeat's: its ping URL).
+
+    Unset options take the server's defaults. A heartbeat monitor:
+    ``uptime monitors add backup --type heartbeat --period 1d --grace 1h``, or
+    ``--cron '0 3 * * *' --timezone Europe/Berlin``.
+    """
     st = state(ctx)
-    scheme = urlsplit(url).scheme.lower() if "://" in url else ""
-    kind = fields.setdefault("type", scheme if scheme in _SCHEME_TYPES else "http")
-    if kind in ("dns", "ping") and "://" not in url:
-        url = f"{kind}://{url}"  # `add gw 192.0.2.1 --type ping` names the host alone
-    fields = {"name": name, "url": url, **fields}
+    heartbeat = fields.get("type") == "heartbeat" or (
+        url is None and ("period" in fields or "cron" in fields)
+    )
+    if heartbeat:
+        fields["type"] = "heartbeat"
+        if url is not None:
+            raise typer.BadParameter("a heartbeat monitor has no URL", param_hint="'URL'")
+        fields = {"name": name, **fields}
+    else:
+        if url is None:
+            raise typer.BadParameter("missing the URL to check", param_hint="'URL'")
+        scheme = urlsplit(url).scheme.lower() if "://" in url else ""
+        kind = fields.setdefault("type", scheme if scheme in _SCHEME_TYPES else "http")
+        if kind in ("dns", "ping") and "://" not in url:
+            url = f"{kind}://{url}"  # `add gw 192.0.2.1 --type ping` names the host alone
+        fields = {"name": name, "url": url, **fields}
     data = st.client().create_monitor(fields).get("data") or {}
     output.show(
         st.wants_json(json_),
         data,
-        lambda d: Text(str(d.get("id"))),
-        done=f"Created monitor {data.get('id')} ({data.get('name')}), status {data.get('status')}",
+        lambda d: Text(str(d.get("ping_url") if heartbeat else d.get("id"))),
+        done=f"Created monitor {data.get('id')} ({data.get('name')}), status {data.get('status')}"
+        + (". Have the job request its ping URL (printed above)" if heartbeat else ""),
     )
 
 
@@ -241,6 +259,19 @@ def test(ctx: typer.Context, monitor_id: MonitorId, json_: JsonFlag = False) -> 
     output.show(as_json, data, lambda d: output.test_result_view(d, monitor))
     if data.get("status") not in PASSING:
         raise typer.Exit(ERROR)
+
+
+@app.command("rotate-ping-token")
+def rotate_ping_token(ctx: typer.Context, monitor_id: MonitorId, json_: JsonFlag = False) -> None:
+    """Give a heartbeat monitor a new ping URL (prints it); the old one stops working at once."""
+    st = state(ctx)
+    data = st.client().rotate_ping_token(monitor_id).get("data") or {}
+    output.show(
+        st.wants_json(json_),
+        data,
+        lambda d: Text(str(d.get("ping_url"))),
+        done=f"New ping URL for monitor {monitor_id} ({data.get('name')}); the old one is dead",
+    )
 
 
 BulkAction = Literal["pause", "resume", "delete", "update"]

@@ -28,7 +28,8 @@ PageOpt = Annotated[int | None, typer.Option(help="Page number (from 1).", min=1
 TypeOpt = Annotated[
     str | None,
     typer.Option(
-        "--type", help="http, https, tcp, udp, ping or dns (default: from the URL scheme)."
+        "--type",
+        help="http, https, tcp, udp, ping, dns or heartbeat (default: from the URL scheme).",
     ),
 ]
 MethodOpt = Annotated[str | None, typer.Option(help="HTTP method (default GET).")]
@@ -131,6 +132,44 @@ TagOpt = tag_option(
     'A label (lowercase); repeat for more. Replaces all tags; --tag "" clears them.'
 )
 TagFilterOpt = tag_option("Only monitors with this tag; repeat: all of them.")
+_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw]?)\s*$", re.IGNORECASE)
+_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(raw: str | int) -> int:
+    """``90s``, ``10m``, ``1h``, ``2d``, ``1w`` or plain seconds → seconds."""
+    if isinstance(raw, int):
+        return raw
+    match = _DURATION.match(raw)
+    if match is None:
+        raise typer.BadParameter(f"expected a duration like 90s, 10m, 1h or 2d, got {raw!r}")
+    return int(match.group(1)) * _UNIT_SECONDS[match.group(2).lower()]
+
+
+PeriodOpt = Annotated[
+    int | None,
+    typer.Option(
+        parser=parse_duration,
+        metavar="DURATION",
+        help="heartbeat: how often the job pings, e.g. 1h, 15m, 1d (or --cron).",
+    ),
+]
+GraceOpt = Annotated[
+    int | None,
+    typer.Option(
+        parser=parse_duration,
+        metavar="DURATION",
+        help="heartbeat: how late a ping may be, e.g. 10m (default 5m).",
+    ),
+]
+CronOpt = Annotated[
+    str | None,
+    typer.Option(metavar="EXPR", help="heartbeat: when the job runs, e.g. '0 3 * * *'."),
+]
+TimezoneOpt = Annotated[
+    str | None,
+    typer.Option(metavar="TZ", help="heartbeat: time zone of --cron, e.g. Europe/Berlin (UTC)."),
+]
 
 # parameter of add/edit → (its option, the API field it sets)
 MONITOR_OPTIONS: dict[str, tuple[Any, str]] = {
@@ -160,6 +199,10 @@ MONITOR_OPTIONS: dict[str, tuple[Any, str]] = {
     "count": (CountOpt, "count"),
     "max_packet_loss": (MaxLossOpt, "max_packet_loss"),
     "tag": (TagOpt, "tags"),
+    "period": (PeriodOpt, "period"),
+    "grace": (GraceOpt, "grace"),
+    "cron": (CronOpt, "cron"),
+    "timezone": (TimezoneOpt, "timezone"),
 }
 
 

@@ -17,7 +17,7 @@ from uptime_server.engine.probe_loop import ProbeLoop, shared_probe_loop
 from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.spec import check_spec, probe_config
 from uptime_server.errors import ApiError, validation_error
-from uptime_server.models import Monitor
+from uptime_server.models import PASSIVE_TYPES, Monitor
 from uptime_server.query_params import int_param, time_param
 from uptime_server.schemas.base import data, data_of
 from uptime_server.schemas.checks import CheckRecord, History, HistoryMeta, TestResult
@@ -40,6 +40,11 @@ def _probe_loop() -> ProbeLoop:
 
 def run_test(monitor: Monitor) -> TestResult:
     """One check run now, recorded like any other (no lease: the schedule stays)."""
+    if monitor.type in PASSIVE_TYPES:
+        raise ApiError(
+            "MONITOR_TYPE_NOT_SUPPORTED",
+            f"Monitors of type {monitor.type} are not tested: the job they watch pings them",
+        )
     if not monitor.checks_supported:
         raise ApiError(
             "MONITOR_TYPE_NOT_SUPPORTED",
@@ -129,4 +134,4 @@ def history(monitor_id: int) -> Any:
     meta = HistoryMeta(
         count=min(len(rows), size), limit=size, from_=since, to=until, has_more=len(rows) > size
     )
-    return History(data=[CheckRecord.from_row(run) for run in rows[:size]], meta=meta).to_json()
+    return History(data=[CheckRecord.of(run) for run in rows[:size]], meta=meta).to_json()

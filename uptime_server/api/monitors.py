@@ -64,7 +64,7 @@ TAG_PARAM = {
 
 
 def _monitor(m: MonitorRow) -> Monitor:
-    return Monitor.of(m, **monitor_service.figures(m, now=now()))
+    return Monitor.of(m, **monitor_service.figures(m, now=now(), settings=settings()))
 
 
 def _pages(page: int, size: int, total: int) -> Pages:
@@ -114,7 +114,8 @@ def create() -> Any:
     """Create a monitor."""
     cfg = parse_monitor(json_body(), settings())
     m = monitor_service.create_monitor(current_user, cfg, now=now(), settings=settings())
-    return data_of(MonitorCreated.from_row(m)), 201
+    ping_url = monitor_service.ping_url(m, settings()) if m.type == "heartbeat" else None
+    return data_of(MonitorCreated.from_row(m, ping_url=ping_url)), 201
 
 
 @bp.get("/<int:monitor_id>")
@@ -130,7 +131,7 @@ def update(monitor_id: int) -> Any:
     """Change some of a monitor's fields."""
     m = monitor_service.get_owned(current_user, monitor_id)
     cfg = parse_monitor_update(monitor_service.config_of(m), json_body(), settings())
-    return data_of(_monitor(monitor_service.update_monitor(m, cfg, now=now())))
+    return data_of(_monitor(monitor_service.update_monitor(m, cfg, now=now(), settings=settings())))
 
 
 @bp.delete("/<int:monitor_id>")
@@ -159,6 +160,14 @@ def resume(monitor_id: int) -> Any:
         monitor_service.get_owned(current_user, monitor_id), now=now()
     )
     return MonitorMessage(message="Monitor resumed", data=_monitor(m)).to_json()
+
+
+@bp.post("/<int:monitor_id>/ping-token")
+@doc("rotatePingToken", ok=data(Monitor), errors=(404, 409))
+def rotate_ping_token(monitor_id: int) -> Any:
+    """Give a heartbeat monitor a new ping URL; the old one stops working."""
+    m = monitor_service.get_owned(current_user, monitor_id)
+    return data_of(_monitor(monitor_service.rotate_ping_token(m, now=now(), settings=settings())))
 
 
 @bp.get("/<int:monitor_id>/alerts")

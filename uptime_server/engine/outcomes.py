@@ -44,6 +44,16 @@ class CheckOutcome:
     # ad-hoc "test now" run, which leaves the schedule alone).
     next_check_at: datetime | None = None
     lease_owner: str | None = None
+    # Recorded only while the monitor's state_version is still this (a
+    # verdict drawn from the stored state; RunResult.expect_version).
+    expect_version: int | None = None
+    # A ping of a heartbeat monitor (``ping_service``); None for a check.
+    ping: PingFacts | None = None
+
+    @property
+    def history_only(self) -> bool:
+        """A history entry that changes no state and counts in no figure (start, log)."""
+        return self.ping is not None and self.ping.kind in HISTORY_ONLY_KINDS
 
     @classmethod
     def from_run(
@@ -73,7 +83,30 @@ class CheckOutcome:
             cert_serial=result.cert_serial,
             next_check_at=next_check_at,
             lease_owner=lease_owner,
+            expect_version=result.expect_version,
         )
+
+
+# What each ping kind does: success/fail/exit finish a run (and close an open
+# start), start opens one, log only leaves a history entry.
+PING_KINDS = ("success", "start", "fail", "exit", "log")
+HISTORY_ONLY_KINDS = ("start", "log")
+
+
+@dataclass(frozen=True)
+class PingFacts:
+    """What a ping carried, kept with its history entry."""
+
+    kind: str  # one of PING_KINDS
+    exit_code: int | None = None
+    message: str | None = None
+    source_ip: str | None = None
+    user_agent: str | None = None
+
+    @property
+    def run_started_at_change(self) -> bool:
+        """Whether this ping sets (start) or clears (a finishing ping) the open start."""
+        return self.kind != "log"
 
 
 @dataclass

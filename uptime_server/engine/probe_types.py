@@ -9,7 +9,7 @@ importing the prober (which imports the rules).
 from __future__ import annotations
 
 import ssl
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -66,6 +66,15 @@ class RunResult:
         if cert is None:
             return self
         return replace(self, cert_expires_at=cert.not_after, cert_serial=cert.serial)
+
+    # A probe that keeps its own schedule (heartbeat) says when its monitor
+    # is due next, given the time its run is handed over; None: every
+    # check_interval (dispatcher.next_due).
+    next_due: Callable[[datetime], datetime] | None = None
+    # A verdict drawn from the monitor's stored state rather than from a
+    # target (heartbeat: "no ping came") holds only for the state it read:
+    # the recorder drops it if the monitor's state_version moved since.
+    expect_version: int | None = None
 
 
 class Probing(Protocol):

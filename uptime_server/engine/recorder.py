@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from peewee import IntegrityError
@@ -91,7 +92,7 @@ class Recorder:
                         p.outcome.response_time,
                     )
                     for p in plans
-                    if p.done.run_id is not None
+                    if p.done.run_id is not None and not p.outcome.history_only
                 ]
             )
         return [plan.done for plan in plans]
@@ -106,6 +107,18 @@ class Recorder:
             # The id now names another monitor: the one checked is gone, and
             # nothing of its run may land on the newcomer (maybe another user's).
             return Plan(outcome, Recorded(outcome.monitor_id, skipped="replaced"))
+        if outcome.ping is not None and monitor.paused:
+            # A paused heartbeat records no ping (the endpoint answers 200).
+            return Plan(outcome, Recorded(outcome.monitor_id, skipped="paused"))
+        if outcome.expect_version is not None and outcome.expect_version != monitor.state_version:
+            # Drawn from a state that has moved on (a ping came meanwhile):
+            # not recorded; the lease is dropped, the schedule left as it is.
+            stale = replace(outcome, next_check_at=None)
+            return Plan(stale, Recorded(outcome.monitor_id, skipped="stale"), push_forward=True)
+        if outcome.history_only:
+            # A start or log ping: a history entry under the current status.
+            done = Recorded(monitor.id, None, monitor.status, monitor.status)
+            return Plan(outcome, done, record_run=True)
         try:
             run_status = state.run_status(
                 state.RunFacts(

@@ -162,9 +162,14 @@ class Batch:
         if not _update_monitors([p for p in plans if p.transition is not None]):
             return False
         leased = [p for p in plans if p.record_run and p.outcome.lease_owner is not None]
-        adhoc = [p for p in plans if p.record_run and p.outcome.lease_owner is None]
+        adhoc = [
+            p
+            for p in plans
+            if p.record_run and p.outcome.lease_owner is None and not p.outcome.history_only
+        ]
         _update_leased_slots(leased)
         execute_many(_UPDATE_SLOT_ADHOC, [_slot_params(p, _ADHOC_SLOT) for p in adhoc])
+        execute_many(_UPDATE_RUN_START, [_run_start_params(p) for p in plans if _moves_start(p)])
         give_back(
             [
                 (p.outcome.next_check_at, p.outcome.monitor_id, p.outcome.location, owner)
@@ -205,6 +210,11 @@ _RUN = (
     ("status_code", "::integer"),
     ("error", ""),
     ("attempts", "::integer"),
+    ("kind", ""),
+    ("exit_code", "::integer"),
+    ("message", ""),
+    ("source_ip", ""),
+    ("user_agent", ""),
 )
 _INSERT_RUNS = f"INSERT INTO check_runs ({', '.join(_names(_RUN))}) VALUES "
 
@@ -241,8 +251,31 @@ def _run_params(plan: Plan) -> tuple[Any, ...]:
         "status_code": o.status_code,
         "error": o.error,
         "attempts": o.attempts,
+        "kind": o.ping.kind if o.ping else None,
+        "exit_code": o.ping.exit_code if o.ping else None,
+        "message": o.ping.message if o.ping else None,
+        "source_ip": o.ping.source_ip if o.ping else None,
+        "user_agent": o.ping.user_agent if o.ping else None,
     }
     return tuple(values[name] for name in _names(_RUN))
+
+
+# -- heartbeat runs in progress ------------------------------------------------------
+
+# A start ping opens a run (its time kept until a finishing ping clears it);
+# the heartbeat verdict reads it to say "started at T, never finished".
+_UPDATE_RUN_START = "UPDATE monitors SET ping_started_at = ? WHERE id = ?"
+
+
+def _moves_start(plan: Plan) -> bool:
+    ping = plan.outcome.ping
+    return plan.record_run and ping is not None and ping.run_started_at_change
+
+
+def _run_start_params(plan: Plan) -> tuple[Any, ...]:
+    o = plan.outcome
+    assert o.ping is not None
+    return (_dt(o.checked_at) if o.ping.kind == "start" else None, o.monitor_id)
 
 
 # -- monitor states --------------------------------------------------------------
@@ -390,13 +423,18 @@ _PG_UPDATE_SLOTS_LEASED = (
     + f"FROM (VALUES %s) AS v({', '.join(_names(_LEASED_SLOT))}) WHERE "
     + " AND ".join(f"ml.{c} = v.{c}" for c in _SLOT_KEY)
 )
-# An ad-hoc run ("test now") records its status and leaves the schedule alone.
-_ADHOC_SLOT = (("last_status", ""), ("last_checked_at", ""), ("monitor_id", ""), ("location", ""))
+# An ad-hoc run records its status; a "test now" leaves the schedule alone,
+# a heartbeat's finishing ping (with a next_check_at) sets its next deadline.
+_ADHOC_SLOT = (
+    ("last_status", ""),
+    ("last_checked_at", ""),
+    ("next_check_at", ""),
+    ("monitor_id", ""),
+    ("location", ""),
+)
 _UPDATE_SLOT_ADHOC = (
-    "UPDATE monitor_locations SET "
-    + ", ".join(f"{c} = ?" for c in _names(_ADHOC_SLOT)[:2])
-    + " WHERE "
-    + " AND ".join(f"{c} = ?" for c in _names(_ADHOC_SLOT)[2:])
+    "UPDATE monitor_locations SET last_status = ?, last_checked_at = ?, "
+    "next_check_at = COALESCE(?, next_check_at) WHERE monitor_id = ? AND location = ?"
 )
 
 

@@ -212,7 +212,7 @@ class CheckScheduler:
             monitor_created_at=claim.monitor_created_at,
             location=claim.location,
             checked_at=job.started_at,
-            next_check_at=next_due(claim, now),
+            next_check_at=(result.next_due or (lambda at: next_due(claim, at)))(now),
             lease_owner=claim.lease_owner,
         )
 

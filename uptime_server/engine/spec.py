@@ -29,6 +29,9 @@ _COMMON = (
     "expected_json_value",
 )
 
+# State a probe of the type reads besides its configuration (CheckSpec.options).
+_STATE_OPTIONS = {"heartbeat": ("ping_started_at", "state_version")}
+
 # The Monitor columns a CheckSpec reads (the claim query selects just these).
 SPEC_FIELDS = (
     "url",
@@ -38,6 +41,7 @@ SPEC_FIELDS = (
     "timeout",
     "retry_count",
     "check_interval",
+    *sorted({name for names in _STATE_OPTIONS.values() for name in names}),
 )
 
 
@@ -59,10 +63,14 @@ def check_spec(monitor: Any) -> CheckSpec:
     if not url and kind in ("http", "https"):
         # Other types' probes fail a run with no target themselves.
         raise ValueError("monitor has no URL")
+    options = {name: get(name) for name in TYPE_FIELDS.get(kind, ()) if name not in _COMMON}
+    options.update((name, get(name)) for name in _STATE_OPTIONS.get(kind, ()))
+    if kind == "heartbeat" and isinstance(monitor, Mapping):
+        options["deadline"] = monitor.get("next_check_at")  # the claimed due time
     return CheckSpec(
         url=url,
         type=kind,
-        options={name: get(name) for name in TYPE_FIELDS.get(kind, ()) if name not in _COMMON},
+        options=options,
         method=(get("method") or "GET").upper(),
         headers=dict(get("headers") or {}),
         body=get("body"),

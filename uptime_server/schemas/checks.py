@@ -3,14 +3,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from uptime_server.schemas.base import Percent, ResponseModel, UtcTime
+from uptime_server.schemas.monitors import MESSAGE_START, PingKind, drop_absent, message_start
 from uptime_server.stats.figures import GRANULARITIES, PERIODS
 
 RunStatus = Literal["online", "warning", "offline"]
+# A heartbeat's start and log pings are history entries under the monitor's
+# status at the time, which may still be pending.
+EntryStatus = Literal["online", "warning", "offline", "pending"]
 
 
 class TestResult(ResponseModel):
@@ -26,12 +30,33 @@ class TestResult(ResponseModel):
 class CheckRecord(ResponseModel):
     id: int
     checked_at: UtcTime
-    status: RunStatus
+    status: EntryStatus
     response_time: int | None
     status_code: int | None
     error: str | None
     location: str
     attempts: Annotated[int, Field(ge=1)]
+    kind: PingKind | None = Field(
+        None, description="heartbeat: the ping's kind (success, start, fail, exit, log)."
+    )
+    exit_code: int | None = Field(None, description="heartbeat: the exit code pinged.")
+    message: str | None = Field(
+        None, description=f"heartbeat: the first {MESSAGE_START} characters of the ping's body."
+    )
+    source_ip: str | None = Field(None, description="heartbeat: the ping's source address.")
+    user_agent: str | None = Field(None, description="heartbeat: the ping's user agent.")
+
+    @classmethod
+    def of(cls, run: Any) -> CheckRecord:
+        return cls.from_row(run, message=message_start(run.message))
+
+    @model_serializer(mode="wrap")
+    def _ping_fields_of_pings(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A check's record keeps the shape it always had; a ping's has these.
+        return drop_absent(handler(self), () if self.kind else _PING_FIELDS)
+
+
+_PING_FIELDS = ("kind", "exit_code", "message", "source_ip", "user_agent")
 
 
 class HistoryMeta(ResponseModel):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import dns.rcode
 from pydantic import (
@@ -29,6 +30,7 @@ from pydantic import (
 )
 
 from uptime_server.config import Settings
+from uptime_server.engine.heartbeat_schedule import valid_cron
 from uptime_server.engine.json_path import MAX_LENGTH as JSON_PATH_MAX_LENGTH
 from uptime_server.engine.json_path import validate_json_path
 from uptime_server.engine.probes.payload import parse_escapes
@@ -66,6 +68,9 @@ from uptime_server.schemas.requests import Rule, error_message
 from uptime_server.schemas.tags import Key, Tags
 
 MAX_PAYLOAD = 1024  # characters of a tcp/udp send or expect
+MAX_PERIOD = 365 * 86400  # seconds, of a heartbeat
+MAX_GRACE = 30 * 86400
+DEFAULT_GRACE = 300
 MAX_EXPECTED_VALUES = 20
 RECORD_TYPES = ("A", "AAAA", "CNAME", "MX", "NS", "TXT", "SOA", "SRV", "CAA", "PTR")
 
@@ -99,8 +104,9 @@ class MonitorConfig(_JudgedWhole):
         BeforeValidator(strip),
         Rule("must be 1 to 200 characters", on=("string_too_short", "string_too_long")),
     ] = Field(description="1 to 200 characters after stripping; no control characters.")
-    type: Literal["http", "https", "tcp", "udp", "ping", "dns"] = Field(
-        description="http, https, tcp, udp, dns and ping; each is checked by its own probe."
+    type: Literal["http", "https", "tcp", "udp", "ping", "dns", "heartbeat"] = Field(
+        description="http, https, tcp, udp, dns and ping; each is checked by its own probe. "
+        "heartbeat: pinged by the job it watches (its ping_url), no url."
     )
     url: Annotated[Annotated[str, Field(max_length=MAX_URL)] | None, URL_TOO_LONG] = Field(
         None,
@@ -212,6 +218,56 @@ class MonitorConfig(_JudgedWhole):
         description="Up to 20 labels: lowercase letters, digits, '_', '.', '-' (1 to 32 "
         "characters); folded to lowercase, repeats collapsed, sorted.",
     )
+
+    period: Annotated[int, Field(le=MAX_PERIOD)] | None = Field(
+        None,
+        description="heartbeat: seconds between pings (or cron). At least the server's "
+        "UPTIME_MIN_CHECK_INTERVAL, at most 365 days.",
+    )
+    grace: Annotated[int, Field(ge=0, le=MAX_GRACE)] | None = Field(
+        None,
+        description=f"heartbeat: seconds a ping may be late; default {DEFAULT_GRACE}, "
+        "at most 30 days.",
+    )
+    cron: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
+        None, description="heartbeat: a 5-field cron expression of when pings are expected."
+    )
+    timezone: Annotated[str, Field(min_length=1, max_length=64)] | None = Field(
+        None, description="heartbeat, with cron: IANA time zone of the cron expression; UTC."
+    )
+
+    @field_validator("period")
+    @classmethod
+    def _period(cls, v: int | None, info: ValidationInfo) -> int | None:
+        low = _settings(info).min_check_interval
+        if v is not None and v < low:
+            raise ValueError(f"must be between {low} and {MAX_PERIOD} seconds")
+        return v
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, v: str | None) -> str | None:
+        if v is not None and not valid_cron(v.strip()):
+            raise ValueError("must be a cron expression of 5 fields, e.g. '0 3 * * *'")
+        return v.strip() if v else None
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError("must be an IANA time zone name, e.g. Europe/Berlin") from None
+        return v
+
+    @model_validator(mode="after")
+    def _heartbeat_defaults(self) -> MonitorConfig:
+        if self.type == "heartbeat":
+            self.grace = DEFAULT_GRACE if self.grace is None else self.grace
+            self.timezone = (self.timezone or "UTC") if self.cron else None
+        return self
 
     @field_validator("name")
     @classmethod
@@ -362,6 +418,8 @@ class MonitorConfig(_JudgedWhole):
         these, so a body is judged on every rule it can be judged on at once.
         """
         errors: dict[str, str] = {}
+        if _given(v, "type") and v["type"] == "heartbeat":
+            errors.update(_heartbeat_errors(v))
         if _given(v, "type", "url") and v["type"] in _URL_TYPES and not v["url"]:
             errors["url"] = "is required for http, https, tcp, udp and ping monitors"
         if _given(v, "type", "url", "query_name") and v["type"] == "dns":
@@ -375,6 +433,25 @@ class MonitorConfig(_JudgedWhole):
 
 
 _URL_TYPES = ("http", "https", "tcp", "udp", "ping")
+
+
+def _heartbeat_errors(v: Mapping[str, Any]) -> dict[str, str]:
+    """A heartbeat has a period or a cron (not both), one location, no url, no retries."""
+    errors: dict[str, str] = {}
+    if _given(v, "period", "cron"):
+        if v["period"] is None and v["cron"] is None:
+            errors["period"] = "is required for heartbeat monitors (or cron)"
+        elif v["period"] is not None and v["cron"] is not None:
+            errors["cron"] = "cannot be given with period: one schedule or the other"
+    if _given(v, "timezone", "cron", "period") and v["timezone"] and v["period"] is not None:
+        errors["timezone"] = "applies only with cron"
+    if _given(v, "url") and v["url"]:
+        errors["url"] = "must not be set for heartbeat monitors: they are pinged"
+    if _given(v, "retry_count") and v["retry_count"]:
+        errors["retry_count"] = "does not apply to heartbeat monitors"
+    if _given(v, "locations") and v["locations"] and len(v["locations"]) > 1:
+        errors["locations"] = "a heartbeat monitor has one location"
+    return errors
 
 
 def _dns_name_errors(url: str | None, query_name: str | None) -> dict[str, str]:

@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
+from uptime_server.engine.outcomes import PING_KINDS
 from uptime_server.models import MONITOR_TYPES, STATUSES
 from uptime_server.schemas.base import Pages, Percent, ResponseModel, UtcTime
 
@@ -16,6 +17,34 @@ Status = Literal[*STATUSES]  # type: ignore[valid-type]
 Seconds = Annotated[int, Field(description="Seconds")]
 LastRunTime = Annotated[int | None, Field(description="Milliseconds, of the last run")]
 BulkAction = Literal["pause", "resume", "delete", "update"]
+
+
+PingKind = Literal[*PING_KINDS]  # type: ignore[valid-type]
+MESSAGE_START = 200  # characters of a ping's message shown in the monitor and its history
+
+
+class LastPing(ResponseModel):
+    at: UtcTime
+    kind: PingKind
+    exit_code: int | None
+    message: str | None = Field(description=f"The first {MESSAGE_START} characters.")
+    source_ip: str | None
+    user_agent: str | None
+
+    @classmethod
+    def of(cls, run: Any) -> Self:
+        return cls(
+            at=run.checked_at,
+            kind=run.kind,
+            exit_code=run.exit_code,
+            message=message_start(run.message),
+            source_ip=run.source_ip,
+            user_agent=run.user_agent,
+        )
+
+
+def message_start(message: str | None) -> str | None:
+    return None if message is None else message[:MESSAGE_START]
 
 
 class Monitor(ResponseModel):
@@ -50,6 +79,19 @@ class Monitor(ResponseModel):
     max_packet_loss: float | None = Field(description="ping: percent.")
     key: str | None = Field(description="The stable name `uptime apply` matches by.")
     tags: list[str] = Field(description="Sorted labels.")
+    period: int | None = Field(description="heartbeat: seconds between pings (or cron).")
+    grace: int | None = Field(description="heartbeat: seconds a ping may be late.")
+    cron: str | None = Field(description="heartbeat: cron expression of expected pings.")
+    timezone: str | None = Field(description="heartbeat: IANA time zone of cron.")
+    ping_url: str | None = Field(
+        description="heartbeat: the URL the job pings (its token is the credential); "
+        "null for other types, or when the token can no longer be shown (rotate it)."
+    )
+    next_deadline: UtcTime | None = Field(
+        description="heartbeat: the expected time of the next ping plus grace; "
+        "offline if no success ping comes by then."
+    )
+    last_ping: LastPing | None = Field(description="heartbeat: the latest ping, if any.")
     status: Status
     flapping: Annotated[bool, Field(description="Alerts held: it changes state too often.")]
     checks_supported: bool
@@ -78,6 +120,9 @@ class Monitor(ResponseModel):
         uptime: Mapping[str, float | None],
         next_check_at: datetime | None,
         tags: list[str],
+        ping_url: str | None = None,
+        next_deadline: datetime | None = None,
+        last_ping: Any = None,
     ) -> Self:
         """*row* with the figures and tags the monitor service loaded for it."""
         return cls.from_row(
@@ -87,6 +132,9 @@ class Monitor(ResponseModel):
             uptime_30d=uptime["30d"],
             next_check_at=next_check_at,
             tags=tags,
+            ping_url=ping_url,
+            next_deadline=next_deadline,
+            last_ping=None if last_ping is None else LastPing.of(last_ping),
         )
 
 
@@ -114,6 +162,21 @@ class MonitorCreated(ResponseModel):
     type: MonitorType
     status: Status
     created_at: UtcTime
+    ping_url: str | None = Field(
+        None, description="heartbeat: the URL the job pings (only heartbeat monitors have it)."
+    )
+
+    @model_serializer(mode="wrap")
+    def _ping_url_of_heartbeats(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return drop_absent(handler(self), ("ping_url",))
+
+
+def drop_absent(out: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """*out* without those of *keys* that are null: fields only some objects have."""
+    for key in keys:
+        if out.get(key) is None:
+            out.pop(key, None)
+    return out
 
 
 class MonitorList(ResponseModel):

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 
 from uptime_server.engine.probe_types import CheckSpec, Probing, RunResult
 from uptime_server.engine.probes.dns import dns_check
+from uptime_server.engine.probes.heartbeat import heartbeat_check
 from uptime_server.engine.probes.ping import ping_check
 from uptime_server.engine.probes.tcp import tcp_attempt
 from uptime_server.engine.probes.udp import udp_check
@@ -32,4 +33,5 @@ ATTEMPTS: dict[str, AttemptFn] = {
     "udp": udp_check,
     "dns": dns_check,
     "ping": ping_check,
+    "heartbeat": heartbeat_check,
 }

@@ -1,0 +1,272 @@
+"""Heartbeat pings: recorded pings/s and p99 latency through the daemon, and the overdue sweep.
+
+Builds an embedded SQLite database with N heartbeat monitors (10,000), each
+with its ping token, then starts the daemon as ``make run`` does
+(``uptime server run``: waitress, the scheduler, delivery) on a free port and:
+
+1. **Throughput**: sends ``--pings`` success pings over ``--connections``
+   keep-alive connections (aiohttp, in a separate process, so the load
+   generator does not share the daemon's GIL), spread over the monitors.
+   A ping is answered only once it is written (group commit), so
+   pings/s = answered pings / wall time; the check_runs count is checked
+   against it afterwards.
+2. **Latency**: pings at half that rate, open loop (a ping is sent on
+   schedule whether or not earlier ones are answered), for ``--seconds``;
+   p50/p99/max of each ping's answer time.
+3. **Sweep**: in this process, the engine's tick over the N monitors: the
+   claim query when none is due (every tick), the claim of a batch when all
+   are overdue, and SQLite's plan for it (an index search, no scan).
+
+Goals (issue 13): >= 1,500 pings/s recorded, p99 < 50 ms at half rate,
+sweep < 20 ms. Run: ``make bench-pings`` or ``python -m bench.bench_pings``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import multiprocessing
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import peewee
+
+from bench.engine_run import cpu_s
+from bench.target import free_port, stop_process, wait_listening
+from uptime_server import db as dbmod
+from uptime_server import migrations
+from uptime_server.models import AlertSettings, Monitor, MonitorLocation, User
+from uptime_server.ping_tokens import new_token, seal, token_hash
+
+SECRET = "bench-pings-secret"
+
+
+def seed(url: str, count: int, now: datetime) -> list[str]:
+    """*count* heartbeat monitors (hourly, 10 min grace) of one user; their tokens."""
+    database = dbmod.bind(url)
+    tokens = [new_token() for _ in range(count)]
+    with database.connection_context():
+        migrations.migrate(database)
+        with database.atomic():
+            user = User.create(email="bench@example.com", name="bench", created_at=now)
+            rows = [
+                {
+                    "user": user.id,
+                    "name": f"job-{i}",
+                    "type": "heartbeat",
+                    "period": 3600,
+                    "grace": 600,
+                    "ping_token_hash": token_hash(token),
+                    "ping_token_sealed": seal(token, SECRET),
+                    "created_at": now,
+                    "updated_at": now,
+                    "status": "pending",
+                }
+                for i, token in enumerate(tokens)
+            ]
+            for chunk in peewee.chunked(rows, 500):
+                Monitor.insert_many(chunk).execute()
+            ids = [m.id for m in Monitor.select(Monitor.id).order_by(Monitor.id)]
+            due = now + timedelta(seconds=4200)
+            for chunk in peewee.chunked(ids, 500):
+                AlertSettings.insert_many([{"monitor": i} for i in chunk]).execute()
+                MonitorLocation.insert_many(
+                    [{"monitor": i, "location": "local", "next_check_at": due} for i in chunk]
+                ).execute()
+    database.close()
+    return tokens
+
+
+# -- the load generator (a child process) ------------------------------------------
+
+
+async def _closed_loop(base: str, tokens: list[str], total: int, connections: int) -> Any:
+    import aiohttp
+
+    counter = iter(range(total))
+    statuses: dict[int, int] = {}
+
+    async def worker(session: aiohttp.ClientSession) -> None:
+        for i in counter:
+            async with session.get(f"{base}/ping/{tokens[i % len(tokens)]}") as response:
+                await response.read()
+                statuses[response.status] = statuses.get(response.status, 0) + 1
+
+    connector = aiohttp.TCPConnector(limit=connections)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        started = time.perf_counter()
+        await asyncio.gather(*(worker(session) for _ in range(connections)))
+        return time.perf_counter() - started, statuses
+
+
+async def _open_loop(base: str, tokens: list[str], rate: float, seconds: float) -> Any:
+    import aiohttp
+
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+
+    async def one(session: aiohttp.ClientSession, token: str) -> None:
+        started = time.perf_counter()
+        async with session.post(f"{base}/ping/{token}", data=b"backup done") as response:
+            await response.read()
+            statuses[response.status] = statuses.get(response.status, 0) + 1
+        latencies.append(time.perf_counter() - started)
+
+    # Below waitress's connection_limit (100): more connections would wait to be accepted.
+    connector = aiohttp.TCPConnector(limit=64)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        tasks = []
+        start = time.perf_counter()
+        for i in range(int(rate * seconds)):
+            delay = start + i / rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            tasks.append(asyncio.create_task(one(session, tokens[(i * 7919) % len(tokens)])))
+        await asyncio.gather(*tasks)
+    return latencies, statuses
+
+
+def _load(kind: str, args: tuple[Any, ...], queue: Any) -> None:
+    runner = _closed_loop if kind == "closed" else _open_loop
+    queue.put(asyncio.run(runner(*args)))
+
+
+def in_child(kind: str, *args: Any) -> Any:
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    process = context.Process(target=_load, args=(kind, args, queue))
+    process.start()
+    result = queue.get()
+    process.join()
+    return result
+
+
+# -- the daemon ----------------------------------------------------------------------
+
+
+def start_daemon(data_dir: Path, url: str, port: int) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UPTIME_")}
+    env.update(
+        UPTIME_DATA_DIR=str(data_dir),
+        UPTIME_DATABASE_URL=url,
+        UPTIME_PORT=str(port),
+        UPTIME_SECRET_KEY=SECRET,
+        UPTIME_LOG_LEVEL="WARNING",
+    )
+    uptime = Path(sys.executable).with_name("uptime")
+    log = open(data_dir / "daemon.log", "wb")  # noqa: SIM115 (closed with the process)
+    process = subprocess.Popen([str(uptime), "server", "run"], env=env, stdout=log, stderr=log)
+    wait_listening(port, process)
+    return process
+
+
+def daemon_cpu(pid: int) -> float:
+    """CPU seconds of the daemon and its children (the recorder processes)."""
+    total = cpu_s(f"/proc/{pid}/stat")
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):
+                total += cpu_s(f"/proc/{child}/stat")
+    return total
+
+
+def recorded(url: str) -> int:
+    database = dbmod.bind(url)
+    with database.connection_context():
+        return database.execute_sql("SELECT COUNT(*) FROM check_runs").fetchone()[0]
+
+
+# -- the sweep -----------------------------------------------------------------------
+
+
+def sweep(url: str, count: int, now: datetime, repeats: int = 50) -> dict[str, float]:
+    from uptime_server.config import load_settings
+    from uptime_server.engine.dispatcher import Dispatcher, oldest_due
+
+    database = dbmod.bind(url)
+    settings = load_settings({"UPTIME_DATABASE_URL": url, "UPTIME_SECRET_KEY": SECRET})
+    dispatcher = Dispatcher(settings)
+    out: dict[str, float] = {}
+    with database.connection_context():
+        samples = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            assert dispatcher.claim(now) == []
+            with database.connection_context():
+                oldest_due(now, "local")
+            samples.append(time.perf_counter() - started)
+        out["tick, none due (claim + next due)"] = statistics.median(samples) * 1000
+        later = now + timedelta(days=1)
+        started = time.perf_counter()
+        claims = dispatcher.claim(later)
+        out[f"claim of {len(claims)} overdue of {count}"] = (time.perf_counter() - started) * 1000
+        dispatcher.release(claims)
+        plan = database.execute_sql(
+            "EXPLAIN QUERY PLAN SELECT id FROM monitor_locations "
+            "WHERE location = 'local' AND next_check_at <= ? ORDER BY next_check_at LIMIT 500",
+            (now.replace(tzinfo=None),),
+        ).fetchall()
+    print("  claim query plan: " + "; ".join(str(row[-1]) for row in plan))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--monitors", type=int, default=10_000)
+    parser.add_argument("--pings", type=int, default=20_000)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(prefix="bench-pings-") as tmp:
+        data_dir = Path(tmp)
+        url = f"sqlite:///{data_dir / 'uptime.db'}"
+        now = datetime.now(UTC)
+        tokens = seed(url, args.monitors, now)
+        print(f"{args.monitors} heartbeat monitors on embedded SQLite; daemon: uptime server run")
+        port = free_port()
+        daemon = start_daemon(data_dir, url, port)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            in_child("closed", base, tokens, 500, 8)  # warm-up
+            before, cpu_before = recorded(url), daemon_cpu(daemon.pid)
+            wall, statuses = in_child("closed", base, tokens, args.pings, args.connections)
+            time.sleep(0.5)  # the last batch (written every 50 ms)
+            stored = recorded(url) - before
+            cpu = daemon_cpu(daemon.pid) - cpu_before
+            rate = statuses.get(200, 0) / wall
+            print(
+                f"throughput: {statuses.get(200, 0)} pings answered 200 in {wall:.2f} s "
+                f"over {args.connections} connections = {rate:,.0f} pings/s "
+                f"(check_runs +{stored}; statuses {statuses})  goal >= 1,500"
+            )
+            print(
+                f"  daemon CPU: {cpu:.1f} s = {statuses.get(200, 0) / cpu:,.0f} pings per "
+                f"CPU-second; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+            )
+            half = rate / 2
+            latencies, statuses = in_child("open", base, tokens, half, args.seconds)
+            latencies.sort()
+            p = [latencies[int(q * (len(latencies) - 1))] * 1000 for q in (0.5, 0.99)]
+            print(
+                f"latency at {half:,.0f} pings/s for {args.seconds:.0f} s ({len(latencies)} pings, "
+                f"statuses {statuses}): p50 {p[0]:.1f} ms, p99 {p[1]:.1f} ms, "
+                f"max {latencies[-1] * 1000:.1f} ms  goal p99 < 50 ms"
+            )
+        finally:
+            stop_process(daemon)
+        for label, ms in sweep(url, args.monitors, now).items():
+            print(f"sweep: {label}: {ms:.2f} ms  goal < 20 ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
