@@ -14,6 +14,7 @@ from typing import Any
 
 from peewee import SQL, NodeList, fn
 
+from uptime_server.badge_tokens import ensure_token, new_token
 from uptime_server.config import Settings
 from uptime_server.db import is_sqlite, write_tx
 from uptime_server.errors import ApiError, monitor_not_found
@@ -132,8 +133,14 @@ def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: S
                 f"Monitor limit reached ({settings.max_monitors_per_user} per user)",
                 {"limit": [str(settings.max_monitors_per_user)]},
             )
+        token = new_token() if cfg.badges else None
         monitor = Monitor.create(
-            user=user, status="pending", created_at=now, updated_at=now, **cfg.model_dump()
+            user=user,
+            status="pending",
+            created_at=now,
+            updated_at=now,
+            badge_token=token,
+            **cfg.model_dump(),
         )
         AlertSettings.create(monitor=monitor)
         _sync_locations(monitor, now)
@@ -181,6 +188,7 @@ def update_monitor(monitor: Monitor, cfg: MonitorConfig, *, now: datetime) -> Mo
             ).where(Monitor.id == monitor.id).execute()
             # An unchecked type can never recover: close its incident now.
             resolve_active_incident(monitor.id, now=now)
+        ensure_token(Monitor.get_by_id(monitor.id))
         fresh = Monitor.get_by_id(monitor.id)
         _sync_locations(fresh, now, interval_changed="check_interval" in changes)
     return fresh

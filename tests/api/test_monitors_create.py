@@ -61,6 +61,8 @@ def test_it_creates_with_the_defaults(alice: Any) -> None:
         "expected_values": None,
         "count": None,
         "max_packet_loss": None,
+        "badges": False,
+        "badge_token": None,
         "status": "pending",
         "checks_supported": True,
         "paused": False,

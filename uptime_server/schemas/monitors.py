@@ -48,6 +48,11 @@ class Monitor(ResponseModel):
     expected_values: list[str] | None = Field(description="dns.")
     count: int | None = Field(description="ping: echoes per check.")
     max_packet_loss: float | None = Field(description="ping: percent.")
+    badges: bool
+    badge_token: str | None = Field(
+        description="While badges is true: the badge URLs' secret, rotated by "
+        "POST /monitors/{id}/badge-token; null otherwise."
+    )
     status: Status
     checks_supported: bool
     paused: bool
@@ -74,6 +79,7 @@ class Monitor(ResponseModel):
         """*row* with the figures the monitor service loaded for it."""
         return cls.from_row(
             row,
+            badge_token=row.badge_token if row.badges else None,
             uptime_24h=uptime["24h"],
             uptime_7d=uptime["7d"],
             uptime_30d=uptime["30d"],
