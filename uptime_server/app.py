@@ -28,6 +28,7 @@ from uptime_server.api import (
     openapi,
     signin,
     stats,
+    status_pages,
 )
 from uptime_server.api.access import is_login_limited, is_public
 from uptime_server.api.check_slots import RunSlots
@@ -37,10 +38,12 @@ from uptime_server.config import Settings, ensure_secret_key
 from uptime_server.context import UptimeState
 from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
 from uptime_server.metrics_snapshot import metrics_cache_for
+from uptime_server.web import public
+from uptime_server.web.render_cache import RenderCache
 
 # One blueprint per resource: under /api/v1, and at the root.
-API_BLUEPRINTS = (auth, signin, monitors, checks, stats, notifications, openapi)
-ROOT_BLUEPRINTS = (health, home, metrics)
+API_BLUEPRINTS = (auth, signin, monitors, checks, stats, notifications, status_pages, openapi)
+ROOT_BLUEPRINTS = (health, home, metrics, public)
 
 
 def create_app(
@@ -65,7 +68,10 @@ def create_app(
     # Without the daemon's refresher (tests, embedding) nothing fills it
     # unless asked to: /metrics then serves the process and engine series.
     services.setdefault("metrics_cache", metrics_cache_for(settings))
-    app.extensions["uptime"] = UptimeState(settings, clock or Clock(), services)
+    clock = clock or Clock()
+    services.setdefault("status_page_cache", RenderCache(clock, public.PAGE_TTL))
+    services.setdefault("badge_cache", RenderCache(clock, public.BADGE_TTL))
+    app.extensions["uptime"] = UptimeState(settings, clock, services)
     app.extensions["uptime_test_slots"] = RunSlots(
         settings.test_concurrency, settings.test_concurrency_per_user
     )
@@ -150,7 +156,8 @@ def _init_limiter(app: Flask, settings: Settings) -> None:
         enabled=True,
     )
     for endpoint, view in list(app.view_functions.items()):
-        if endpoint.split(".")[0] in ("health", "metrics", "home", "static"):
+        # Public pages and badges are cached and cost one index lookup at most.
+        if endpoint.split(".")[0] in ("health", "metrics", "home", "static", "public"):
             app.view_functions[endpoint] = limiter.exempt(view)
         elif is_login_limited(view):
             if settings.login_rate_limit:

@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, request
 from flask_login import current_user
 
-from uptime_server import monitor_service
+from uptime_server import badge_tokens, monitor_service
 from uptime_server.api.body import json_body
 from uptime_server.api.operations import PAGE, choice, documenter, limit, query
 from uptime_server.api.request_schemas import (
@@ -154,6 +154,14 @@ def put_alerts(monitor_id: int) -> Any:
     m = monitor_service.get_owned(current_user, monitor_id)
     stored = monitor_service.update_alert_settings(m, json_body())
     return data_of(AlertSettings.of(stored, current_user.email))
+
+
+@bp.post("/<int:monitor_id>/badge-token")
+@doc("rotateBadgeToken", ok=data(Monitor), errors=(400, 404))
+def rotate_badge_token(monitor_id: int) -> Any:
+    """Give the monitor's badges a new token; URLs with the old one answer 404."""
+    m = monitor_service.get_owned(current_user, monitor_id)
+    return data_of(_monitor(badge_tokens.rotate(m, now=now())))
 
 
 @bp.post("/bulk")

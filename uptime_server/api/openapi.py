@@ -53,7 +53,7 @@ RATE_HEADERS = {
     "X-RateLimit-Remaining": "Requests left in the window",
     "X-RateLimit-Reset": "Epoch seconds when the window resets",
 }
-TAGS = ("auth", "monitors", "notifications", "service")
+TAGS = ("auth", "monitors", "notifications", "status-pages", "public", "service")
 REF = "#/components/schemas/{model}"
 
 
