@@ -17,7 +17,7 @@ from typer.core import TyperGroup
 
 from uptime_cli import __version__, output
 from uptime_cli.client import ApiRefused, ServerError, Unreachable
-from uptime_cli.commands import auth, monitors, notifications, server
+from uptime_cli.commands import auth, monitors, notifications, server, status_pages
 from uptime_cli.context import (
     ERROR,
     INTERRUPTED,
@@ -140,6 +140,7 @@ auth.register(app)
 app.add_typer(monitors.app, name="monitors")
 app.add_typer(notifications.app, name="notifications")
 app.add_typer(server.app, name="server")
+app.add_typer(status_pages.app, name="status-pages")
 
 
 def main() -> None:
