@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP_FLAGS := --disable-pip-version-check -q
 
-.PHONY: run test lint format bench bench-api bench-checks bench-stats bench-jsonpath clean
+.PHONY: run test lint format bench bench-api bench-checks bench-stats bench-jsonpath bench-status clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,7 +59,7 @@ bench-api: $(VENV)/.installed-postgres
 bench-stats: $(VENV)/.installed-dev
 	$(BIN)/python bench/bench_stats.py
 
-bench: bench-api bench-checks bench-stats bench-jsonpath
+bench: bench-api bench-checks bench-stats bench-jsonpath bench-status
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
@@ -71,3 +71,8 @@ bench-checks: $(VENV)/.installed-dev
 # JSONPath monitor (about a minute).
 bench-jsonpath: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.bench_jsonpath
+
+# Status page (cold render, cached req/s) and badge req/s, 100 monitors with
+# 90 days of roll-ups, served by `uptime server run` (about 40 s).
+bench-status: $(VENV)/.installed-dev
+	$(BIN)/python -m bench.bench_status
