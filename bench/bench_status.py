@@ -2,7 +2,7 @@
 
 Builds a SQLite database with one user, 100 monitors (badges on) and 90 days
 of roll-ups each (daily rows for 90 days, hourly for the last 48 hours,
-5-minute ones for the last 2 hours, as the writer leaves them), and 101
+5-minute ones for the last 2 hours, as the writer leaves them), and 100
 status pages of all 100 monitors in 4 groups, made through the API. Then it
 starts ``uptime server run --no-scheduler`` as its own process on 127.0.0.1
 and, from this process:
@@ -50,7 +50,7 @@ from uptime_server.web import page_content
 from uptime_server.web.rendering import status_page_html
 
 MONITORS = 100
-PAGES = 101
+PAGES = 100
 ROLLUP_COLUMNS = (
     "monitor_id", "resolution", "bucket", "checks", "failed",
     "rt_count", "rt_sum", "rt_min", "rt_max", "p95", "hist",
@@ -127,7 +127,7 @@ def percentiles(samples: list[float]) -> str:
 def cold_http(base: str) -> list[float]:
     times = []
     with requests.Session() as http:
-        for n in range(1, PAGES):
+        for n in range(1, PAGES):  # page-000 is the warm one
             t0 = time.perf_counter()
             response = http.get(f"{base}/status/page-{n:03d}", timeout=30)
             times.append((time.perf_counter() - t0) * 1000)

@@ -11,6 +11,7 @@ from tests.api.shapes import assert_error
 from tests.outcomes import FAILED_503
 from tests.web.conftest import DAYS
 from uptime_server.models import Monitor
+from uptime_server.schemas.status_pages import PublicPage
 
 PAGES = "/api/v1/status-pages"
 SECRET_URL = "http://127.0.0.1:9/internal/secret-path"
@@ -34,6 +35,7 @@ def test_the_json_tells_the_seeded_history(anon: Any, alice: Any, site: dict[str
     response = anon.get("/status/acme.json")
     assert response.status_code == 200
     page = response.get_json()
+    PublicPage.model_validate(page)  # the documented shape, nothing more (extra="forbid")
     assert (page["slug"], page["title"], page["description"]) == ("acme", "Acme", "Our services")
     assert (page["status"], page["status_text"]) == ("partial_outage", "Partial outage")
     db, api = (group["monitors"][0] for group in page["groups"])

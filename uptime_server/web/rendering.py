@@ -41,7 +41,7 @@ def environment() -> Environment:
     env.globals.update(
         css=Markup(CSS),
         known_states=KNOWN_STATES,
-        cell_class=cell_class,
+        bar_cells=bar_cells,
         percent=percent,
         iso=isoformat,
         when=lambda dt: dt.strftime("%Y-%m-%d %H:%M UTC"),
@@ -80,6 +80,26 @@ def span(seconds: int | None) -> str:
 
 def status_page_html(content: dict[str, Any]) -> str:
     return environment().get_template("status.html").render(page=content)
+
+
+def bar_cells(days: list[dict[str, Any]]) -> Markup:
+    """The ``<li>`` cells of one 90-day bar, made here rather than by the template.
+
+    A page of 100 monitors has 9,000 cells; joining their text in Python is
+    several times faster than a template loop. Every part is ours (a class
+    name, an ISO date, a percentage), so there is nothing to escape.
+    """
+    words: dict[float | None, tuple[str, str]] = {}
+    out = []
+    for day in days:
+        uptime = day["uptime"]
+        cls, text = words.get(uptime) or words.setdefault(uptime, _cell_words(uptime))
+        out.append(f'<li class="{cls}" title="{day["date"]}: {text}"></li>')
+    return Markup("".join(out))
+
+
+def _cell_words(uptime: float | None) -> tuple[str, str]:
+    return cell_class(uptime), "no data" if uptime is None else f"{percent(uptime)} uptime"
 
 
 # Verdana at 11 px, as shields.io measures: widths in px of the common
