@@ -85,6 +85,7 @@ def test_texts_are_escaped(anon: Any, alice: Any, badged: dict) -> None:
 
 def test_rotation_kills_the_old_token(alice: Any, anon: Any, badged: dict) -> None:
     old = badged["badge_token"]
+    assert read_badge(anon.get(f"/badge/{old}/status.svg"))[1] == "up"  # now cached
     rotated = alice.post(f"{MONITORS}/{badged['id']}/badge-token").get_json()["data"]
     new = rotated["badge_token"]
     assert new != old and len(new) == 32
@@ -99,6 +100,7 @@ def test_rotation_needs_badges_on(alice: Any, make_monitor: Any) -> None:
 
 def test_badges_off_or_unknown_are_404(alice: Any, anon: Any, badged: dict) -> None:
     token = badged["badge_token"]
+    assert anon.get(f"/badge/{token}/status.svg").status_code == 200  # now cached
     alice.put(f"{MONITORS}/{badged['id']}", json={"badges": False})
     for path in (
         f"/badge/{token}/status.svg",
@@ -119,3 +121,27 @@ def test_badges_are_cacheable(anon: Any, badged: dict) -> None:
     assert first.headers["Cache-Control"] == "public, max-age=60"
     again = anon.get(path, headers={"If-None-Match": first.headers["ETag"]})
     assert again.status_code == 304 and again.data == b""
+
+
+def test_bulk_changes_and_deletes_drop_cached_badges(alice: Any, anon: Any, badged: dict) -> None:
+    path = f"/badge/{badged['badge_token']}/status.svg"
+    assert anon.get(path).status_code == 200
+    body = {"action": "update", "monitor_ids": [badged["id"]], "settings": {"badges": False}}
+    assert alice.post(f"{MONITORS}/bulk", json=body).status_code == 200
+    assert anon.get(path).status_code == 404
+    alice.put(f"{MONITORS}/{badged['id']}", json={"badges": True})
+    assert anon.get(path).status_code == 200
+    alice.delete(f"{MONITORS}/{badged['id']}")
+    assert anon.get(path).status_code == 404
+
+
+def test_another_process_stops_serving_within_the_ttl(
+    alice: Any, anon: Any, badged: dict, clock: Any
+) -> None:
+    path = f"/badge/{badged['badge_token']}/status.svg"
+    assert anon.get(path).status_code == 200
+    # Turned off behind this process's back (another daemon on the same database).
+    Monitor.update(badges=False).where(Monitor.id == badged["id"]).execute()
+    assert anon.get(path).status_code == 200
+    clock.advance(61)
+    assert anon.get(path).status_code == 404

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import re
 from typing import Any
 
@@ -186,3 +187,18 @@ def test_a_deleted_page_is_gone(alice: Any, anon: Any, site: dict[str, Any]) -> 
     assert anon.get("/status/acme").status_code == 200
     alice.delete(f"{PAGES}/acme")
     assert anon.get("/status/acme").status_code == 404
+
+
+def test_big_pages_go_gzipped_to_clients_that_take_it(anon: Any, site: dict[str, Any]) -> None:
+    plain = anon.get("/status/acme")
+    packed = anon.get("/status/acme", headers={"Accept-Encoding": "gzip, br"})
+    assert packed.headers["Content-Encoding"] == "gzip"
+    assert "Accept-Encoding" in packed.headers["Vary"]
+    assert gzip.decompress(packed.data) == plain.data
+    assert len(packed.data) < len(plain.data) / 4
+    assert packed.headers["ETag"] != plain.headers["ETag"]
+    again = anon.get(
+        "/status/acme",
+        headers={"Accept-Encoding": "gzip", "If-None-Match": packed.headers["ETag"]},
+    )
+    assert again.status_code == 304

@@ -37,6 +37,7 @@ from uptime_server.schemas.monitors import (
     MonitorMessage,
     MonitorSummary,
 )
+from uptime_server.web.public import forget_badges
 
 bp = Blueprint("monitors", __name__, url_prefix="/monitors")
 
@@ -108,14 +109,20 @@ def update(monitor_id: int) -> Any:
     """Change some of a monitor's fields."""
     m = monitor_service.get_owned(current_user, monitor_id)
     cfg = parse_monitor_update(monitor_service.config_of(m), json_body(), settings())
-    return data_of(_monitor(monitor_service.update_monitor(m, cfg, now=now())))
+    updated = monitor_service.update_monitor(m, cfg, now=now())
+    if m.badge_token and not updated.badges:
+        forget_badges(m.badge_token)
+    return data_of(_monitor(updated))
 
 
 @bp.delete("/<int:monitor_id>")
 @doc("deleteMonitor", ok=Message, errors=(404,))
 def delete(monitor_id: int) -> Any:
     """Delete a monitor with its history."""
-    monitor_service.delete_monitor(monitor_service.get_owned(current_user, monitor_id))
+    m = monitor_service.get_owned(current_user, monitor_id)
+    monitor_service.delete_monitor(m)
+    if m.badge_token:
+        forget_badges(m.badge_token)
     return Message(message="Monitor deleted").to_json()
 
 
@@ -161,7 +168,9 @@ def put_alerts(monitor_id: int) -> Any:
 def rotate_badge_token(monitor_id: int) -> Any:
     """Give the monitor's badges a new token; URLs with the old one answer 404."""
     m = monitor_service.get_owned(current_user, monitor_id)
-    return data_of(_monitor(badge_tokens.rotate(m, now=now())))
+    rotated = badge_tokens.rotate(m, now=now())
+    forget_badges(m.badge_token)
+    return data_of(_monitor(rotated))
 
 
 @bp.post("/bulk")
@@ -178,4 +187,6 @@ def bulk() -> Any:
         now=now(),
         settings=settings(),
     )
+    if req.action in ("update", "delete"):
+        forget_badges()  # whichever of them had badges, and whatever the update turned off
     return data_of(BulkOutcome(action=req.action, **result))

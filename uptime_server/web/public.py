@@ -3,9 +3,15 @@
 Both read roll-ups only and are cached in-process for a short time
 (``RenderCache``, on the injected clock): a burst of visitors costs one
 render. Every answer carries an ETag and Cache-Control, and an
-``If-None-Match`` that matches gets 304 without a body. A badge's token is
-looked up on every request, so turning badges off or rotating the token
-takes effect at once; only the figures are cached (docs/status-pages.md).
+``If-None-Match`` that matches gets 304 without a body; large bodies go
+gzipped to clients that accept it (compressed once per render).
+
+A badge is cached by its token. The API views that rotate a token, turn
+badges off or delete a monitor drop its entries (``forget_badges``), so in
+this process the old URLs answer 404 at once; another process serving the
+same database stops answering them within ``BADGE_TTL``, the max-age every
+downstream cache is allowed anyway. Unknown tokens are never cached
+(docs/status-pages.md#badges).
 """
 
 from __future__ import annotations
@@ -41,6 +47,12 @@ def page_cache() -> RenderCache:
 
 def badge_cache() -> RenderCache:
     return state().services["badge_cache"]
+
+
+def forget_badges(token: str | None = None) -> None:
+    """Drop one token's badges from this process's cache (all, without a token): the
+    token was rotated, or badges turned off, or the monitor deleted."""
+    badge_cache().forget(lambda key: token is None or key[0] == token)
 
 
 def forget_page(slug: str) -> None:
@@ -148,24 +160,32 @@ def response_time_badge(badge_token: str) -> Any:
 
 def _badge(token: str, kind: str) -> Response:
     assert kind in KINDS
-    # Looked up every time, so a rotated token or badges turned off stop at once.
-    monitor = monitor_for(token)
-    if monitor is None:
-        raise ApiError("NOT_FOUND", "No such badge")
 
-    def render() -> Rendered:
+    def render() -> Rendered | None:
+        monitor = monitor_for(token)
+        if monitor is None:
+            return None  # not cached: a token turned on next answers at once
         svg = badge_svg(*figure(monitor, kind, now()))
         return rendered(svg.encode(), "image/svg+xml")
 
-    hit = badge_cache().get((monitor.id, kind), render)
-    assert hit is not None
+    hit = badge_cache().get((token, kind), render)
+    if hit is None:
+        raise ApiError("NOT_FOUND", "No such badge")
     response = _cacheable(hit, BADGE_TTL)
     response.headers["Content-Security-Policy"] = "default-src 'none'"
     return response
 
 
 def _cacheable(hit: Rendered, max_age: int) -> Response:
-    response = Response(hit.body, mimetype=hit.mimetype)
-    response.set_etag(hit.etag)
+    """The cached body (gzipped when the client takes it), with its ETag and Cache-Control."""
+    if hit.gzipped is not None and "gzip" in request.accept_encodings:
+        response = Response(hit.gzipped, mimetype=hit.mimetype)
+        response.headers["Content-Encoding"] = "gzip"
+        response.set_etag(hit.etag + "-gz")  # another representation, another tag
+    else:
+        response = Response(hit.body, mimetype=hit.mimetype)
+        response.set_etag(hit.etag)
+    if hit.gzipped is not None:
+        response.vary.add("Accept-Encoding")
     response.headers["Cache-Control"] = f"public, max-age={max_age}"
     return response.make_conditional(request)
