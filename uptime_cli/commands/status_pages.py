@@ -66,7 +66,24 @@ def _groups(group: list[str] | None, groups_json: str | None) -> list[dict[str, 
     return out
 
 
-def _fields(**given: Any) -> dict[str, Any]:
+def _fields(
+    slug: str | None,
+    title: str | None,
+    description: str | None,
+    group: list[str] | None,
+    groups_json: str | None,
+    show_urls: bool | None,
+    show_names: bool | None,
+) -> dict[str, Any]:
+    """The page fields of the options given (add and edit take the same ones)."""
+    given = {
+        "slug": slug,
+        "title": title,
+        "description": description,
+        "groups": _groups(group, groups_json),
+        "show_urls": show_urls,
+        "show_names": show_names,
+    }
     return {k: v for k, v in given.items() if v is not None}
 
 
@@ -84,14 +101,7 @@ def add(
 ) -> None:
     """Create a status page."""
     st = state(ctx)
-    fields = _fields(
-        slug=slug,
-        title=title,
-        description=description,
-        groups=_groups(group, groups_json),
-        show_urls=show_urls,
-        show_names=show_names,
-    )
+    fields = _fields(slug, title, description, group, groups_json, show_urls, show_names)
     data = st.client().create_status_page(fields).get("data") or {}
     output.show(
         st.wants_json(json_), data, page_view, done=f"Created status page {data.get('url')}"
@@ -142,14 +152,7 @@ def edit(
 ) -> None:
     """Change a status page; only the options given are sent."""
     st = state(ctx)
-    fields = _fields(
-        slug=slug,
-        title=title,
-        description=description,
-        groups=_groups(group, groups_json),
-        show_urls=show_urls,
-        show_names=show_names,
-    )
+    fields = _fields(slug, title, description, group, groups_json, show_urls, show_names)
     if not fields:
         raise typer.BadParameter("give at least one option to change", param_hint="'OPTIONS'")
     data = st.client().update_status_page(page, fields).get("data") or {}
