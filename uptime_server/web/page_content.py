@@ -80,6 +80,7 @@ def build(page: StatusPage, now: datetime) -> dict[str, Any]:
     days = [(day, _date(day)) for day in range(first_day, today + DAY, DAY)]
     daily = _daily(list(monitors), first_day, today)
     uptime = uptime_by_monitor(list(monitors), now, windows=("30d",))
+    percents: dict[tuple[int, int], float | None] = {}
     names: dict[int, str] = {}
     out_groups = []
     for group, mids in groups:
@@ -95,10 +96,7 @@ def build(page: StatusPage, now: datetime) -> dict[str, Any]:
                 "status": status,
                 "status_text": status_text(status),
                 "uptime_30d": uptime[mid]["30d"],
-                "days": [
-                    {"date": date, "uptime": uptime_percent(*daily.get((mid, day), (0, 0)))}
-                    for day, date in days
-                ],
+                "days": _days(days, daily.get(mid, {}), percents),
             }
             if page.show_urls:
                 card["url"] = m.url
@@ -126,9 +124,25 @@ def _public_name(page: StatusPage, group: dict, monitor: Monitor, n: int, of: in
     return group["heading"] if of == 1 else f"{group['heading']} {n}"
 
 
-def _daily(ids: list[int], first_day: int, today: int) -> dict[tuple[int, int], tuple[int, int]]:
-    """(checks, failed) by (monitor, day) from the daily roll-ups; today's row is current."""
-    out: dict[tuple[int, int], tuple[int, int]] = {}
+def _days(
+    days: list[tuple[int, str]],
+    counts: dict[int, tuple[int, int]],
+    percents: dict[tuple[int, int], float | None],
+) -> list[dict[str, Any]]:
+    """One monitor's cells; *percents* remembers each (checks, failed) pair's figure,
+    since most days of most monitors repeat one."""
+    cells = []
+    for day, date in days:
+        pair = counts.get(day, (0, 0))
+        if pair not in percents:
+            percents[pair] = uptime_percent(*pair)
+        cells.append({"date": date, "uptime": percents[pair]})
+    return cells
+
+
+def _daily(ids: list[int], first_day: int, today: int) -> dict[int, dict[int, tuple[int, int]]]:
+    """(checks, failed) by day, by monitor, from the daily roll-ups; today's row is current."""
+    out: dict[int, dict[int, tuple[int, int]]] = {}
     for chunk in peewee.chunked(ids, 200):
         query = Rollup.select(Rollup.monitor, Rollup.bucket, Rollup.checks, Rollup.failed).where(
             Rollup.monitor.in_(chunk)
@@ -139,7 +153,7 @@ def _daily(ids: list[int], first_day: int, today: int) -> dict[tuple[int, int], 
         # Plain integers: the cursor's rows as they are, without peewee's
         # per-field conversion (9,000 rows for a page of 100 monitors).
         for mid, bucket, checks, failed in database.execute(query):
-            out[(mid, bucket)] = (checks, failed)
+            out.setdefault(mid, {})[bucket] = (checks, failed)
     return out
 
 
