@@ -57,7 +57,12 @@ def create_page(user: User, body: Any, *, now: datetime) -> StatusPage:
 def update_page(page: StatusPage, patch: Any, *, now: datetime) -> StatusPage:
     """Merge *patch* into the stored page and store it, if the whole is valid."""
     stored = {name: getattr(page, name) for name in StatusPageIn.model_fields}
-    config = _parse(page.user_id, {**stored, **require_object(patch)})
+    patch = require_object(patch)
+    if "groups" not in patch:
+        # Monitors deleted since the last edit leave the stored groups here,
+        # so that they do not make an edit of something else invalid.
+        stored["groups"] = _without_missing(page.user_id, stored["groups"])
+    config = _parse(page.user_id, {**stored, **patch})
     with _slug_guard(config.slug), write_tx():
         StatusPage.update(updated_at=now, **_row(config)).where(StatusPage.id == page.id).execute()
     return StatusPage.get_by_id(page.id)
@@ -89,6 +94,20 @@ def _parse(owner: User | int, body: dict[str, Any]) -> StatusPageIn:
         ids = ", ".join(map(str, missing))
         raise validation_error({"groups": [f"no monitor of yours has the id {ids}"]})
     return config
+
+
+def _without_missing(owner_id: int, groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    named = {mid for g in groups for mid in g.get("monitor_ids") or []}
+    named |= {int(k) for g in groups for k in g.get("labels") or {}}
+    owned = _owned_ids(owner_id, named)
+    return [
+        {
+            **g,
+            "monitor_ids": [mid for mid in g.get("monitor_ids") or [] if mid in owned],
+            "labels": {k: v for k, v in (g.get("labels") or {}).items() if int(k) in owned},
+        }
+        for g in groups
+    ]
 
 
 def _owned_ids(owner: User | int, ids: Iterable[int]) -> set[int]:

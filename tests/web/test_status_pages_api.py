@@ -115,3 +115,14 @@ def test_users_see_and_touch_only_their_own_pages(alice: Any, bob: Any) -> None:
 def test_it_needs_a_session(anon: Any) -> None:
     assert_error(anon.get(URL), 401, "UNAUTHORIZED")
     assert_error(anon.post(URL, json=page_body()), 401, "UNAUTHORIZED")
+
+
+def test_a_deleted_monitor_leaves_the_page_at_its_next_edit(alice: Any, anon: Any) -> None:
+    kept, gone = create(alice, name="kept"), create(alice, name="gone")
+    groups = [{"heading": "API", "monitor_ids": [kept, gone], "labels": {str(gone): "Old"}}]
+    alice.post(URL, json=page_body(groups=groups))
+    alice.delete(f"/api/v1/monitors/{gone}")
+    public = anon.get("/status/acme.json").get_json()
+    assert [m["name"] for m in public["groups"][0]["monitors"]] == ["API"]
+    page = alice.put(f"{URL}/acme", json={"title": "Acme 2"}).get_json()["data"]
+    assert page["groups"][0]["monitor_ids"] == [kept] and page["groups"][0]["labels"] == {}
