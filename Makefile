@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP_FLAGS := --disable-pip-version-check -q
 
-.PHONY: run test lint format bench bench-api bench-checks bench-stats bench-jsonpath bench-pings clean
+.PHONY: run test lint format bench bench-api bench-checks bench-stats bench-jsonpath bench-pings bench-status clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,7 +59,7 @@ bench-api: $(VENV)/.installed-postgres
 bench-stats: $(VENV)/.installed-dev
 	$(BIN)/python bench/bench_stats.py
 
-bench: bench-api bench-checks bench-stats bench-jsonpath bench-pings
+bench: bench-api bench-checks bench-stats bench-jsonpath bench-pings bench-status
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
@@ -76,3 +76,8 @@ bench-jsonpath: $(VENV)/.installed-dev
 # recorded, p99 at half that rate, and the engine's overdue sweep.
 bench-pings: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.bench_pings
+
+# Status page (cold render, cached req/s) and badge req/s, 100 monitors with
+# 90 days of roll-ups, served by `uptime server run` (about 40 s).
+bench-status: $(VENV)/.installed-dev
+	$(BIN)/python -m bench.bench_status

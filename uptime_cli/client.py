@@ -297,6 +297,26 @@ class ApiClient:
     def revoke_token(self, token_id: int) -> Json:
         return self._call("DELETE", f"/tokens/{token_id}")
 
+    def rotate_badge_token(self, monitor_id: int) -> Json:
+        return self._call("POST", f"/monitors/{monitor_id}/badge-token")
+
+    # -- status pages ----------------------------------------------------------
+
+    def list_status_pages(self) -> Json:
+        return self._call("GET", "/status-pages")
+
+    def create_status_page(self, fields: Json) -> Json:
+        return self._call("POST", "/status-pages", json=fields)
+
+    def get_status_page(self, page: str) -> Json:
+        return self._call("GET", f"/status-pages/{quote(page, safe='')}")
+
+    def update_status_page(self, page: str, fields: Json) -> Json:
+        return self._call("PUT", f"/status-pages/{quote(page, safe='')}", json=fields)
+
+    def delete_status_page(self, page: str) -> Json:
+        return self._call("DELETE", f"/status-pages/{quote(page, safe='')}")
+
     # -- transport -------------------------------------------------------------
 
     def _call(

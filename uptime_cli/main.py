@@ -25,6 +25,7 @@ from uptime_cli.commands import (
     monitors,
     notifications,
     server,
+    status_pages,
     tokens,
 )
 from uptime_cli.context import (
@@ -156,6 +157,7 @@ app.add_typer(notifications.app, name="notifications")
 app.add_typer(tokens.app, name="tokens")
 app.add_typer(channels.app, name="channels")
 app.add_typer(server.app, name="server")
+app.add_typer(status_pages.app, name="status-pages")
 
 
 def main() -> None:

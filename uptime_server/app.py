@@ -30,6 +30,7 @@ from uptime_server.api import (
     pings,
     signin,
     stats,
+    status_pages,
     tokens,
 )
 from uptime_server.api.access import (
@@ -51,10 +52,23 @@ from uptime_server.config import Settings, ensure_secret_key
 from uptime_server.context import UptimeState
 from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
 from uptime_server.metrics_snapshot import metrics_cache_for
+from uptime_server.web import public
+from uptime_server.web.render_cache import RenderCache
 
 # One blueprint per resource: under /api/v1, and at the root.
-API_BLUEPRINTS = (auth, signin, tokens, monitors, checks, stats, notifications, channels, openapi)
-ROOT_BLUEPRINTS = (health, home, metrics, pings)
+API_BLUEPRINTS = (
+    auth,
+    signin,
+    tokens,
+    monitors,
+    checks,
+    stats,
+    notifications,
+    channels,
+    status_pages,
+    openapi,
+)
+ROOT_BLUEPRINTS = (health, home, metrics, pings, public)
 
 
 def create_app(
@@ -79,7 +93,10 @@ def create_app(
     # Without the daemon's refresher (tests, embedding) nothing fills it
     # unless asked to: /metrics then serves the process and engine series.
     services.setdefault("metrics_cache", metrics_cache_for(settings))
-    app.extensions["uptime"] = UptimeState(settings, clock or Clock(), services)
+    clock = clock or Clock()
+    services.setdefault("status_page_cache", RenderCache(clock, public.PAGE_TTL))
+    services.setdefault("badge_cache", RenderCache(clock, public.BADGE_TTL))
+    app.extensions["uptime"] = UptimeState(settings, clock, services)
     app.extensions["uptime_test_slots"] = RunSlots(
         settings.test_concurrency, settings.test_concurrency_per_user
     )
@@ -191,7 +208,8 @@ def _init_limiter(app: Flask, settings: Settings) -> None:
         enabled=True,
     )
     for endpoint, view in list(app.view_functions.items()):
-        if endpoint.split(".")[0] in ("health", "metrics", "home", "static"):
+        # Public pages and badges are cached and cost one index lookup at most.
+        if endpoint.split(".")[0] in ("health", "metrics", "home", "static", "public"):
             app.view_functions[endpoint] = limiter.exempt(view)
         elif is_ping_limited(view) and settings.ping_rate_limit:
             # One counter per token across every ping route (start, finish, log).

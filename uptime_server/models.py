@@ -309,6 +309,10 @@ class Monitor(BaseModel):
     flapping_since = UTCDateTimeField(null=True)
     # Bumped by every state write; state changes are conditional on it.
     state_version = pw.IntegerField(default=0)
+    # Public badges (migration 0008): a read-only capability, looked up by its
+    # unique index and answered only while ``badges`` is on (docs/status-pages.md).
+    badges = pw.BooleanField(default=False)
+    badge_token = pw.CharField(max_length=64, null=True, unique=True)
 
     created_at = UTCDateTimeField()
     updated_at = UTCDateTimeField()
@@ -527,6 +531,28 @@ class Channel(BaseModel):
         indexes = ((("user", "name"), True),)  # the CLI names channels
 
 
+class StatusPage(BaseModel):
+    """A public status page: which monitors it shows, grouped, and what of them.
+
+    ``groups`` is a JSON list of ``{heading, monitor_ids, tags, labels}``
+    (docs/status-pages.md); ``slug`` is unique across users, as it is the URL.
+    """
+
+    id = pw.AutoField()
+    user = pw.ForeignKeyField(User, backref="status_pages", on_delete="CASCADE")
+    slug = pw.CharField(max_length=64, unique=True)
+    title = pw.CharField(max_length=200)
+    description = pw.TextField(default="")
+    groups = JSONField(default=list)
+    show_urls = pw.BooleanField(default=False)
+    show_names = pw.BooleanField(default=False)
+    created_at = UTCDateTimeField()
+    updated_at = UTCDateTimeField()
+
+    class Meta:
+        table_name = "status_pages"
+
+
 class Outbox(BaseModel):
     """A message waiting for delivery; claimed with a lease like a check."""
 
@@ -576,4 +602,5 @@ MODELS: list[type[BaseModel]] = [
     Notification,
     Channel,
     Outbox,
+    StatusPage,
 ]

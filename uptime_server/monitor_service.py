@@ -15,6 +15,7 @@ from typing import Any
 from peewee import SQL, NodeList, fn
 
 from uptime_server import channel_service, ping_tokens
+from uptime_server.badge_tokens import ensure_token, new_token
 from uptime_server.config import Settings
 from uptime_server.db import is_sqlite, write_tx
 from uptime_server.engine.heartbeat_schedule import HeartbeatSchedule
@@ -229,7 +230,13 @@ def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: S
         _check_key_free(user.id, cfg.key, None)
         token = _token_columns(settings) if cfg.type == "heartbeat" else {}
         monitor = Monitor.create(
-            user=user, status="pending", created_at=now, updated_at=now, **columns, **token
+            user=user,
+            status="pending",
+            created_at=now,
+            updated_at=now,
+            badge_token=new_token() if cfg.badges else None,
+            **columns,
+            **token,
         )
         replace_tags(monitor.id, tags)
         AlertSettings.create(monitor=monitor)
@@ -292,6 +299,7 @@ def update_monitor(
             ).where(Monitor.id == monitor.id).execute()
             # An unchecked type can never recover: close its incident now.
             resolve_active_incident(monitor.id, now=now)
+        ensure_token(Monitor.get_by_id(monitor.id))
         fresh = Monitor.get_by_id(monitor.id)
         _sync_locations(fresh, now, interval_changed="check_interval" in changes)
         due = None

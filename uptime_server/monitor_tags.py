@@ -55,3 +55,9 @@ def having_all(monitor_id_column: Any, tags: Sequence[str]) -> Any:
         .having(fn.COUNT(MonitorTag.tag) == len(set(tags)))
     )
     return monitor_id_column.in_(carrying)
+
+
+def having_any(monitor_id_column: Any, tags: Sequence[str]) -> Any:
+    """A condition: the monitor (by its id column) carries at least one of *tags*."""
+    carrying = MonitorTag.select(MonitorTag.monitor).where(MonitorTag.tag.in_(list(tags)))
+    return monitor_id_column.in_(carrying)

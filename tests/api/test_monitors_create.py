@@ -71,6 +71,8 @@ def test_it_creates_with_the_defaults(alice: Any) -> None:
         "ping_url": None,
         "next_deadline": None,
         "last_ping": None,
+        "badges": False,
+        "badge_token": None,
         "status": "pending",
         "flapping": False,
         "checks_supported": True,

@@ -47,6 +47,18 @@ SPEC_OPERATIONS = {
     ("get", "/api/v1/monitors/{monitor_id}/alerts"),
     ("put", "/api/v1/monitors/{monitor_id}/alerts"),
     ("post", "/api/v1/monitors/{monitor_id}/ping-token"),
+    ("post", "/api/v1/monitors/{monitor_id}/badge-token"),
+    # Status pages and badges (issue 16).
+    ("get", "/api/v1/status-pages"),
+    ("post", "/api/v1/status-pages"),
+    ("get", "/api/v1/status-pages/{page}"),
+    ("put", "/api/v1/status-pages/{page}"),
+    ("delete", "/api/v1/status-pages/{page}"),
+    ("get", "/status/{slug}"),
+    ("get", "/status/{slug}.json"),
+    ("get", "/badge/{badge_token}/status.svg"),
+    ("get", "/badge/{badge_token}/uptime-{period}.svg"),
+    ("get", "/badge/{badge_token}/response-time.svg"),
     ("get", "/api/v1/notifications"),
     ("get", "/api/v1/notifications/active"),
     ("get", "/api/v1/notifications/recent"),
@@ -80,6 +92,11 @@ PUBLIC = {
     "/api/v1/openapi.json",
     "/healthz",
     "/metrics",
+    "/status/{slug}",
+    "/status/{slug}.json",
+    "/badge/{badge_token}/status.svg",
+    "/badge/{badge_token}/uptime-{period}.svg",
+    "/badge/{badge_token}/response-time.svg",
 }
 
 

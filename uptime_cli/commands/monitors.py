@@ -14,7 +14,7 @@ from rich.text import Text
 
 from uptime_cli import output
 from uptime_cli.client import ApiClient
-from uptime_cli.commands import monitor_data
+from uptime_cli.commands import monitor_badges, monitor_data
 from uptime_cli.commands.options import (
     JsonFlag,
     MonitorId,
@@ -324,3 +324,4 @@ def bulk(
 
 
 monitor_data.register(app)
+monitor_badges.register(app)

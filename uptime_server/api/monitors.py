@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, request
 from flask_login import current_user
 
-from uptime_server import monitor_apply, monitor_service
+from uptime_server import badge_tokens, monitor_apply, monitor_service
 from uptime_server.api.body import json_body
 from uptime_server.api.operations import PAGE, choice, documenter, limit, query
 from uptime_server.api.request_schemas import (
@@ -41,6 +41,7 @@ from uptime_server.schemas.monitors import (
 )
 from uptime_server.schemas.requests import parse_body
 from uptime_server.schemas.tags import MAX_TAGS, TAG_PATTERN, tag_query
+from uptime_server.web.public import forget_badges
 
 bp = Blueprint("monitors", __name__, url_prefix="/monitors")
 
@@ -131,14 +132,20 @@ def update(monitor_id: int) -> Any:
     """Change some of a monitor's fields."""
     m = monitor_service.get_owned(current_user, monitor_id)
     cfg = parse_monitor_update(monitor_service.config_of(m), json_body(), settings())
-    return data_of(_monitor(monitor_service.update_monitor(m, cfg, now=now(), settings=settings())))
+    updated = monitor_service.update_monitor(m, cfg, now=now(), settings=settings())
+    if m.badge_token and not updated.badges:
+        forget_badges(m.badge_token)
+    return data_of(_monitor(updated))
 
 
 @bp.delete("/<int:monitor_id>")
 @doc("deleteMonitor", ok=Message, errors=(404,))
 def delete(monitor_id: int) -> Any:
     """Delete a monitor with its history."""
-    monitor_service.delete_monitor(monitor_service.get_owned(current_user, monitor_id))
+    m = monitor_service.get_owned(current_user, monitor_id)
+    monitor_service.delete_monitor(m)
+    if m.badge_token:
+        forget_badges(m.badge_token)
     return Message(message="Monitor deleted").to_json()
 
 
@@ -187,6 +194,16 @@ def put_alerts(monitor_id: int) -> Any:
     return data_of(AlertSettings.of(stored, current_user.email))
 
 
+@bp.post("/<int:monitor_id>/badge-token")
+@doc("rotateBadgeToken", ok=data(Monitor), errors=(400, 404))
+def rotate_badge_token(monitor_id: int) -> Any:
+    """Give the monitor's badges a new token; URLs with the old one answer 404."""
+    m = monitor_service.get_owned(current_user, monitor_id)
+    rotated = badge_tokens.rotate(m, now=now())
+    forget_badges(m.badge_token)
+    return data_of(_monitor(rotated))
+
+
 @bp.post("/bulk")
 @doc("bulkMonitors", ok=data(BulkOutcome), body=BulkRequest)
 def bulk() -> Any:
@@ -205,6 +222,8 @@ def bulk() -> Any:
         now=now(),
         settings=settings(),
     )
+    if req.action in ("update", "delete"):
+        forget_badges()  # whichever of them had badges, and whatever the update turned off
     return data_of(BulkOutcome(action=req.action, **result))
 
 

@@ -54,7 +54,17 @@ RATE_HEADERS = {
     "X-RateLimit-Remaining": "Requests left in the window",
     "X-RateLimit-Reset": "Epoch seconds when the window resets",
 }
-TAGS = ("auth", "tokens", "monitors", "notifications", "channels", "pings", "service")
+TAGS = (
+    "auth",
+    "tokens",
+    "monitors",
+    "notifications",
+    "channels",
+    "status-pages",
+    "pings",
+    "public",
+    "service",
+)
 # Sessions and API tokens; token management and sign-in take a session only.
 EITHER = [{"session": []}, {"apiToken": []}]
 SESSION = [{"session": []}]

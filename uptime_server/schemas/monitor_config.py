@@ -170,6 +170,11 @@ class MonitorConfig(_JudgedWhole):
     degraded_response_time: int | None = Field(
         None, ge=1, le=300_000, description="Milliseconds; null = off."
     )
+    badges: bool = Field(
+        False,
+        description="Public SVG badges at /badge/{badge_token}/...; the monitor then shows "
+        "its badge_token (docs/status-pages.md#badges).",
+    )
     # The fields of one type only (models.TYPE_FIELDS; the others refuse them).
     tls: bool = Field(False, description="tcp: TLS handshake after connecting.")
     send: str | None = Field(

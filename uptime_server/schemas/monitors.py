@@ -92,6 +92,11 @@ class Monitor(ResponseModel):
         "offline if no success ping comes by then."
     )
     last_ping: LastPing | None = Field(description="heartbeat: the latest ping, if any.")
+    badges: bool
+    badge_token: str | None = Field(
+        description="While badges is true: the badge URLs' secret, rotated by "
+        "POST /monitors/{id}/badge-token; null otherwise."
+    )
     status: Status
     flapping: Annotated[bool, Field(description="Alerts held: it changes state too often.")]
     checks_supported: bool
@@ -127,6 +132,7 @@ class Monitor(ResponseModel):
         """*row* with the figures and tags the monitor service loaded for it."""
         return cls.from_row(
             row,
+            badge_token=row.badge_token if row.badges else None,
             uptime_24h=uptime["24h"],
             uptime_7d=uptime["7d"],
             uptime_30d=uptime["30d"],

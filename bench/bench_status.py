@@ -1,0 +1,230 @@
+"""Status page and badge speed, served the way ``make run`` serves (waitress).
+
+Builds a SQLite database with one user, 100 monitors (badges on) and 90 days
+of roll-ups each (daily rows for 90 days, hourly for the last 48 hours,
+5-minute ones for the last 2 hours, as the writer leaves them), and 100
+status pages of all 100 monitors in 4 groups, made through the API. Then it
+starts ``uptime server run --no-scheduler`` as its own process on 127.0.0.1
+and, from this process:
+
+- cold render: the first request of each of 100 pages (nothing cached yet),
+  over HTTP, p50/p95 ms; and the render alone (``page_content.build`` and
+  the template, no HTTP) in this process, p50/p95 ms;
+- cached page: requests/s on one page within its cache TTL, asking for
+  gzip as browsers do (the page is ~450 KB of HTML, ~30 KB gzipped);
+- badge: requests/s on one monitor's status badge.
+
+Load comes from ``wrk`` (Debian package) when installed, else from a Python
+load generator (threads over keep-alive ``http.client`` connections), and
+the tool used is printed. Rate limiting is off. Goals (issue 16): cold p95
+< 50 ms, cached page >= 1,000 req/s, badge >= 2,000 req/s.
+
+Run: ``make bench-status`` or ``python -m bench.bench_status [--seconds N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import requests
+
+from bench.bench_stats import insert_rows, signed_in
+from bench.target import free_port, stop_process, wait_listening
+from uptime_server import db as dbmod
+from uptime_server.badge_tokens import new_token
+from uptime_server.models import Monitor, StatusPage
+from uptime_server.stats.rollups import DAY, FIVE_MIN, HOUR
+from uptime_server.web import page_content
+from uptime_server.web.rendering import status_page_html
+
+MONITORS = 100
+GZIP = "Accept-Encoding: gzip"  # as every browser sends
+PAGES = 100
+ROLLUP_COLUMNS = (
+    "monitor_id", "resolution", "bucket", "checks", "failed",
+    "rt_count", "rt_sum", "rt_min", "rt_max", "p95", "hist",
+)  # fmt: skip
+
+
+def build(path: Path, now: datetime) -> tuple[dict[str, str], str]:
+    """The database at *path*; returns the daemon's environment and one badge token."""
+    settings, client, user = signed_in(path)
+    with dbmod.database.connection_context():
+        rows = [
+            {
+                "user": user.id,
+                "name": f"service-{i:03d}",
+                "url": f"https://svc{i}.example.com/health",
+                "type": "https",
+                "status": "online" if i % 25 else "offline",
+                "badges": True,
+                "badge_token": new_token(),
+                "created_at": now,
+                "updated_at": now,
+            }
+            for i in range(MONITORS)
+        ]
+        Monitor.insert_many(rows).execute()
+        ids = [m.id for m in Monitor.select(Monitor.id).order_by(Monitor.id)]
+        token = Monitor.get_by_id(ids[0]).badge_token
+        with dbmod.database.atomic():
+            insert_rows("rollups", ROLLUP_COLUMNS, list(_rollups(ids, int(now.timestamp()))))
+    groups = [
+        {"heading": f"Group {g}", "monitor_ids": ids[g * 25 : (g + 1) * 25]} for g in range(4)
+    ]
+    for n in range(PAGES):
+        body = {"slug": f"page-{n:03d}", "title": f"Bench {n}", "groups": groups}
+        response = client.post("/api/v1/status-pages", json=body)
+        assert response.status_code == 201, response.get_json()
+    env = {
+        "UPTIME_DATA_DIR": str(settings.data_dir),
+        "UPTIME_DATABASE_URL": settings.database_url,
+        "UPTIME_SECRET_KEY": "bench",
+        "UPTIME_RATE_LIMIT": "off",
+    }
+    return env, token
+
+
+def _rollups(ids: list[int], now: int):
+    hist = "[233,288]"  # one bucket of ~100 ms
+    spans = ((DAY, 90 * DAY, 288), (HOUR, 48 * HOUR, 12), (FIVE_MIN, 2 * HOUR, 1))
+    for mid in ids:
+        for res, span, checks in spans:
+            last = now // res * res
+            for bucket in range(last - span + res, last + res, res):
+                failed = checks // 10 if (bucket // res + mid) % 37 == 0 else 0
+                ok = checks - failed
+                yield (mid, res, bucket, checks, failed, ok, ok * 100, 90, 110, 100, hist)
+
+
+def start_daemon(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    cmd = [sys.executable, "-m", "uptime_cli", "server", "run", "--no-scheduler"]
+    cmd += ["--host", "127.0.0.1", "--port", str(port)]
+    process = subprocess.Popen(
+        cmd, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    wait_listening(port, process)
+    return process
+
+
+def percentiles(samples: list[float]) -> str:
+    samples = sorted(samples)
+    p95 = samples[math.ceil(0.95 * len(samples)) - 1]
+    return f"p50 {statistics.median(samples):.1f} ms, p95 {p95:.1f} ms"
+
+
+def cold_http(base: str) -> list[float]:
+    times = []
+    with requests.Session() as http:
+        for n in range(1, PAGES):  # page-000 is the warm one
+            t0 = time.perf_counter()
+            response = http.get(f"{base}/status/page-{n:03d}", timeout=30)
+            times.append((time.perf_counter() - t0) * 1000)
+            response.raise_for_status()
+    return times
+
+
+def render_only(count: int = 50) -> tuple[list[float], list[float]]:
+    """Wall and CPU ms of build + template; CPU time is steadier on a shared machine."""
+    wall, cpu = [], []
+    with dbmod.database.connection_context():
+        page = StatusPage.get(StatusPage.slug == "page-000")
+        for _ in range(count):
+            w0, c0 = time.perf_counter(), time.process_time()
+            status_page_html(page_content.build(page, datetime.now(UTC)))
+            cpu.append((time.process_time() - c0) * 1000)
+            wall.append((time.perf_counter() - w0) * 1000)
+    return wall, cpu
+
+
+def load(url: str, seconds: float, connections: int) -> tuple[float, str]:
+    """Requests/s on *url* (all answers 200), and the tool that made them."""
+    wrk = shutil.which("wrk")
+    if wrk:
+        out = subprocess.run(
+            [wrk, "-t2", f"-c{connections}", f"-d{seconds:g}s", "-H", GZIP, url],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        if "Non-2xx" in out:
+            raise RuntimeError(f"wrk saw errors:\n{out}")
+        return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), "wrk"
+    return _python_load(url, seconds, connections), "python threads (http.client)"
+
+
+def _python_load(url: str, seconds: float, connections: int) -> float:
+    host, port_path = url.removeprefix("http://").split(":", 1)
+    port, path = port_path.split("/", 1)
+    counts = [0] * connections
+    stop = time.monotonic() + seconds
+
+    def worker(i: int) -> None:
+        conn = http.client.HTTPConnection(host, int(port), timeout=10)
+        while time.monotonic() < stop:
+            conn.request("GET", "/" + path, headers={"Accept-Encoding": "gzip"})
+            response = conn.getresponse()
+            response.read()
+            if response.status != 200:
+                raise RuntimeError(f"{url}: {response.status}")
+            counts[i] += 1
+        conn.close()
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(connections)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(counts) / (time.monotonic() - t0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=10.0, help="Per load phase.")
+    parser.add_argument("--connections", type=int, default=16)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-status-") as tmp:
+        t0 = time.perf_counter()
+        env, token = build(Path(tmp) / "status.db", datetime.now(UTC))
+        print(f"built {MONITORS} monitors x 90 days of roll-ups, {PAGES} pages "
+              f"in {time.perf_counter() - t0:.1f} s (SQLite)")  # fmt: skip
+        print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        port = free_port()
+        daemon = start_daemon(env, port)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            cold = cold_http(base)
+            print(f"cold page over HTTP ({PAGES - 1} pages, first hit each): {percentiles(cold)}"
+                  "  (goal p95 < 50 ms)")  # fmt: skip
+            wall, cpu = render_only()
+            print(f"render alone, in process (build + template): {percentiles(wall)}; "
+                  f"CPU {percentiles(cpu)}")  # fmt: skip
+            page = f"{base}/status/page-000"
+            requests.get(page, timeout=30).raise_for_status()
+            rate, tool = load(page, args.seconds, args.connections)
+            print(f"cached page: {rate:,.0f} req/s  (goal >= 1,000; {tool}, "
+                  f"{args.connections} connections, {args.seconds:g} s)")  # fmt: skip
+            badge = f"{base}/badge/{token}/status.svg"
+            requests.get(badge, timeout=30).raise_for_status()
+            rate, tool = load(badge, args.seconds, args.connections)
+            print(f"status badge: {rate:,.0f} req/s  (goal >= 2,000; {tool})")
+            print(f"load average after: {os.getloadavg()[0]:.1f}")
+        finally:
+            stop_process(daemon)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
