@@ -70,9 +70,11 @@ def run(argv: list[str], stdout: BinaryIO, stderr: BinaryIO, limit: int) -> Fini
         threading.Thread(target=_pump, args=(pipe, sink, tail), daemon=True)
         for pipe, sink in ((proc.stdout, stdout), (proc.stderr, stderr))
     ]
-    for pump in pumps:
-        pump.start()
+    # Handlers first: once the command's output shows, a signal sent to us
+    # because of it must reach the command.
     with _forwarding_signals(proc.send_signal):
+        for pump in pumps:
+            pump.start()
         code = proc.wait()
         for pump in pumps:
             pump.join()

@@ -62,7 +62,7 @@ class DaemonProcess:
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-        wait_for(self._healthy, 15, f"the daemon on port {self.port}")
+        wait_for(self._healthy, 90, f"the daemon on port {self.port}")
         return self
 
     def _healthy(self) -> bool:

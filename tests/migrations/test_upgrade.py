@@ -79,7 +79,6 @@ def test_foreign_keys_still_cascade_after_the_rebuild(v010_db):
         "rollups": 0,
         "notifications": 0,
         "outbox": 0,
-        "status_pages": 0,  # new in 0008: none to take
     }
 
 
