@@ -132,18 +132,15 @@ TagOpt = tag_option(
     'A label (lowercase); repeat for more. Replaces all tags; --tag "" clears them.'
 )
 TagFilterOpt = tag_option("Only monitors with this tag; repeat: all of them.")
-_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw]?)\s*$", re.IGNORECASE)
-_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
 def parse_duration(raw: str | int) -> int:
-    """``90s``, ``10m``, ``1h``, ``2d``, ``1w`` or plain seconds → seconds."""
+    """``90s``, ``10m``, ``1h``, ``2d``, ``1w`` or plain seconds → seconds (a typer parser)."""
     if isinstance(raw, int):
         return raw
-    match = _DURATION.match(raw)
-    if match is None:
-        raise typer.BadParameter(f"expected a duration like 90s, 10m, 1h or 2d, got {raw!r}")
-    return int(match.group(1)) * _UNIT_SECONDS[match.group(2).lower()]
+    seconds = parse_span(raw, None)
+    assert seconds is not None
+    return seconds
 
 
 PeriodOpt = Annotated[
@@ -299,20 +296,20 @@ def span_seconds(raw: str) -> int | None:
     return int(match.group(1)) * _UNITS[match.group(2)] if match else None
 
 
-def parse_span(raw: str | None, option: str) -> int | None:
-    """A length of time, ``90s``, ``30m``, ``1h``, ``1d`` or bare seconds, in seconds."""
+def parse_span(raw: str | None, option: str | None) -> int | None:
+    """A length of time, ``90s``, ``30m``, ``1h``, ``1d``, ``1w`` or bare seconds, in seconds."""
     if raw is None:
         return None
     text = raw.strip().lower()
     if text.isdigit():
         return int(text)
-    match = _RELATIVE.match(text)
-    if not match:
+    seconds = span_seconds(text)
+    if seconds is None:
         raise typer.BadParameter(
             f"expected seconds or a span like 90s, 30m, 1h, 1d; got {raw!r}",
-            param_hint=f"'{option}'",
+            param_hint=f"'{option}'" if option else None,
         )
-    return int(match.group(1)) * _UNITS[match.group(2)]
+    return seconds
 
 
 def parse_when(raw: str | None, option: str, *, now: datetime | None = None) -> str | None:
