@@ -152,7 +152,9 @@ def in_child(kind: str, *args: Any) -> Any:
 # -- the daemon ----------------------------------------------------------------------
 
 
-def start_daemon(data_dir: Path, url: str, port: int) -> subprocess.Popen[bytes]:
+def start_daemon(
+    data_dir: Path, url: str, port: int, http_threads: int | None = None
+) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("UPTIME_")}
     env.update(
         UPTIME_DATA_DIR=str(data_dir),
@@ -161,6 +163,8 @@ def start_daemon(data_dir: Path, url: str, port: int) -> subprocess.Popen[bytes]
         UPTIME_SECRET_KEY=SECRET,
         UPTIME_LOG_LEVEL="WARNING",
     )
+    if http_threads is not None:
+        env["UPTIME_HTTP_THREADS"] = str(http_threads)
     uptime = Path(sys.executable).with_name("uptime")
     log = open(data_dir / "daemon.log", "wb")  # noqa: SIM115 (closed with the process)
     process = subprocess.Popen([str(uptime), "server", "run"], env=env, stdout=log, stderr=log)
@@ -224,6 +228,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pings", type=int, default=20_000)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument(
+        "--http-threads",
+        type=int,
+        default=None,
+        help="UPTIME_HTTP_THREADS of the daemon (default: its own, as make run starts it)",
+    )
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="bench-pings-") as tmp:
@@ -231,9 +241,13 @@ def main(argv: list[str] | None = None) -> int:
         url = f"sqlite:///{data_dir / 'uptime.db'}"
         now = datetime.now(UTC)
         tokens = seed(url, args.monitors, now)
-        print(f"{args.monitors} heartbeat monitors on embedded SQLite; daemon: uptime server run")
+        threads = f", UPTIME_HTTP_THREADS={args.http_threads}" if args.http_threads else ""
+        print(
+            f"{args.monitors} heartbeat monitors on embedded SQLite; "
+            f"daemon: uptime server run{threads}"
+        )
         port = free_port()
-        daemon = start_daemon(data_dir, url, port)
+        daemon = start_daemon(data_dir, url, port, args.http_threads)
         base = f"http://127.0.0.1:{port}"
         try:
             in_child("closed", base, tokens, 500, 8)  # warm-up
