@@ -52,6 +52,7 @@ from uptime_server.config import Settings, ensure_secret_key
 from uptime_server.context import UptimeState
 from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
 from uptime_server.metrics_snapshot import metrics_cache_for
+from uptime_server.ping_wsgi import PingDispatcher, PingLimit
 from uptime_server.web import public
 from uptime_server.web.render_cache import RenderCache
 
@@ -113,7 +114,16 @@ def create_app(
     app.register_blueprint(api)
     for module in ROOT_BLUEPRINTS:
         app.register_blueprint(module.bp)
-    _init_limiter(app, settings)
+    limiter = _init_limiter(app, settings)
+    # Pings are answered in front of Flask (ping_wsgi), where waitress and
+    # the test client both reach them.
+    pings_dispatcher = PingDispatcher(
+        app.wsgi_app,
+        app.extensions["uptime"],
+        PingLimit(limiter.limiter, settings.ping_rate_limit, settings.rate_limit),
+    )
+    app.extensions["uptime_pings"] = pings_dispatcher
+    app.wsgi_app = pings_dispatcher  # type: ignore[method-assign]
     return app
 
 
@@ -140,12 +150,6 @@ def _register_db_hooks(app: Flask) -> None:
     # handles an unreachable database itself (/healthz) gets the chance to.
     @app.teardown_request
     def _close_db(exc: BaseException | None) -> None:
-        if exc is None and request.endpoint and is_ping_limited(_view(request.endpoint)):
-            # Pings are many and tiny: opening a connection (and its pragmas)
-            # costs more than the ping, so the server thread keeps its own
-            # (peewee's are per thread); any other request, or a failed
-            # ping, closes it as usual.
-            return
         if not dbmod.database.is_closed():
             dbmod.database.close()
 
@@ -178,24 +182,15 @@ def _view(endpoint: str) -> Callable[..., Any] | None:
 
 def _rate_key() -> str:
     # One budget per valid session or API token; anything else is counted per
-    # address, so made-up cookies and tokens do not buy fresh budgets. A ping
-    # is counted per ping token instead: many jobs on one host each have their
-    # own budget.
-    if request.endpoint and is_ping_limited(_view(request.endpoint)):
-        return _ping_key()
+    # address, so made-up cookies and tokens do not buy fresh budgets. (A
+    # ping is counted per ping token instead: ping_wsgi.PingLimit.)
     if current_user.is_authenticated:
         token = current_token()
         return f"t:{token.id}" if token is not None else f"s:{current_session().id}"
     return "ip:" + (get_remote_address() or "unknown")
 
 
-def _ping_key() -> str:
-    from uptime_server.ping_tokens import token_hash
-
-    return "ping:" + token_hash(str((request.view_args or {}).get("token", "")))
-
-
-def _init_limiter(app: Flask, settings: Settings) -> None:
+def _init_limiter(app: Flask, settings: Settings) -> Limiter:
     limiter = Limiter(
         _rate_key,
         app=app,
@@ -208,13 +203,11 @@ def _init_limiter(app: Flask, settings: Settings) -> None:
         enabled=True,
     )
     for endpoint, view in list(app.view_functions.items()):
-        # Public pages and badges are cached and cost one index lookup at most.
-        if endpoint.split(".")[0] in ("health", "metrics", "home", "static", "public"):
+        # Public pages and badges are cached and cost one index lookup at most;
+        # a ping's limit is counted by the ping path itself (ping_wsgi).
+        exempt = ("health", "metrics", "home", "static", "public")
+        if endpoint.split(".")[0] in exempt or is_ping_limited(view):
             app.view_functions[endpoint] = limiter.exempt(view)
-        elif is_ping_limited(view) and settings.ping_rate_limit:
-            # One counter per token across every ping route (start, finish, log).
-            shared = limiter.shared_limit(settings.ping_rate_limit, "ping", key_func=_ping_key)
-            app.view_functions[endpoint] = shared(view)
         elif is_login_limited(view):
             if settings.login_rate_limit:
                 limited = limiter.limit(settings.login_rate_limit, key_func=get_remote_address)
@@ -222,3 +215,4 @@ def _init_limiter(app: Flask, settings: Settings) -> None:
             else:
                 app.view_functions[endpoint] = limiter.exempt(view)
     app.extensions["uptime_limiter"] = limiter
+    return limiter

@@ -18,14 +18,19 @@ What each ping does (docs/monitors.md#heartbeat-monitors):
   finished".
 - ``log``: a history entry only.
 
-The daemon records through a ``PingSink`` (the pings of the last 50 ms
-written in one transaction, by a child process); without one (tests,
-embedding, ``server run --no-api`` has no pings) each ping is written, in its
-own transaction, before it is answered.
+The daemon records through a ``PingSink`` (group commit: the pings that
+arrived during the previous commit written in one transaction, by a child
+process); without one (tests, embedding, ``server run --no-api`` has no
+pings) each ping is written in its own transaction. Either way a ping is
+answered only once it is committed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import re
+import threading
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -37,9 +42,10 @@ from uptime_server.engine.heartbeat_schedule import HeartbeatSchedule
 from uptime_server.engine.outcomes import CheckOutcome, PingFacts
 from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.recorder_process import RecorderProcess
-from uptime_server.engine.writer import ResultWriter
 from uptime_server.models import Monitor
 from uptime_server.ping_tokens import MAX_TOKEN, token_hash
+
+log = logging.getLogger(__name__)
 
 MAX_MESSAGE = 10 * 1024  # bytes of a ping's body kept as its message
 ERROR_MESSAGE_START = 200  # characters of the message quoted in a failure's error
@@ -61,6 +67,22 @@ _LOOKUP = (
     f"SELECT {', '.join(c.column_name for c in _COLUMNS)} FROM monitors "
     "WHERE ping_token_hash = ? AND type = 'heartbeat'"
 )
+
+
+_EXIT_CODE = re.compile(r"^[0-9]{1,3}$")
+MAX_EXIT_CODE = 255
+UNKNOWN_KIND = "Unknown ping kind: use start, fail, log or an exit code 0..255"
+
+
+def kind_of(suffix: str | None) -> tuple[str, int | None] | None:
+    """The kind and exit code of a ping path's suffix; None for no kind of ours."""
+    if suffix is None:
+        return "success", None
+    if suffix in ("start", "fail", "log"):
+        return suffix, None
+    if _EXIT_CODE.match(suffix) and int(suffix) <= MAX_EXIT_CODE:
+        return "exit", int(suffix)
+    return None
 
 
 @dataclass(frozen=True)
@@ -128,44 +150,97 @@ def record(outcome: CheckOutcome, settings: Settings, *, now: datetime, sink: An
     Recorder(settings).record([outcome], now=now)
 
 
-class PingSink:
-    """Pings recorded in batches by one writer, off the request path.
+class PingNotRecorded(RuntimeError):
+    """The writer could not commit the ping (answered 503: the client sends it again)."""
 
-    A request queues its ping and is answered; the writer (``ResultWriter``)
-    writes what has queued, up to ``MAX_WAIT`` later, in one transaction, in
-    a child process (``RecorderProcess``) so the database work does not take
-    the GIL from the threads answering requests. The queue is bounded: with
-    more than ``MAX_BACKLOG`` pings unwritten (the database is down or slower
-    than the pings), a request waits for the writer before it is answered.
-    Shutdown writes everything queued before the daemon exits; a killed
-    daemon loses the pings of its last ``MAX_WAIT`` at most.
+
+class _Batch:
+    """The pings of one commit, and the one event all their requests wait on."""
+
+    __slots__ = ("outcomes", "committed", "error")
+
+    def __init__(self) -> None:
+        self.outcomes: list[CheckOutcome] = []
+        self.committed = threading.Event()
+        self.error: BaseException | None = None
+
+
+class PingSink:
+    """Pings recorded by group commit: each request waits for the commit of its ping.
+
+    One writer thread commits whatever pings have queued, in one transaction,
+    as soon as its previous commit ends (no timer): an idle daemon writes a
+    ping at once, a busy one gathers all the pings that arrived during the
+    last commit into the next. The request is answered once its batch is
+    committed, so a ping answered 200 is in the database and a killed daemon
+    loses no acknowledged ping; a batch that cannot be written fails its
+    requests (503, sent again by the client) rather than being retried under
+    them. The transaction runs in a child process (``RecorderProcess``) so
+    the database work does not take the GIL from the threads answering.
     """
 
-    MAX_WAIT = 0.05  # seconds a ping may wait for its batch
-    MAX_BACKLOG = 5000
-    FLUSH_TIMEOUT = 10.0
+    COMMIT_TIMEOUT = 10.0  # seconds a request waits for its commit before a 503
 
     def __init__(self, settings: Settings, clock: Clock, *, in_process: bool = False) -> None:
         self.child = None if in_process else RecorderProcess(settings)
-        self.writer = ResultWriter(
-            self.child or Recorder(settings),
-            clock,
-            push_forward=lambda claims, now: None,  # pings hold no lease
-            max_wait=self.MAX_WAIT,
-            name="ping-writer",
-        )
+        self.recorder: Any = self.child or Recorder(settings)
+        self.clock = clock
+        self._ready = threading.Condition()
+        self._pending = _Batch()
+        self._closing = False
+        self._thread: threading.Thread | None = None
+        self.commits = 0
 
     def start(self) -> None:
         if self.child is not None:
             self.child.start()
-        self.writer.start()
+        with self._ready:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="ping-writer", daemon=True)
+                self._thread.start()
 
     def record(self, outcome: CheckOutcome) -> None:
-        self.writer.put(outcome)
-        if self.writer.backlog > self.MAX_BACKLOG:
-            self.writer.flush(self.FLUSH_TIMEOUT)
+        """Return once *outcome* is committed; ``PingNotRecorded`` if it was not."""
+        with self._ready:
+            if self._closing or self._thread is None:
+                raise PingNotRecorded("the ping writer is not running")
+            batch = self._pending
+            batch.outcomes.append(outcome)
+            self._ready.notify()
+        if not batch.committed.wait(self.COMMIT_TIMEOUT):
+            raise PingNotRecorded("the ping's commit did not end in time")
+        if batch.error is not None:
+            raise PingNotRecorded("the ping's commit failed") from batch.error
 
     def close(self) -> None:
-        self.writer.stop()
+        """Commit what is queued, then stop the writer (after the last request)."""
+        with self._ready:
+            self._closing = True
+            self._ready.notify()
+            thread = self._thread
+        if thread is not None:
+            thread.join(self.COMMIT_TIMEOUT)
         if self.child is not None:
             self.child.close()
+
+    def _run(self) -> None:
+        # In process the thread writes through its own connection; with a
+        # child, the child has one.
+        with database.connection_context() if self.child is None else contextlib.nullcontext():
+            while True:
+                with self._ready:
+                    self._ready.wait_for(lambda: self._pending.outcomes or self._closing)
+                    batch, self._pending = self._pending, _Batch()
+                if batch.outcomes:
+                    self._commit(batch)
+                elif self._closing:
+                    return
+
+    def _commit(self, batch: _Batch) -> None:
+        try:
+            self.recorder.record(batch.outcomes, now=self.clock.now())
+            self.commits += 1
+        except Exception as exc:  # its requests answer 503: the clients send them again
+            log.exception("ping writer: committing %d pings failed", len(batch.outcomes))
+            batch.error = exc
+        batch.committed.set()

@@ -37,6 +37,7 @@ def test_it_maps_codes_to_the_documented_statuses() -> None:
         413: {"PAYLOAD_TOO_LARGE"},
         429: {"RATE_LIMIT_EXCEEDED"},
         500: {"INTERNAL_ERROR"},
+        503: {"SERVICE_UNAVAILABLE"},  # a ping the server could not record: send it again
         504: {"TEST_RUN_TIMEOUT"},  # a "test now" run over UPTIME_TEST_RUN_TIMEOUT
     }  # fmt: skip
 

@@ -1,39 +1,134 @@
-"""The daemon's ping sink: queued pings are written in batches, and none is lost on close."""
+"""The daemon's ping sink: group commit, and a ping answered only once it is committed."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
 from typing import Any
 
-from tests.api.shapes import sqlite_only
+import pytest
+
+from tests.api.shapes import assert_error, sqlite_only
 from tests.heartbeat.conftest import make_heartbeat, ping_path
+from uptime_server.engine.recorder import Recorder
 from uptime_server.models import CheckRun
 from uptime_server.ping_service import PingSink
 
 pytestmark = sqlite_only
 
 
-def test_close_writes_every_queued_ping(app: Any, alice: Any, settings: Any, clock: Any) -> None:
-    sink = PingSink(settings, clock, in_process=True)
-    sink.writer.max_wait = 30.0  # nothing would be written before close
-    app.extensions["uptime"].services["ping_sink"] = sink
-    monitors = [make_heartbeat(alice) for _ in range(3)]
-    client = app.test_client()
-    for m in monitors:
-        assert client.get(ping_path(m)).status_code == 200
-    sink.close()
-    assert CheckRun.select().count() == 3
+@pytest.fixture
+def sink(app: Any, settings: Any, clock: Any) -> Iterator[PingSink]:
+    made = PingSink(settings, clock, in_process=True)
+    made.start()
+    app.extensions["uptime"].services["ping_sink"] = made
+    yield made
+    made.close()
 
 
-def test_a_full_queue_makes_the_ping_wait_until_written(
-    app: Any, alice: Any, settings: Any, clock: Any
+class GatedRecorder(Recorder):
+    """A recorder whose first commit starts, then waits for ``release``."""
+
+    def __init__(self, settings: Any) -> None:
+        super().__init__(settings)
+        self.entered, self.release = threading.Event(), threading.Event()
+        self.batches: list[int] = []
+
+    def record(self, outcomes: list[Any], *, now: Any) -> Any:
+        if not self.batches:
+            self.entered.set()
+            assert self.release.wait(30)
+        self.batches.append(len(outcomes))
+        return super().record(outcomes, now=now)
+
+
+def pinging(app: Any, path: str, answers: list[int]) -> threading.Thread:
+    """A ping sent from its own thread, its status appended to *answers*."""
+    thread = threading.Thread(
+        target=lambda: answers.append(app.test_client().get(path).status_code)
+    )
+    thread.start()
+    return thread
+
+
+def queued(sink: PingSink, count: int) -> None:
+    with sink._ready:
+        assert sink._ready.wait_for(lambda: len(sink._pending.outcomes) == count, 30)
+
+
+class FailingRecorder(Recorder):
+    def __init__(self, settings: Any) -> None:
+        super().__init__(settings)
+        self.failing = True
+
+    def record(self, outcomes: list[Any], *, now: Any) -> Any:
+        if self.failing:
+            raise OSError("database unavailable")
+        return super().record(outcomes, now=now)
+
+
+def test_an_answered_ping_is_in_the_database_when_answered(
+    sink: PingSink, alice: Any, anon: Any
 ) -> None:
-    sink = PingSink(settings, clock, in_process=True)
-    sink.MAX_BACKLOG = 0
-    sink.writer.max_wait = 30.0  # only the flush a full queue asks for writes it
-    app.extensions["uptime"].services["ping_sink"] = sink
     m = make_heartbeat(alice)
-    try:
-        assert app.test_client().get(ping_path(m, "log")).status_code == 200
-        assert CheckRun.select().count() == 1
-    finally:
-        sink.close()
+    for count in (1, 2, 3):
+        assert anon.get(ping_path(m)).status_code == 200
+        # Read at once, on this thread's own connection: the writer has committed.
+        assert CheckRun.select().count() == count
+    assert sink.commits == 3
+
+
+def test_pings_arriving_during_a_commit_share_the_next(
+    sink: PingSink, app: Any, alice: Any, settings: Any
+) -> None:
+    monitors = [make_heartbeat(alice) for _ in range(5)]
+    sink.recorder = recorder = GatedRecorder(settings)
+    answers: list[int] = []
+    threads = [pinging(app, ping_path(monitors[0]), answers)]
+    assert recorder.entered.wait(30)  # the first ping's commit is under way
+    threads += [pinging(app, ping_path(m), answers) for m in monitors[1:]]
+    queued(sink, 4)
+    assert answers == []  # none answered before its commit
+    recorder.release.set()
+    for t in threads:
+        t.join(30)
+    assert answers == [200] * 5
+    assert recorder.batches == [1, 4]
+    assert CheckRun.select().count() == 5
+
+
+def test_a_ping_that_cannot_be_committed_answers_503_and_records_nothing(
+    sink: PingSink, alice: Any, anon: Any, settings: Any
+) -> None:
+    m = make_heartbeat(alice)
+    sink.recorder = recorder = FailingRecorder(settings)
+    response = anon.post(ping_path(m, "fail"), data=b"disk full")
+    assert_error(response, 503, "SERVICE_UNAVAILABLE")
+    assert response.headers["Retry-After"] == "1"
+    assert CheckRun.select().count() == 0
+    recorder.failing = False  # the writer lives on: the client's retry is recorded
+    assert anon.post(ping_path(m, "fail"), data=b"disk full").status_code == 200
+    assert CheckRun.select().count() == 1
+
+
+def test_close_commits_what_is_queued_then_refuses_pings(
+    sink: PingSink, app: Any, alice: Any, settings: Any
+) -> None:
+    m = make_heartbeat(alice)
+    sink.recorder = recorder = GatedRecorder(settings)
+    answers: list[int] = []
+    threads = [pinging(app, ping_path(m), answers)]
+    assert recorder.entered.wait(30)
+    threads.append(pinging(app, ping_path(m, "log"), answers))
+    queued(sink, 1)  # one ping being committed, the other queued behind it
+    closing = threading.Thread(target=sink.close)
+    closing.start()
+    with sink._ready:
+        assert sink._ready.wait_for(lambda: sink._closing, 30)
+    recorder.release.set()
+    for t in [*threads, closing]:
+        t.join(30)
+    assert answers == [200, 200]
+    assert recorder.batches == [1, 1]
+    assert CheckRun.select().count() == 2
+    assert_error(app.test_client().get(ping_path(m)), 503, "SERVICE_UNAVAILABLE")

@@ -46,6 +46,7 @@ ERROR_TEXT = {
     413: "Request body over 1 MiB",
     429: "Rate limit exceeded; retry after Retry-After seconds",
     500: "Internal error (no details are disclosed)",
+    503: "A ping the server could not record (database unavailable); send it again",
     504: "A test run did not finish within UPTIME_TEST_RUN_TIMEOUT; nothing was recorded",
 }
 RATE_HEADERS = {

@@ -6,25 +6,25 @@ source address and user agent. A paused monitor answers 200 and records
 nothing; an unknown token is 404 NOT_FOUND in the usual error shape. Limited
 per token (``UPTIME_PING_RATE_LIMIT``), not per address: many jobs on one
 host each have their own budget, and one runaway job only spends its own.
+
+``ping_wsgi.PingDispatcher``, in front of Flask, answers nearly every ping
+itself; these routes describe the endpoints in the OpenAPI document, answer
+the other methods (405), and answer what the dispatcher hands on (a chunked
+body) through the dispatcher's own ``answer``.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response, current_app, request
 
 from uptime_server import ping_service
 from uptime_server.api.access import ping_limited, public
 from uptime_server.api.operations import documented, query
-from uptime_server.context import now, settings, state
-from uptime_server.errors import ApiError
 
 bp = Blueprint("pings", __name__)
 
-_EXIT_CODE = re.compile(r"^[0-9]{1,3}$")
-MAX_EXIT_CODE = 255
 OK_RESPONSE = {"description": "Recorded", "content": {"text/plain": {"schema": {"type": "string"}}}}
 TOKEN = {**query("token", {"type": "string", "maxLength": 64}), "in": "path", "required": True}
 SUFFIX = {
@@ -39,36 +39,18 @@ SUFFIX = {
 
 
 def _ping_doc(op_id: str, *params: dict[str, Any]) -> Any:
-    return documented(op_id, tag="pings", ok={200: OK_RESPONSE}, errors=(404,), params=params)
-
-
-def _kind(suffix: str | None) -> tuple[str, int | None]:
-    if suffix is None:
-        return "success", None
-    if suffix in ("start", "fail", "log"):
-        return suffix, None
-    if _EXIT_CODE.match(suffix) and int(suffix) <= MAX_EXIT_CODE:
-        return "exit", int(suffix)
-    raise ApiError("NOT_FOUND", "Unknown ping kind: use start, fail, log or an exit code 0..255")
+    return documented(op_id, tag="pings", ok={200: OK_RESPONSE}, errors=(404, 503), params=params)
 
 
 def _handle(token: str, suffix: str | None = None) -> Any:
-    kind, exit_code = _kind(suffix)
-    monitor = ping_service.find_monitor(token)
-    if monitor is None:
-        raise ApiError("NOT_FOUND", "Unknown ping token")
-    if not monitor["paused"]:
-        ping = ping_service.Ping(
-            kind=kind,
-            exit_code=exit_code,
-            body=request.get_data(cache=False)[: ping_service.MAX_MESSAGE],
-            source_ip=request.remote_addr,
-            user_agent=request.headers.get("User-Agent"),
-        )
-        at = now()
-        outcome = ping_service.outcome_of(monitor, ping, at)
-        ping_service.record(outcome, settings(), now=at, sink=state().services.get("ping_sink"))
-    return Response("OK\n", 200, mimetype="text/plain")
+    dispatcher = current_app.extensions["uptime_pings"]
+    status, headers, body = dispatcher.answer(
+        request.environ,
+        token,
+        suffix,
+        lambda: request.get_data(cache=False)[: ping_service.MAX_MESSAGE],
+    )
+    return Response(body, status, headers)
 
 
 @bp.get("/ping/<token>")

@@ -1,0 +1,73 @@
+"""The ping path in front of Flask (ping_wsgi): pings answered without Flask, the rest handed on."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from tests.api.shapes import assert_error, sqlite_only
+from tests.heartbeat.conftest import history, make_heartbeat, ping_path
+from uptime_server.models import CheckRun
+from uptime_server.ping_wsgi import PingLimit
+
+pytestmark = sqlite_only
+
+
+def flask_refused(app: Any) -> list[str]:
+    """Put a WSGI app behind the ping path that answers 418 and notes what reached it."""
+    reached: list[str] = []
+
+    def behind(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        reached.append(f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']}")
+        start_response("418 I'M A TEAPOT", [("Content-Type", "text/plain")])
+        return [b""]
+
+    app.extensions["uptime_pings"].app = behind
+    return reached
+
+
+def test_pings_are_answered_before_flask(app: Any, alice: Any, anon: Any) -> None:
+    m = make_heartbeat(alice)
+    reached = flask_refused(app)
+    assert anon.get(ping_path(m)).data == b"OK\n"
+    assert anon.post(ping_path(m, "fail"), data=b"boom").status_code == 200
+    head = anon.head(ping_path(m, "0"))
+    assert (head.status_code, head.data, head.headers["Content-Length"]) == (200, b"", "3")
+    assert_error(anon.get("/ping/unknown-token"), 404, "NOT_FOUND")
+    assert_error(anon.get(ping_path(m, "256")), 404, "NOT_FOUND")
+    assert reached == []
+    assert CheckRun.select().count() == 3
+    # Other methods, other paths and malformed ping paths are Flask's.
+    assert anon.put(ping_path(m)).status_code == 418
+    assert anon.get(ping_path(m, "log/more")).status_code == 418
+    assert anon.get("/pingx").status_code == 418
+    assert len(reached) == 3
+
+
+def test_a_chunked_body_is_the_message(alice: Any, anon: Any) -> None:
+    m = make_heartbeat(alice)
+    response = anon.post(
+        ping_path(m, "log"),
+        input_stream=io.BytesIO(b"chunked line"),
+        headers={"Transfer-Encoding": "chunked"},
+    )
+    assert response.status_code == 200
+    assert history(alice, m["id"])[0]["message"] == "chunked line"
+
+
+def test_a_failing_rate_limit_store_answers_in_the_error_shape(
+    app: Any, alice: Any, anon: Any
+) -> None:
+    class Unreachable:
+        """A limiter strategy whose storage is down (as a stopped Redis would be)."""
+
+        def hit(self, *_args: Any) -> bool:
+            raise ConnectionError("storage down")
+
+        def get_window_stats(self, *_args: Any) -> Any:
+            raise ConnectionError("storage down")
+
+    m = make_heartbeat(alice)
+    app.extensions["uptime_pings"].limit = PingLimit(Unreachable(), "60/minute", None)
+    assert_error(anon.get(ping_path(m)), 500, "INTERNAL_ERROR")
+    assert CheckRun.select().count() == 0
