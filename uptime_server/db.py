@@ -20,6 +20,7 @@ import random
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import unquote, urlsplit
@@ -178,3 +179,71 @@ def retry_locked(fn: Callable[..., T], attempts: int = 8) -> Callable[..., T]:
         raise AssertionError("unreachable")
 
     return wrapper
+
+
+class Prepared:
+    """A hot SELECT whose SQL text is built once per database, then reused.
+
+    peewee builds a statement's text anew on every execution, which costs
+    more than SQLite takes to run a primary-key lookup. ``Prepared(build)``
+    calls ``build`` once per bound database with stand-ins for its
+    arguments, keeps the text and where each stand-in went among the
+    parameters, and from then on sends that text with the real arguments;
+    rows come back as the query built them (models, joins and all).
+
+    Arguments must reach the SQL unchanged: ints and strings compared with
+    integer, key and text columns, and datetimes compared with UTC columns
+    (``models.UTCDateTimeField``: sent as naive UTC, as that field sends
+    them). A stand-in a field would convert otherwise is not found among the
+    parameters, and preparing fails loudly.
+    """
+
+    _INT_BASE = -(2**62)  # stand-ins no real id or argument takes
+
+    def __init__(self, build: Callable[..., peewee.Query]) -> None:
+        self.build = build
+        self._prepared: dict[int, tuple[peewee.Database, peewee.Query, str, list[object]]] = {}
+
+    def first(self, *args: int | str | datetime) -> object | None:
+        """The first row of the query for *args*, or None."""
+        db = database.obj
+        entry = self._prepared.get(id(db))
+        if entry is None or entry[0] is not db:
+            entry = self._prepared[id(db)] = (db, *self._prepare(db, args))
+        _, query, sql, slots = entry
+        values = [naive_utc(a) if isinstance(a, datetime) else a for a in args]
+        params = [values[s.index] if isinstance(s, _Slot) else s for s in slots]
+        wrapper = query._get_cursor_wrapper(db.execute_sql(sql, params))
+        return next(iter(wrapper), None)
+
+    def _prepare(
+        self, db: peewee.Database, args: tuple[int | str | datetime, ...]
+    ) -> tuple[peewee.Query, str, list[object]]:
+        stand_ins = [_stand_in(i, a) for i, a in enumerate(args)]
+        query = self.build(*stand_ins)
+        sql, params = db.get_sql_context().sql(query).query()
+        where = {value: i for i, value in enumerate(stand_ins)}
+        slots = [_Slot(where[p]) if p in where else p for p in params]
+        missing = set(range(len(args))) - {s.index for s in slots if isinstance(s, _Slot)}
+        if missing:
+            raise ValueError(f"Prepared: arguments {sorted(missing)} were converted or unused")
+        return query, sql, slots
+
+
+def _stand_in(i: int, arg: object) -> object:
+    if isinstance(arg, datetime):
+        return datetime(1, 1, 1) + timedelta(microseconds=i + 1)  # naive: passes unconverted
+    if isinstance(arg, int):
+        return Prepared._INT_BASE + i
+    return f"\x00prepared {i}\x00"
+
+
+def naive_utc(value: datetime) -> datetime:
+    return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo is not None else value
+
+
+class _Slot:
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
