@@ -3,6 +3,13 @@
 SQLite runs in WAL mode with a busy timeout and foreign keys on, and write
 transactions start with BEGIN IMMEDIATE so two writers queue on the lock
 instead of failing half way with "database is locked" at COMMIT.
+
+Both dialects pool their connections (``playhouse.pool``): ``close()`` gives
+a connection back to its pool, and the next ``connect()`` of any thread takes
+it again, so a request does not pay for opening one (on SQLite: a file open
+and five PRAGMAs, which run once per connection, when it is made). A
+connection given back inside a transaction is rolled back first; one idle
+for ``POOL_STALE_SECONDS`` is closed when next taken.
 """
 
 from __future__ import annotations
@@ -13,12 +20,13 @@ import random
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import unquote, urlsplit
 
 import peewee
-from playhouse.pool import PooledPostgresqlDatabase
+from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
 
 from uptime_server.private_files import private_sqlite_database
 
@@ -40,6 +48,9 @@ SQLITE_PRAGMAS = {
 }
 
 PG_OPTIONS = "-c max_parallel_workers_per_gather=0"
+POOL_MAX_CONNECTIONS = 64
+POOL_STALE_SECONDS = 300
+POOL_WAIT_SECONDS = 30  # for a free connection when all are in use
 VALUES_PAGE = 1000  # rows per statement of ``execute_values``
 
 T = TypeVar("T")
@@ -52,7 +63,14 @@ def connect_url(url: str) -> peewee.Database:
         path = url[len("sqlite:///") :]
         if path != ":memory:":
             private_sqlite_database(Path(path))
-        return peewee.SqliteDatabase(path, pragmas=SQLITE_PRAGMAS, check_same_thread=False)
+        return PooledSqliteDatabase(
+            path,
+            pragmas=SQLITE_PRAGMAS,
+            check_same_thread=False,  # a pooled connection serves any thread, one at a time
+            max_connections=POOL_MAX_CONNECTIONS,
+            stale_timeout=POOL_STALE_SECONDS,
+            timeout=POOL_WAIT_SECONDS,
+        )
     if parts.scheme in {"postgresql", "postgres"}:
         return PooledPostgresqlDatabase(
             unquote(parts.path.lstrip("/")) or "postgres",
@@ -60,9 +78,9 @@ def connect_url(url: str) -> peewee.Database:
             password=unquote(parts.password) if parts.password else None,
             host=parts.hostname or None,
             port=parts.port or 5432,
-            max_connections=64,
-            stale_timeout=300,
-            timeout=30,
+            max_connections=POOL_MAX_CONNECTIONS,
+            stale_timeout=POOL_STALE_SECONDS,
+            timeout=POOL_WAIT_SECONDS,
             # Every query here is a short index scan; once statistics exist the
             # planner likes parallel workers for the roll-up UNION ALLs, whose
             # start-up costs more than the scan (list of 100: 3.6 ms -> 9.7 ms).
@@ -161,3 +179,71 @@ def retry_locked(fn: Callable[..., T], attempts: int = 8) -> Callable[..., T]:
         raise AssertionError("unreachable")
 
     return wrapper
+
+
+class Prepared:
+    """A hot SELECT whose SQL text is built once per database, then reused.
+
+    peewee builds a statement's text anew on every execution, which costs
+    more than SQLite takes to run a primary-key lookup. ``Prepared(build)``
+    calls ``build`` once per bound database with stand-ins for its
+    arguments, keeps the text and where each stand-in went among the
+    parameters, and from then on sends that text with the real arguments;
+    rows come back as the query built them (models, joins and all).
+
+    Arguments must reach the SQL unchanged: ints and strings compared with
+    integer, key and text columns, and datetimes compared with UTC columns
+    (``models.UTCDateTimeField``: sent as naive UTC, as that field sends
+    them). A stand-in a field would convert otherwise is not found among the
+    parameters, and preparing fails loudly.
+    """
+
+    _INT_BASE = -(2**62)  # stand-ins no real id or argument takes
+
+    def __init__(self, build: Callable[..., peewee.Query]) -> None:
+        self.build = build
+        self._prepared: dict[int, tuple[peewee.Database, peewee.Query, str, list[object]]] = {}
+
+    def first(self, *args: int | str | datetime) -> object | None:
+        """The first row of the query for *args*, or None."""
+        db = database.obj
+        entry = self._prepared.get(id(db))
+        if entry is None or entry[0] is not db:
+            entry = self._prepared[id(db)] = (db, *self._prepare(db, args))
+        _, query, sql, slots = entry
+        values = [naive_utc(a) if isinstance(a, datetime) else a for a in args]
+        params = [values[s.index] if isinstance(s, _Slot) else s for s in slots]
+        wrapper = query._get_cursor_wrapper(db.execute_sql(sql, params))
+        return next(iter(wrapper), None)
+
+    def _prepare(
+        self, db: peewee.Database, args: tuple[int | str | datetime, ...]
+    ) -> tuple[peewee.Query, str, list[object]]:
+        stand_ins = [_stand_in(i, a) for i, a in enumerate(args)]
+        query = self.build(*stand_ins)
+        sql, params = db.get_sql_context().sql(query).query()
+        where = {value: i for i, value in enumerate(stand_ins)}
+        slots = [_Slot(where[p]) if p in where else p for p in params]
+        missing = set(range(len(args))) - {s.index for s in slots if isinstance(s, _Slot)}
+        if missing:
+            raise ValueError(f"Prepared: arguments {sorted(missing)} were converted or unused")
+        return query, sql, slots
+
+
+def _stand_in(i: int, arg: object) -> object:
+    if isinstance(arg, datetime):
+        return datetime(1, 1, 1) + timedelta(microseconds=i + 1)  # naive: passes unconverted
+    if isinstance(arg, int):
+        return Prepared._INT_BASE + i
+    return f"\x00prepared {i}\x00"
+
+
+def naive_utc(value: datetime) -> datetime:
+    return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo is not None else value
+
+
+class _Slot:
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index

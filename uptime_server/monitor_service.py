@@ -17,7 +17,7 @@ from peewee import SQL, NodeList, fn
 from uptime_server import channel_service, ping_tokens
 from uptime_server.badge_tokens import ensure_token, new_token
 from uptime_server.config import Settings
-from uptime_server.db import is_sqlite, write_tx
+from uptime_server.db import Prepared, is_sqlite, write_tx
 from uptime_server.engine.heartbeat_schedule import HeartbeatSchedule
 from uptime_server.errors import ApiError, monitor_not_found, validation_error
 from uptime_server.models import (
@@ -60,10 +60,17 @@ def config_of(monitor: Monitor, tags: list[str] | None = None) -> dict[str, Any]
 MAX_ID = INT64_MAX  # ids are 64-bit; a larger one cannot exist (nor be bound in SQLite)
 
 
+_OWNED = Prepared(
+    lambda monitor_id, user_id: (
+        Monitor.select().where((Monitor.id == monitor_id) & (Monitor.user == user_id)).limit(1)
+    )
+)
+
+
 def get_owned(user: User, monitor_id: int) -> Monitor:
     if not 0 < monitor_id <= MAX_ID:
         raise monitor_not_found()
-    monitor = Monitor.get_or_none((Monitor.id == monitor_id) & (Monitor.user == user))
+    monitor = _OWNED.first(monitor_id, user.id)
     if monitor is None:
         raise monitor_not_found()
     return monitor

@@ -44,3 +44,38 @@ def test_it_reports_an_unreachable_database(settings: Any, clock: Any) -> None:
         "database": "unavailable",
         "scheduler_lag_seconds": None,
     }
+
+
+def test_a_healthy_answer_is_served_again_for_a_second(settings: Any, clock: Any, db: Any) -> None:
+    from uptime_server.app import create_app
+
+    asked: list[float] = []
+
+    def lag() -> float:
+        asked.append(len(asked) * 2.0)
+        return asked[-1]
+
+    app = create_app(settings, clock=clock, services={"scheduler_lag": lag}, bind_database=False)
+    client = app.test_client()
+    lags = [client.get("/healthz").get_json()["scheduler_lag_seconds"] for _ in range(3)]
+    assert (lags, len(asked)) == ([0.0, 0.0, 0.0], 1)
+    clock.advance(seconds=1)
+    assert client.get("/healthz").get_json()["scheduler_lag_seconds"] == 2.0
+    assert len(asked) == 2
+
+
+def test_a_failed_check_is_not_remembered(settings: Any, clock: Any, db: Any) -> None:
+    from uptime_server.app import create_app
+
+    outcomes = iter([RuntimeError("database is down"), 0.5])
+
+    def lag() -> float:
+        outcome = next(outcomes)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    app = create_app(settings, clock=clock, services={"scheduler_lag": lag}, bind_database=False)
+    client = app.test_client()
+    assert client.get("/healthz").status_code == 503
+    assert client.get("/healthz").get_json()["scheduler_lag_seconds"] == 0.5

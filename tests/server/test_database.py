@@ -26,3 +26,56 @@ def test_it_turns_off_parallel_workers_on_postgresql(pg_url: str) -> None:
         assert value == "0"
     finally:
         database.close_all()
+
+
+def test_sqlite_connections_are_pooled_with_their_pragmas_set_once(tmp_path: Any) -> None:
+    database = dbmod.connect_url(f"sqlite:///{tmp_path / 'uptime.db'}")
+    try:
+        with database.connection_context():
+            first = database.connection()
+            database.execute_sql("PRAGMA foreign_keys = OFF")  # to tell a re-run PRAGMA apart
+        with database.connection_context():
+            assert database.connection() is first  # given back, taken again
+            assert database.execute_sql("PRAGMA foreign_keys").fetchone()[0] == 0
+    finally:
+        database.close_all()
+
+
+def test_a_prepared_query_answers_as_the_query_does(db: Any) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from uptime_server.models import Session, User
+
+    now = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    alice = User.create(email="a@example.com", name="a", created_at=now)
+    Session.create(
+        user=alice,
+        token_hash="h1",
+        provider="local",
+        created_at=now,
+        expires_at=now + timedelta(hours=1),
+    )
+    prepared = dbmod.Prepared(
+        lambda token, at: (
+            Session.select(Session, User)
+            .join(User)
+            .where(Session.token_hash == token, Session.expires_at > at)
+            .limit(1)
+        )
+    )
+    row = prepared.first("h1", now)
+    assert (row.token_hash, row.user.email, row.expires_at) == (
+        "h1",
+        "a@example.com",
+        now + timedelta(hours=1),
+    )
+    assert prepared.first("h1", now + timedelta(hours=1)) is None  # the bound time counts
+    assert prepared.first("h2", now) is None
+
+
+def test_a_prepared_query_refuses_an_argument_a_field_converts(db: Any) -> None:
+    from uptime_server.models import Monitor
+
+    prepared = dbmod.Prepared(lambda headers: Monitor.select().where(Monitor.headers == headers))
+    with pytest.raises(ValueError, match="converted or unused"):
+        prepared.first("x")

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import time
+from datetime import datetime
 from typing import Any
 
-from flask import Blueprint
+from flask import Blueprint, current_app
 
 from uptime_server.api.access import public
 from uptime_server.api.operations import documented, json_response
@@ -16,6 +18,9 @@ from uptime_server.schemas.service import Health
 log = logging.getLogger(__name__)
 bp = Blueprint("health", __name__)
 HEALTH_REF = {"$ref": "#/components/schemas/Health"}
+# A healthy answer is served again for this long (by the wall clock and the
+# app's clock both), so a load balancer polling hard costs no query each time.
+HEALTHY_FOR_SECONDS = 1.0
 
 
 def scheduler_lag_seconds() -> float:
@@ -36,11 +41,26 @@ def healthz() -> Any:
     # The scheduler of this process knows its own lag (claimed, not started);
     # without one, the database's oldest unclaimed due check tells. Either
     # reads the database, so it doubles as the database check.
+    asked_at, at = now(), time.monotonic()
+    memo: dict[str, Any] = current_app.extensions.setdefault("uptime_healthy", {})
+    last = memo.get("last")  # (asked at, monotonic, body)
+    if last is not None and _fresh(last[0], last[1], asked_at, at):
+        return last[2]
     lag_of = state().services.get("scheduler_lag") or scheduler_lag_seconds
     try:
         lag = lag_of()
     except Exception:  # health must answer whatever broke
         log.exception("health check: database unavailable")
+        memo.pop("last", None)
         down = Health(status="error", database="unavailable", scheduler_lag_seconds=None)
         return down.to_json(), 503
-    return Health(status="ok", database="ok", scheduler_lag_seconds=lag).to_json()
+    body = Health(status="ok", database="ok", scheduler_lag_seconds=lag).to_json()
+    memo["last"] = (asked_at, at, body)
+    return body
+
+
+def _fresh(then: datetime, then_mono: float, asked_at: datetime, at: float) -> bool:
+    return (
+        0 <= at - then_mono < HEALTHY_FOR_SECONDS
+        and 0 <= (asked_at - then).total_seconds() < HEALTHY_FOR_SECONDS
+    )

@@ -19,6 +19,7 @@ from flask_login import LoginManager
 
 from uptime_server.auth import api_tokens
 from uptime_server.clock import utc
+from uptime_server.db import Prepared
 from uptime_server.errors import ApiError
 from uptime_server.models import Session, User
 
@@ -48,12 +49,33 @@ def create_session(
 def find_session(token: str, *, now: datetime, max_age: int | None = None) -> Session | None:
     if not token or len(token) > 200:
         return None
-    query = Session.select(Session, User).join(User)
-    query = query.where(Session.token_hash == hash_token(token), Session.expires_at > now)
-    if max_age is not None:
-        # Rows refreshed under a longer maximum age than today's end now too.
-        query = query.where(Session.created_at > now - timedelta(seconds=max_age))
-    return query.first()
+    if max_age is None:
+        return _SESSION.first(hash_token(token), now)
+    # Rows refreshed under a longer maximum age than today's end now too.
+    return _SESSION_OF_MAX_AGE.first(hash_token(token), now, now - timedelta(seconds=max_age))
+
+
+# Every API request looks its session up: the statements are prepared once.
+_SESSION = Prepared(
+    lambda token_hash, now: (
+        Session.select(Session, User)
+        .join(User)
+        .where(Session.token_hash == token_hash, Session.expires_at > now)
+        .limit(1)
+    )
+)
+_SESSION_OF_MAX_AGE = Prepared(
+    lambda token_hash, now, created_after: (
+        Session.select(Session, User)
+        .join(User)
+        .where(
+            Session.token_hash == token_hash,
+            Session.expires_at > now,
+            Session.created_at > created_after,
+        )
+        .limit(1)
+    )
+)
 
 
 def refresh_session(

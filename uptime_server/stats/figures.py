@@ -42,7 +42,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import peewee
-from peewee import SQL, fn
+from peewee import SQL
 
 from uptime_server.clock import isoformat
 from uptime_server.models import Notification, Rollup
@@ -117,13 +117,11 @@ def uptime_by_monitor(
         arms += [(i, res, lo, hi) for res, lo, hi in cover(w.start, w.end)]
     sums: dict[tuple[int, int], list[int]] = {}
     for chunk in peewee.chunked(ids, _ID_CHUNK):
-        query = _union_all(
-            Rollup.select(SQL(str(i)), Rollup.monitor, fn.SUM(Rollup.checks), fn.SUM(Rollup.failed))
-            .where(Rollup.monitor.in_(chunk) & _in_range(res, lo, hi))
-            .group_by(Rollup.monitor)
-            for i, res, lo, hi in arms
-        )
-        for i, mid, checks, failed in query.tuples():
+        params: list[int] = []
+        for _, res, lo, hi in arms:
+            params += [*chunk, res, lo, hi]
+        sql = _uptime_sql(tuple(i for i, *_ in arms), len(chunk), Rollup._meta.database.param)
+        for i, mid, checks, failed in Rollup._meta.database.execute_sql(sql, params):
             acc = sums.setdefault((mid, i), [0, 0])
             acc[0] += int(checks or 0)
             acc[1] += int(failed or 0)
@@ -131,6 +129,24 @@ def uptime_by_monitor(
         mid: {name: uptime_percent(*sums.get((mid, i), (0, 0))) for i, name in enumerate(names)}
         for mid in ids
     }
+
+
+@functools.lru_cache(maxsize=64)
+def _uptime_sql(arms: tuple[int, ...], ids: int, param: str) -> str:
+    """``uptime_by_monitor``'s UNION ALL for *ids* monitors, one arm per window index.
+
+    Its text depends on the shape of the question only (windows, ranges and
+    the chunk's length), so it is written once, not built by peewee on every
+    request; the values go as parameters: each arm's ids, resolution, lo, hi.
+    """
+    ids_in = ", ".join([param] * ids)
+    arm = (
+        'SELECT {i}, "t1"."monitor_id", SUM("t1"."checks"), SUM("t1"."failed") '
+        f'FROM "rollups" AS "t1" WHERE "t1"."monitor_id" IN ({ids_in}) '
+        f'AND "t1"."resolution" = {param} AND "t1"."bucket" >= {param} '
+        f'AND "t1"."bucket" < {param} GROUP BY "t1"."monitor_id"'
+    )
+    return " UNION ALL ".join(arm.format(i=int(i)) for i in arms)
 
 
 @dataclass

@@ -1,0 +1,192 @@
+"""The API under load: requests/s with 32 clients against ``uptime server run``.
+
+Builds an embedded SQLite database with N monitors (300) of one user, their
+alert settings and scheduling rows, and roll-up history (30 days for the
+first 50, 24 h for the next 50: ``bench_api.build``), mints a session, then
+starts the daemon as ``make run`` does (``uptime server run``: waitress, the
+scheduler, delivery) with rate limiting off (one session would otherwise
+meet its 600/minute budget in the first second). ``wrk`` drives each
+endpoint over ``--connections`` keep-alive connections for ``--seconds``:
+
+- ``GET /healthz``;
+- ``GET /api/v1/monitors/{id}`` cycling over the 50 monitors with 30 days of history;
+- ``GET /api/v1/monitors?limit=100`` (a list page of 100).
+
+Each line gives requests/s, wrk's latency percentiles, and the errors (socket
+errors and non-2xx answers, which must be none), beside the goal (issue 17).
+Rounds alternate the endpoints; the best round of each counts, since the
+machine may be shared (its load average is printed). Needs ``wrk``
+(Debian: ``apt-get install wrk``); without it the phase is skipped.
+Run: ``make bench-api`` or ``python -m bench.api_load``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.bench_api import EMAIL, build
+from bench.target import free_port, stop_process, wait_listening
+from uptime_server import db as dbmod
+from uptime_server import migrations
+from uptime_server.config import load_settings
+from uptime_server.local_users import mint_local_session
+from uptime_server.models import Monitor
+
+SECRET = "bench-api-load"
+GOALS = {"/healthz": 2000, "GET /api/v1/monitors/{id}": 1000, "GET /api/v1/monitors?limit=100": 300}
+
+# wrk cycles through the paths of ``wrk.paths`` (one per connection's request).
+CYCLE_LUA = """
+local paths = {%s}
+local i = 0
+request = function()
+  i = i + 1
+  return wrk.format("GET", paths[(i %% #paths) + 1])
+end
+"""
+
+
+@dataclass
+class Round:
+    rps: float
+    latency: dict[str, str]
+    errors: int  # socket errors and non-2xx answers
+    detail: str
+
+
+def daemon_env(data_dir: Path, url: str, port: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UPTIME_")}
+    env.update(
+        UPTIME_DATA_DIR=str(data_dir),
+        UPTIME_DATABASE_URL=url,
+        UPTIME_PORT=str(port),
+        UPTIME_SECRET_KEY=SECRET,
+        UPTIME_LOG_LEVEL="WARNING",
+        UPTIME_RATE_LIMIT="off",
+        UPTIME_MAX_MONITORS_PER_USER="100000",
+    )
+    return env
+
+
+def seed(env: dict[str, str], count: int) -> tuple[str, list[int]]:
+    """The database of *count* monitors; a session token and the ids with 30 days of history."""
+    settings = load_settings(env)
+    database = dbmod.bind(settings.database_url)
+    with database.connection_context():
+        migrations.migrate(database)
+    token = mint_local_session(settings, email=EMAIL)
+    with database.connection_context():
+        build(count, datetime.now(UTC))
+        ids = [m for (m,) in Monitor.select(Monitor.id).order_by(Monitor.id).limit(50).tuples()]
+    database.close()
+    return token, ids
+
+
+def wrk(url: str, paths: list[str], token: str, connections: int, seconds: float) -> Round:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(CYCLE_LUA % ", ".join(f'"{p}"' for p in paths))
+    try:
+        out = subprocess.run(
+            [
+                "wrk",
+                f"-c{connections}",
+                "-t2",
+                f"-d{seconds:g}s",
+                "--latency",
+                "-H",
+                f"Cookie: session_cookie={token}",
+                "-s",
+                script.name,
+                url,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    finally:
+        os.unlink(script.name)
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    latency = dict(re.findall(r"^\s+(50|99)%\s+(\S+)", out, re.M))
+    errors = 0
+    detail = []
+    if m := re.search(r"Socket errors: (.*)", out):
+        errors += sum(int(n) for n in re.findall(r"\d+", m.group(1)))
+        detail.append(m.group(0).strip())
+    if m := re.search(r"Non-2xx or 3xx responses: (\d+)", out):
+        errors += int(m.group(1))
+        detail.append(m.group(0).strip())
+    return Round(rps, latency, errors, "; ".join(detail))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--monitors", type=int, default=300)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    if shutil.which("wrk") is None:
+        print("api under load: skipped, wrk is not installed (apt-get install wrk)")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="bench-api-load-") as tmp:
+        data_dir = Path(tmp)
+        port = free_port()
+        env = daemon_env(data_dir, f"sqlite:///{data_dir / 'uptime.db'}", port)
+        token, ids = seed(env, args.monitors)
+        uptime = Path(sys.executable).with_name("uptime")
+        with open(data_dir / "daemon.log", "wb") as log:
+            daemon = subprocess.Popen(
+                [str(uptime), "server", "run"], env=env, stdout=log, stderr=log
+            )
+        base = f"http://127.0.0.1:{port}"
+        cases = {
+            "/healthz": ["/healthz"],
+            "GET /api/v1/monitors/{id}": [f"/api/v1/monitors/{i}" for i in ids],
+            "GET /api/v1/monitors?limit=100": ["/api/v1/monitors?limit=100"],
+        }
+        best: dict[str, Round] = {}
+        loads: list[float] = []
+        errors: dict[str, int] = {}
+        details: list[str] = []
+        try:
+            wait_listening(port, daemon)
+            for paths in cases.values():  # warm-up: connections, caches
+                wrk(base, paths, token, args.connections, 1)
+            for _ in range(args.rounds):
+                for label, paths in cases.items():
+                    got = wrk(base, paths, token, args.connections, args.seconds)
+                    loads.append(os.getloadavg()[0])
+                    errors[label] = errors.get(label, 0) + got.errors
+                    if got.errors:
+                        details.append(f"{label}: {got.detail}")
+                    if label not in best or got.rps > best[label].rps:
+                        best[label] = got
+        finally:
+            stop_process(daemon)
+    print(
+        f"api under load: {args.monitors} monitors on embedded SQLite, uptime server run, "
+        f"wrk -c{args.connections}, best of {args.rounds} rounds of {args.seconds:g} s; "
+        f"load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"
+    )
+    for label, got in best.items():
+        print(
+            f"  {label:<32} {got.rps:8,.0f} req/s  goal >= {GOALS[label]:,}   "
+            f"p50 {got.latency.get('50', '?'):>8}  p99 {got.latency.get('99', '?'):>8}   "
+            f"errors in all rounds: {errors[label]}"
+        )
+    for line in details:
+        print(f"  errors: {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
