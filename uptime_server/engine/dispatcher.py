@@ -341,13 +341,21 @@ def renew_leases(keys: Sequence[LeaseKey], until: datetime) -> set[LeaseKey]:
     for start in range(0, len(ordered), RENEW_CHUNK):
         chunk = ordered[start : start + RENEW_CHUNK]
         monitors, locations, owners = ({k[i] for k in chunk} for i in range(3))
-        query = (
-            MonitorLocation.update(lease_expires_at=until)
+        rows = (
+            MonitorLocation.select(MonitorLocation.id)
             .where(
                 MonitorLocation.monitor.in_(sorted(monitors))
                 & MonitorLocation.location.in_(sorted(locations))
                 & MonitorLocation.lease_owner.in_(sorted(owners))
             )
+            .order_by(MonitorLocation.id)
+        )
+        if not is_sqlite():
+            # Row locks in id order, as the recorder takes them: never a deadlock.
+            rows = rows.for_update(of=MonitorLocation)
+        query = (
+            MonitorLocation.update(lease_expires_at=until)
+            .where(MonitorLocation.id.in_(rows))
             .returning(
                 MonitorLocation.monitor, MonitorLocation.location, MonitorLocation.lease_owner
             )
