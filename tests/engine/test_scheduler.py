@@ -274,6 +274,22 @@ def test_a_slow_check_keeps_its_lease_while_its_holder_lives(
     assert holder.lost_results == 0
 
 
+def test_waiting_for_running_checks_renews_their_leases(
+    make_monitor, make_scheduler, settings, clock, target
+):
+    m = make_monitor("slow", kind="held")
+    holder = make_scheduler(worker_id="holder")
+    holder.loop(clock.now())
+    assert target.arrived["slow"].wait(10)
+    clock.advance(settings.lease_seconds + 1)  # expired, nobody took it yet
+    holder.renew_every = 0.05
+    assert not holder.settle(0.2)  # still held: settle (and shutdown) renew meanwhile
+    row = MonitorLocation.get(MonitorLocation.monitor == m.id)
+    assert row.lease_expires_at == clock.now() + timedelta(seconds=settings.lease_seconds)
+    target.released["slow"].set()
+    assert holder.settle(30) and len(runs_of(m)) == 1
+
+
 def test_a_check_taken_over_after_its_lease_expired_has_its_result_dropped(
     make_monitor, make_scheduler, settings, clock, target
 ):
