@@ -152,7 +152,7 @@ def test_a_leased_row_waits_for_its_lease_to_expire(
 ):
     fail(monitor)
     # Another (crashed) process claimed the row and never finished it.
-    lease_end = clock.now() + smtp_loop.lease
+    lease_end = clock.now() + timedelta(seconds=settings.lease_seconds)
     Outbox.update(lease_owner="dead:1:x", lease_expires_at=lease_end).execute()
     smtp_loop.loop(clock.now())
     assert smtp_server.handler.received == []

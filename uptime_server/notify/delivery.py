@@ -5,9 +5,8 @@ How "exactly once" is kept, as far as a mail server can be told:
 - Claim: one due row at a time (pending, ``next_attempt_at <= now``, lease
   free or expired) is leased to this process by a conditional UPDATE; on
   PostgreSQL the candidate is selected ``FOR UPDATE SKIP LOCKED`` so two
-  daemons never wait on, or take, each other's rows. The lease
-  (``max(UPTIME_LEASE_SECONDS, OUTBOX_LEASE_MIN)``) is longer than any socket
-  timeout of a send, so nobody else can claim a row being sent.
+  daemons never wait on, or take, each other's rows. The lease is longer than
+  any socket timeout of a send, so nobody else can claim a row being sent.
 - After the transport accepted the message, the row is marked sent (and, for
   email, the notification's ``email_sent_at`` set) in one transaction before
   the next row is claimed. If that write fails, the fact is kept in memory and
@@ -67,7 +66,6 @@ IDLE_POLL = 1.0  # seconds between looks at an empty outbox
 MAX_AGE = timedelta(days=3)
 MAX_DELAY = 86400.0
 MAX_ERROR_CHARS = 1000
-OUTBOX_LEASE_MIN = 4 * SMTP_TIMEOUT  # seconds: an outbox row's shortest lease
 
 
 @dataclass(frozen=True)
@@ -99,12 +97,9 @@ class DeliveryLoop:
     ) -> None:
         self.settings = settings
         self.clock = clock or Clock()
-        # A send is not renewed (checks' leases are): the lease covers the
-        # longest send, so it is at least OUTBOX_LEASE_MIN however short
-        # UPTIME_LEASE_SECONDS is, and every socket operation finishes well inside it.
-        lease_seconds = max(settings.lease_seconds, OUTBOX_LEASE_MIN)
-        self.lease = timedelta(seconds=lease_seconds)
-        timeout = min(SMTP_TIMEOUT, lease_seconds / 4)
+        self.lease = timedelta(seconds=settings.lease_seconds)
+        # Every socket operation must finish well inside the lease.
+        timeout = min(SMTP_TIMEOUT, settings.lease_seconds / 4)
         self.email = email or email_transport_for(settings, timeout=timeout)
         self.slack = slack or slack_transport_for(settings, timeout=min(SLACK_TIMEOUT, timeout))
         self.channels = channels or ChannelSender(
