@@ -7,8 +7,9 @@ Paths:
   when the request comes in, so a test can act while the check is in flight.
 - ``/held/<key>?status=CODE``: answers CODE (200) once the test sets
   ``released[key]`` (at most ``HELD_MAX`` seconds); ``arrived[key]`` as above.
-Every request is counted per key in ``hits``; the headers of the latest one
-per key are in ``received_headers``.
+Every request is counted per key in ``hits`` (with its ``time.monotonic()``
+in ``arrivals``); the headers of the latest one per key are in
+``received_headers``.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class CountingServer(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.hits: Counter[str] = Counter()
+        self.arrivals: defaultdict[str, list[float]] = defaultdict(list)
         self.received_headers: dict[str, dict[str, str]] = {}
         self.arrived: defaultdict[str, threading.Event] = defaultdict(threading.Event)
         self.released: defaultdict[str, threading.Event] = defaultdict(threading.Event)
@@ -68,6 +70,7 @@ class CountingServer(ThreadingHTTPServer):
     def count(self, key: str, headers: dict[str, str]) -> None:
         with self._lock:
             self.hits[key] += 1
+            self.arrivals[key].append(time.monotonic())
             self.received_headers[key] = headers
 
     def stop(self) -> None:

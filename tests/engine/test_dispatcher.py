@@ -65,12 +65,41 @@ def test_a_claimed_check_is_not_claimed_again_until_its_lease_expires(
     assert (claim.monitor_id, claim.lease_owner) == (m.id, "alive/3")
 
 
-def test_the_lease_covers_the_worst_case_run(make_monitor, settings, clock):
-    make_monitor(timeout=30, retry_count=3, check_interval=60)
+def test_the_lease_is_short_whatever_the_worst_case_run(make_monitor, settings, clock):
+    make_monitor(timeout=30, retry_count=3, check_interval=60)  # worst case 150 s
     [claim] = Dispatcher(settings, worker_id="w").claim(clock.now())
     row = MonitorLocation.get(MonitorLocation.id == claim.row_id)
-    # 4 attempts × 30 s + 3 retry waits × 10 s + 60 s margin
-    assert row.lease_expires_at == clock.now() + timedelta(seconds=210)
+    assert row.lease_expires_at == clock.now() + timedelta(seconds=settings.lease_seconds)
+
+
+def test_renewal_extends_the_leases_still_held_and_reports_the_lost(make_monitor, settings, clock):
+    kept, taken, done = make_monitor("kept"), make_monitor("taken"), make_monitor("done")
+    holder = Dispatcher(settings, worker_id="holder")
+    claims = {c.monitor_id: c for c in holder.claim(clock.now())}
+    clock.advance(settings.lease_seconds + 1)  # expired, not yet taken over
+    MonitorLocation.update(lease_owner="other/1").where(
+        MonitorLocation.monitor == taken.id
+    ).execute()
+    holder.release([claims[done.id]])
+
+    lost = holder.renew([c.lease_key for c in claims.values()], clock.now())
+
+    assert lost == {claims[taken.id].lease_key, claims[done.id].lease_key}
+    rows = {r.monitor_id: r for r in MonitorLocation.select()}
+    assert rows[kept.id].lease_owner == claims[kept.id].lease_owner
+    assert rows[kept.id].lease_expires_at == clock.now() + holder.lease
+    assert rows[taken.id].lease_owner == "other/1" and rows[done.id].lease_owner is None
+    late = Dispatcher(settings, worker_id="late").claim(clock.now())
+    assert kept.id not in claimed_ids(late)  # only the renewed lease is alive
+
+
+def test_renewal_touches_only_the_keys_given(make_monitor, settings, clock):
+    a, b = make_monitor("a"), make_monitor("b")
+    d = Dispatcher(settings, worker_id="w")
+    claims = {c.monitor_id: c for c in d.claim(clock.now())}
+    clock.advance(settings.lease_seconds + 1)
+    assert d.renew([claims[a.id].lease_key], clock.now()) == set()
+    assert claimed_ids(Dispatcher(settings, worker_id="x").claim(clock.now())) == [b.id]
 
 
 def test_another_location_has_its_own_dispatcher(make_monitor, settings, clock):

@@ -95,21 +95,35 @@ def test_it_releases_the_lease_and_sets_the_due_time(db, monitor, settings, cloc
     assert (slot.lease_owner, slot.next_check_at, slot.last_status) == (None, due, "online")
 
 
-def test_a_stale_lease_does_not_move_the_schedule(db, monitor, settings, clock):
-    MonitorLocation.update(lease_owner="w2").execute()
-    Recorder(settings).record(
+def test_a_result_whose_lease_was_taken_over_is_refused(db, monitor, settings, clock):
+    MonitorLocation.update(lease_owner="w2").execute()  # w1's lease expired; w2 took it
+    [done] = Recorder(settings).record(
         [
             outcome(
                 monitor,
                 clock,
-                True,
+                False,
                 next_check_at=clock.now() + timedelta(hours=1),
                 lease_owner="w1",
             )
         ],
         now=clock.now(),
     )
+    assert done.skipped == "lease_lost"
     assert MonitorLocation.get().lease_owner == "w2"
+    assert CheckRun.select().count() == 0 and Rollup.select().count() == 0
+    assert Monitor.get_by_id(monitor.id).consecutive_failures == 0
+
+
+def test_only_the_first_of_two_results_of_one_lease_is_recorded(db, monitor, settings, clock):
+    MonitorLocation.update(lease_owner="w1").execute()
+    later = clock.now() + timedelta(hours=1)
+    done = Recorder(settings).record(
+        [outcome(monitor, clock, True, next_check_at=later, lease_owner="w1")] * 2,
+        now=clock.now(),
+    )
+    assert [d.skipped for d in done] == [None, "lease_lost"]
+    assert CheckRun.select().count() == 1
 
 
 def test_one_broken_monitor_does_not_stop_the_batch(

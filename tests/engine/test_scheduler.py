@@ -254,6 +254,58 @@ def test_a_dead_process_claims_are_taken_over_after_one_lease(
     assert target.hits["orphan"] == 1 and len(runs_of(m)) == 1
 
 
+def test_a_slow_check_keeps_its_lease_while_its_holder_lives(
+    make_monitor, make_scheduler, settings, clock, target
+):
+    m = make_monitor("slow", kind="held")
+    holder, other = make_scheduler(worker_id="holder"), make_scheduler(worker_id="other")
+    holder.loop(clock.now())
+    assert target.arrived["slow"].wait(10)
+    for _ in range(9):  # three whole leases, renewed every third
+        clock.advance(holder.renew_every)
+        holder.loop(clock.now())
+        other.loop(clock.now())
+    row = MonitorLocation.get(MonitorLocation.monitor == m.id)
+    assert row.lease_owner.startswith("holder/")
+    assert row.lease_expires_at == clock.now() + timedelta(seconds=settings.lease_seconds)
+    target.released["slow"].set()
+    assert holder.settle(30) and other.settle(30)
+    assert target.hits["slow"] == 1 and len(runs_of(m)) == 1
+    assert holder.lost_results == 0
+
+
+def test_waiting_for_running_checks_renews_their_leases(
+    make_monitor, make_scheduler, settings, clock, target
+):
+    m = make_monitor("slow", kind="held")
+    holder = make_scheduler(worker_id="holder")
+    holder.loop(clock.now())
+    assert target.arrived["slow"].wait(10)
+    clock.advance(settings.lease_seconds + 1)  # expired, nobody took it yet
+    holder.renew_every = 0.05
+    assert not holder.settle(0.2)  # still held: settle (and shutdown) renew meanwhile
+    row = MonitorLocation.get(MonitorLocation.monitor == m.id)
+    assert row.lease_expires_at == clock.now() + timedelta(seconds=settings.lease_seconds)
+    target.released["slow"].set()
+    assert holder.settle(30) and len(runs_of(m)) == 1
+
+
+def test_a_check_taken_over_after_its_lease_expired_has_its_result_dropped(
+    make_monitor, make_scheduler, settings, clock, target
+):
+    m = make_monitor("slow", kind="held")
+    holder = make_scheduler(worker_id="holder")
+    holder.loop(clock.now())
+    assert target.arrived["slow"].wait(10)
+    clock.advance(settings.lease_seconds + 1)  # the holder stalled: no renewal in time
+    [taken] = Dispatcher(settings, worker_id="other").claim(clock.now())
+    holder.loop(clock.now())  # its renewal finds the lease taken
+    target.released["slow"].set()
+    assert holder.settle(30)
+    assert holder.lost_results == 1 and runs_of(m) == []
+    assert MonitorLocation.get(MonitorLocation.monitor == m.id).lease_owner == taken.lease_owner
+
+
 def test_the_writer_batches_results(make_monitor, make_scheduler, settings, clock):
     monitors = [make_monitor(f"m{i}") for i in range(30)]
 

@@ -18,10 +18,16 @@ Claim
     may move the row's schedule on (the recorder's conditional update).
 
 Lease
-    ``max(UPTIME_LEASE_SECONDS, worst-case run + LEASE_MARGIN)``, the worst
-    case being every attempt timing out plus every retry wait. A process that
-    dies holding claims loses them when the lease expires: another process
-    (or its own restart) takes them over then, and only then.
+    ``UPTIME_LEASE_SECONDS`` (default 15 s), short whatever the check's worst
+    case: like a queue's visibility timeout, the holder renews the leases of
+    the checks it still holds (running, waiting to run, or waiting for the
+    writer), all of them in one statement every third of a lease
+    (``renew_leases``; the scheduler's loop calls it). A slow check is thus
+    never run twice while its holder lives, and a process that dies holding
+    claims loses them within one lease: another process (or its own restart)
+    takes them over then, and only then. A renewal that finds a lease taken
+    (it expired, another process claimed the check) reports that claim lost;
+    its result is dropped, and the recorder would refuse it anyway.
 
 Next due time (set when the run is recorded)
     Drift-free: ``due + interval``, where ``due`` is the claimed
@@ -53,7 +59,6 @@ import os
 import secrets
 import socket
 import zlib
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -64,12 +69,12 @@ from peewee import fn
 from uptime_server.config import Settings
 from uptime_server.db import database, execute_many, is_sqlite, retry_locked, write_tx
 from uptime_server.engine.probe_types import CheckSpec
-from uptime_server.engine.spec import SPEC_FIELDS, check_spec, run_budget
+from uptime_server.engine.spec import SPEC_FIELDS, check_spec
 from uptime_server.models import CHECKED_TYPES, Monitor, MonitorLocation
 
 log = logging.getLogger(__name__)
 
-LEASE_MARGIN = 60  # seconds beyond a run's worst case: queueing and the writer's batching
+RENEW_CHUNK = 5000  # leases per renewal statement (SQLite's bound-parameter limit)
 FIRST_SPREAD_CAP = 60  # seconds: the widest first-run offset
 DEFAULT_BATCH = 500
 
@@ -77,6 +82,10 @@ DEFAULT_BATCH = 500
 def new_worker_id() -> str:
     """Unique per process and dispatcher: host, pid and a random tag (fits 64 chars)."""
     return f"{socket.gethostname()[:24]}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+# Who holds one check's lease: (monitor id, location, lease owner token).
+LeaseKey = tuple[int, str, str]
 
 
 @dataclass(frozen=True)
@@ -93,6 +102,10 @@ class Claim:
     lease_owner: str
     spec: CheckSpec | None  # None when the stored monitor cannot be probed
     spec_error: str | None = None
+
+    @property
+    def lease_key(self) -> LeaseKey:
+        return (self.monitor_id, self.location, self.lease_owner)
 
 
 def first_offset(monitor_id: int, location: str, interval: int) -> timedelta:
@@ -148,12 +161,8 @@ class Dispatcher:
             if not rows:
                 return []
             claims = [self._claim_of(row, token) for row in rows]
-            by_lease: dict[int, list[int]] = defaultdict(list)
-            for claim in claims:
-                by_lease[self._lease_seconds(claim)].append(claim.row_id)
-            taken: set[int] = set()
-            for seconds, ids in by_lease.items():
-                taken |= self._take(ids, token, now, now + timedelta(seconds=seconds))
+            ids = [claim.row_id for claim in claims]
+            taken = self._take(ids, token, now, now + self.lease)
         return [c for c in claims if c.row_id in taken]
 
     def _due_rows(self, now: datetime, limit: int) -> Any:
@@ -216,9 +225,22 @@ class Dispatcher:
             spec_error=error,
         )
 
-    def _lease_seconds(self, claim: Claim) -> int:
-        budget = run_budget(claim.spec) if claim.spec is not None else 0
-        return max(self.settings.lease_seconds, math.ceil(budget) + LEASE_MARGIN)
+    @property
+    def lease(self) -> timedelta:
+        return timedelta(seconds=self.settings.lease_seconds)
+
+    def renew(self, keys: Sequence[LeaseKey], now: datetime) -> set[LeaseKey]:
+        """Extend the leases of *keys* to one lease from *now*; return the keys lost."""
+        if not keys:
+            return set()
+
+        def tx() -> set[LeaseKey]:
+            with write_tx():
+                return renew_leases(keys, now + self.lease)
+
+        with database.connection_context():
+            kept = retry_locked(tx)()
+        return set(keys) - kept
 
     # -- giving back -------------------------------------------------------
 
@@ -302,6 +324,45 @@ def give_back(leases: Sequence[tuple[datetime | None, int, str, str]]) -> None:
     """
     rows = [(_db_time(due), *key) for due, *key in leases]
     execute_many(_GIVE_BACK, rows)
+
+
+def renew_leases(keys: Sequence[LeaseKey], until: datetime) -> set[LeaseKey]:
+    """Set the leases of *keys* still held by their owners to expire at *until*.
+
+    Returns the keys renewed; any other was lost (its lease expired and another
+    process claimed the check, or it was already given back). One statement
+    per ``RENEW_CHUNK`` keys, whatever their owners: a process renews all it
+    holds at once (an agent's claims, through the agent API, alike). Only the
+    owner's condition counts, not whether the lease has expired: a lease
+    nobody took over is still its holder's. Runs in the caller's transaction.
+    """
+    kept: set[LeaseKey] = set()
+    ordered = sorted(set(keys))
+    for start in range(0, len(ordered), RENEW_CHUNK):
+        chunk = ordered[start : start + RENEW_CHUNK]
+        monitors, locations, owners = ({k[i] for k in chunk} for i in range(3))
+        rows = (
+            MonitorLocation.select(MonitorLocation.id)
+            .where(
+                MonitorLocation.monitor.in_(sorted(monitors))
+                & MonitorLocation.location.in_(sorted(locations))
+                & MonitorLocation.lease_owner.in_(sorted(owners))
+            )
+            .order_by(MonitorLocation.id)
+        )
+        if not is_sqlite():
+            # Row locks in id order, as the recorder takes them: never a deadlock.
+            rows = rows.for_update(of=MonitorLocation)
+        query = (
+            MonitorLocation.update(lease_expires_at=until)
+            .where(MonitorLocation.id.in_(rows))
+            .returning(
+                MonitorLocation.monitor, MonitorLocation.location, MonitorLocation.lease_owner
+            )
+        )
+        wanted = set(chunk)
+        kept |= {key for key in query.tuples().execute() if key in wanted}
+    return kept
 
 
 def _db_time(value: datetime | None) -> Any:

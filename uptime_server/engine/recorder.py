@@ -13,7 +13,9 @@ one multi-row INSERT and the monitor and schedule rows updated with one
 ``executemany`` each. Only runs that open or resolve an incident write their
 notification and outbox rows one by one.
 
-A run whose state logic raises is logged and its monitor pushed forward (the
+A run whose claim's lease was lost (``lease_owner`` no longer holds the row:
+it expired and another process took the check over) is refused: nothing of it
+is written. A run whose state logic raises is logged and its monitor pushed forward (the
 run is not recorded); it never takes the rest of the batch with it. The
 monitor updates stay conditional on ``state_version``: with the rows locked
 they always apply, and if they ever did not, the whole batch is rolled back
@@ -107,6 +109,12 @@ class Recorder:
             # The id now names another monitor: the one checked is gone, and
             # nothing of its run may land on the newcomer (maybe another user's).
             return Plan(outcome, Recorded(outcome.monitor_id, skipped="replaced"))
+        if outcome.lease_owner is not None and not batch.holds(
+            outcome.monitor_id, outcome.location, outcome.lease_owner
+        ):
+            # The lease expired and another process took the check over: a late
+            # result is refused whole (run, state, schedule), or it would run twice.
+            return Plan(outcome, Recorded(outcome.monitor_id, skipped="lease_lost"))
         if outcome.ping is not None and monitor.paused:
             # A paused heartbeat records no ping (the endpoint answers 200).
             return Plan(outcome, Recorded(outcome.monitor_id, skipped="paused"))

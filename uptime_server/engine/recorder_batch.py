@@ -112,6 +112,10 @@ class Batch:
             MonitorLocation.last_status,
             MonitorLocation.lease_owner,
         ).where(MonitorLocation.monitor.in_(ids))
+        if not is_sqlite():
+            # Who holds each lease is decided here: no claim may take it over
+            # between this read and the run's insert (claimers skip locked rows).
+            slots = slots.order_by(MonitorLocation.id).for_update(of=MonitorLocation)
         for monitor_id, location, last_status, lease_owner in slots.tuples():
             batch.slots.setdefault(monitor_id, {})[location] = [last_status, lease_owner]
         rules = AlertSettings.select(
@@ -142,6 +146,11 @@ class Batch:
             for loc, (status, _owner) in self.slots.get(monitor_id, {}).items()
             if status is not None
         }
+
+    def holds(self, monitor_id: int, location: str, lease_owner: str) -> bool:
+        """Whether *lease_owner* still holds the check's lease (as this batch has moved it)."""
+        slot = self.slots.get(monitor_id, {}).get(location)
+        return slot is not None and slot[1] == lease_owner
 
     def saw_location(
         self, monitor_id: int, location: str, run_status: str, lease_owner: str | None

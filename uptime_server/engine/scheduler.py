@@ -27,6 +27,14 @@ process has claimed and not started yet and the due, unclaimed rows in the
 database; 0 when nothing is overdue. ``dispatch_lags`` keeps the measured
 lag (start − due) of recent runs for benchmarks and metrics.
 
+Leases: every check this process has claimed and not yet written (waiting,
+running, or queued for the writer) is *held*; every third of
+``UPTIME_LEASE_SECONDS`` the loop renews all held leases in one statement
+(``Dispatcher.renew``), and so do ``settle`` and ``shutdown`` while they wait
+for running checks. A claim the renewal finds lost (its lease expired and
+another process took the check over) is no longer held and its result is
+dropped when it arrives (``lost_results``); the recorder refuses it anyway.
+
 Shutdown (SIGTERM → ``shutdown(grace)``): stop claiming; give back the leases
 of claimed checks that have not started (they are due again for anyone at
 once); let started checks finish within the grace period, then cancel what is
@@ -40,7 +48,8 @@ import logging
 import threading
 import time
 from collections import Counter, deque
-from datetime import datetime
+from collections.abc import Callable
+from datetime import datetime, timedelta
 
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
@@ -50,6 +59,7 @@ from uptime_server.engine.dispatcher import (
     DEFAULT_BATCH,
     Claim,
     Dispatcher,
+    LeaseKey,
     next_due,
     scheduler_lag,
 )
@@ -108,6 +118,7 @@ class CheckScheduler:
             sink,
             self.clock,
             push_forward=(self.recorder_process or self.dispatcher).push_forward,
+            on_written=self._written,
             name=f"writer-{self.dispatcher.location}",
         )
         self.max_pending = 2 * settings.check_concurrency
@@ -122,6 +133,11 @@ class CheckScheduler:
         self.services = {"scheduler_lag": self.lag}
         self._waiting: dict[int, Claim] = {}  # claimed, not started yet (by row id)
         self._unrun: list[Claim] = []  # cancelled before they ran: leases to give back
+        self._held: set[LeaseKey] = set()  # claimed and not written yet: leases to renew
+        self._lost: set[LeaseKey] = set()  # held until a renewal found them taken over
+        self.renew_every = settings.lease_seconds / 3
+        self._next_renewal: datetime | None = None
+        self.lost_results = 0  # results dropped because their lease was lost
         self._lock = threading.Lock()
         self._stopping = False
         self._started = False
@@ -139,6 +155,10 @@ class CheckScheduler:
         if self.recorder_process is not None and not self._started:
             self.recorder_process.start()
             self._started = True
+        renew_in = self._renew_when_due(now)
+        return min(renew_in, self._claim_due(now))
+
+    def _claim_due(self, now: datetime) -> float:
         room = self.max_pending - self.probes.pending
         if room < self.min_claim or self.writer.backlog > WRITER_BACKLOG:
             return BUSY_POLL
@@ -155,7 +175,61 @@ class CheckScheduler:
             return IDLE_MAX
         return min(IDLE_MAX, max(0.0, (oldest - now).total_seconds()))
 
+    # -- leases ------------------------------------------------------------
+
+    def _renew_when_due(self, now: datetime) -> float:
+        """Renew the held leases if a third of a lease has passed; seconds until the next time."""
+        if self._next_renewal is None or now >= self._next_renewal:
+            self.renew(now)
+            self._next_renewal = now + timedelta(seconds=self.renew_every)
+        return (self._next_renewal - now).total_seconds()
+
+    def renew(self, now: datetime) -> None:
+        """Extend every held lease by one lease from *now*; forget the ones lost."""
+        with self._lock:
+            held = list(self._held)
+        if not held:
+            return
+        try:
+            lost = self.dispatcher.renew(held, now)
+        except Exception:  # the next renewal tries again; the leases may expire meanwhile
+            log.exception("%s: could not renew %d leases", self.name, len(held))
+            return
+        with self._lock:
+            lost &= self._held  # not those written meanwhile (their leases were given back)
+            self._held -= lost
+            self._lost |= lost
+        if lost:
+            log.warning(
+                "%s: %d checks were taken over by another process; their results are dropped",
+                self.name,
+                len(lost),
+            )
+
+    def _written(self, items: list[Item]) -> None:
+        """On the writer's thread: these claims' leases are given back (or dropped)."""
+        keys = {_lease_key(item) for item in items}
+        with self._lock:
+            self._held -= keys
+            self._lost -= keys
+
+    def _wait_renewing(self, wait: Callable[[float], bool], timeout: float | None) -> bool:
+        """Call ``wait(seconds)`` until it returns True, renewing leases between waits."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            step = self.renew_every if left is None else min(left, self.renew_every)
+            if wait(step):
+                return True
+            if left is not None and left <= step:
+                return False
+            self.renew(self.clock.now())
+
+    # -- submitting ----------------------------------------------------------
+
     def _submit(self, claims: list[Claim]) -> None:
+        with self._lock:
+            self._held.update(claim.lease_key for claim in claims)
         jobs = []
         for claim in claims:
             if claim.spec is None:
@@ -177,7 +251,16 @@ class CheckScheduler:
             for job in jobs:
                 self._waiting.pop(job.key.row_id, None)
             self._unrun.extend(job.key for job in jobs if job.cancelled)
-        ran = [job for job in jobs if not job.cancelled]
+            self._held.difference_update(job.key.lease_key for job in jobs if job.cancelled)
+            lost = [job for job in jobs if job.key.lease_key in self._lost]
+            self._lost.difference_update(job.key.lease_key for job in lost)
+        if lost:
+            self.lost_results += len(lost)
+            log.warning(
+                "%s: dropped %d results of checks another process took over", self.name, len(lost)
+            )
+        dropped = {id(job) for job in lost}
+        ran = [job for job in jobs if not job.cancelled and id(job) not in dropped]
         lags = [
             (job.started_at - job.key.due).total_seconds()
             for job in ran
@@ -221,7 +304,7 @@ class CheckScheduler:
     def settle(self, timeout: float | None = 30.0) -> bool:
         """Wait until every submitted check has ended and its result is written."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        if not self.probes.wait_idle(timeout):
+        if not self._wait_renewing(self.probes.wait_idle, timeout):
             return False
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
         return self.writer.flush(left)
@@ -231,7 +314,8 @@ class CheckScheduler:
         now = now or self.clock.now()
         total = 0
         while True:
-            self.probes.wait_below(self.max_pending - self.min_claim + 1, None)
+            below = self.max_pending - self.min_claim + 1
+            self._wait_renewing(lambda t, n=below: self.probes.wait_below(n, t), None)
             limit = min(self.max_pending - self.probes.pending, self.dispatcher.batch_size)
             claims = self.dispatcher.claim(now, limit)
             self._submit(claims)
@@ -244,7 +328,7 @@ class CheckScheduler:
     def shutdown(self, grace: float) -> None:
         self._stopping = True
         self.probes.cancel()  # claimed, not started: given back below, due for anyone
-        if not self.probes.wait_idle(grace):
+        if not self._wait_renewing(self.probes.wait_idle, grace):
             log.warning("%s: checks still running after %ss; cancelled", self.name, grace)
         self.probes.close()
         self._release_unrun()
@@ -273,3 +357,7 @@ class CheckScheduler:
             waiting = [c.due for c in self._waiting.values()]
         with database.connection_context():
             return scheduler_lag(now, location=self.location, waiting=waiting)
+
+
+def _lease_key(item: Item) -> LeaseKey:
+    return (item.monitor_id, item.location, item.lease_owner or "")

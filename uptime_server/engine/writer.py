@@ -55,6 +55,7 @@ class ResultWriter:
         *,
         push_forward: Callable[[list[Claim], datetime], None],
         on_recorded: Callable[[Sequence[Recorded]], None] | None = None,
+        on_written: Callable[[list[Item]], None] | None = None,
         max_batch: int = MAX_BATCH,
         max_wait: float = MAX_WAIT,
         name: str = "writer",
@@ -63,6 +64,7 @@ class ResultWriter:
         self.clock = clock
         self._push_forward = push_forward
         self._on_recorded = on_recorded
+        self._on_written = on_written  # after each batch, written or given up on
         self.max_batch = max_batch
         self.max_wait = max_wait
         self.name = name
@@ -134,6 +136,8 @@ class ResultWriter:
             batch, stopping = self._collect()
             if batch:
                 self._write(batch)
+                if self._on_written is not None:
+                    self._on_written(batch)
             with self._cond:
                 self._done += len(batch)
                 if self._done >= self._put:
