@@ -83,6 +83,7 @@ class Settings:
     test_concurrency_per_user: int = 2
     check_concurrency: int = 200
     lease_seconds: int = 15
+    delivery_lease_seconds: int = 120
     shutdown_grace: int = 30
 
     @property
@@ -168,6 +169,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         test_concurrency_per_user=env.int("UPTIME_TEST_CONCURRENCY_PER_USER", 2, lo=1),
         check_concurrency=env.int("UPTIME_CHECK_CONCURRENCY", 200, lo=1, hi=10000),
         lease_seconds=env.int("UPTIME_LEASE_SECONDS", 15, lo=2, hi=3600),
+        delivery_lease_seconds=env.int("UPTIME_DELIVERY_LEASE_SECONDS", 120, lo=2, hi=3600),
         shutdown_grace=env.int("UPTIME_SHUTDOWN_GRACE", 30, lo=0, hi=3600),
     )
     if settings.smtp_password and not settings.smtp_username:

@@ -180,6 +180,7 @@ def cluster_env(tmp: Path, database_url: str, smtp_port: int) -> dict[str, str]:
         UPTIME_MAIL_FROM="uptime@example.com",
         UPTIME_MIN_CHECK_INTERVAL="1",
         UPTIME_LEASE_SECONDS="5",
+        UPTIME_DELIVERY_LEASE_SECONDS="5",
         UPTIME_SHUTDOWN_GRACE="2",
         UPTIME_RATE_LIMIT="off",
         NO_PROXY="127.0.0.1,localhost",

@@ -161,7 +161,7 @@ def test_exactly_once_across_failures_restarts_and_a_dead_claimer(
     deliver()  # another daemon: leased, so nothing is sent
     assert len(receiver.requests) == 1
 
-    clock.advance(settings.lease_seconds)
+    clock.advance(settings.delivery_lease_seconds)
     deliver()  # lease expired: taken over, 503 again
     clock.advance(120)
     deliver()  # 503, the third
@@ -186,7 +186,7 @@ def test_a_resend_after_a_crash_before_marking_is_dropped_by_the_idempotency_key
     crashed = DeliveryLoop(settings, clock=clock, rng=middle)
     row = crashed._claim(clock.now())
     crashed._send(row)  # accepted by the receiver; the process dies before marking it
-    clock.advance(settings.lease_seconds)
+    clock.advance(settings.delivery_lease_seconds)
     DeliveryLoop(settings, clock=clock, rng=middle).loop(clock.now())
 
     assert len(receiver.requests) == 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -152,7 +153,7 @@ def test_a_leased_row_waits_for_its_lease_to_expire(
 ):
     fail(monitor)
     # Another (crashed) process claimed the row and never finished it.
-    lease_end = clock.now() + timedelta(seconds=settings.lease_seconds)
+    lease_end = clock.now() + timedelta(seconds=settings.delivery_lease_seconds)
     Outbox.update(lease_owner="dead:1:x", lease_expires_at=lease_end).execute()
     smtp_loop.loop(clock.now())
     assert smtp_server.handler.received == []
@@ -431,3 +432,14 @@ def test_a_stored_row_with_a_malformed_time_fails_at_once(
     smtp_loop.loop(clock.now())
     assert Outbox.get().attempts == 1
     assert smtp_server.handler.received == []
+
+
+def test_a_send_gets_the_delivery_lease_and_its_socket_timeouts_a_quarter_of_it(settings):
+    # Not the checks' short, renewed lease: an outbox row is not renewed while
+    # it is sent, so its lease must outlast a slow relay.
+    relayed = replace(settings, lease_seconds=15, delivery_lease_seconds=120, smtp_host="127.0.0.1")
+    loop = DeliveryLoop(relayed)
+    assert loop.lease == timedelta(seconds=120)
+    assert loop.email.settings.timeout == 30
+    quick = DeliveryLoop(replace(relayed, delivery_lease_seconds=8))
+    assert quick.email.settings.timeout == 2

@@ -53,6 +53,7 @@ BAD_VALUES = [
     ("UPTIME_TEST_CONCURRENCY_PER_USER", "0"),
     ("UPTIME_CHECK_CONCURRENCY", "many"),
     ("UPTIME_LEASE_SECONDS", "1"),
+    ("UPTIME_DELIVERY_LEASE_SECONDS", "1"),
     ("UPTIME_SHUTDOWN_GRACE", "-5"),
     ("UPTIME_SECRET_KEY_FILE", "/nonexistent/secret"),
     ("UPTIME_SMTP_PASSWORD_FILE", "/nonexistent/password"),
@@ -97,6 +98,9 @@ def test_it_has_the_documented_defaults() -> None:
     assert settings.metrics_refresh_interval == 15
     assert (settings.http_threads, settings.test_run_timeout) == (8, 60)
     assert (settings.test_concurrency, settings.test_concurrency_per_user) == (4, 2)
+    # Checks' leases are short and renewed; an outbox row's is long enough
+    # for a slow SMTP relay (30 s per socket operation).
+    assert (settings.lease_seconds, settings.delivery_lease_seconds) == (15, 120)
 
 
 @pytest.mark.parametrize(("threads", "tests"), [("2", 1), ("4", 2), ("8", 4), ("32", 4)])

@@ -97,9 +97,11 @@ class DeliveryLoop:
     ) -> None:
         self.settings = settings
         self.clock = clock or Clock()
-        self.lease = timedelta(seconds=settings.lease_seconds)
-        # Every socket operation must finish well inside the lease.
-        timeout = min(SMTP_TIMEOUT, settings.lease_seconds / 4)
+        # Outbox rows have a lease of their own (not renewed while sending):
+        # long enough for a slow SMTP relay, as every socket operation must
+        # finish well inside it.
+        self.lease = timedelta(seconds=settings.delivery_lease_seconds)
+        timeout = min(SMTP_TIMEOUT, settings.delivery_lease_seconds / 4)
         self.email = email or email_transport_for(settings, timeout=timeout)
         self.slack = slack or slack_transport_for(settings, timeout=min(SLACK_TIMEOUT, timeout))
         self.channels = channels or ChannelSender(
