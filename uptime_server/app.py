@@ -23,6 +23,7 @@ from uptime_server.api import (
     checks,
     health,
     home,
+    maintenance,
     metrics,
     monitors,
     notifications,
@@ -53,7 +54,18 @@ from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
 from uptime_server.metrics_snapshot import metrics_cache_for
 
 # One blueprint per resource: under /api/v1, and at the root.
-API_BLUEPRINTS = (auth, signin, tokens, monitors, checks, stats, notifications, channels, openapi)
+API_BLUEPRINTS = (
+    auth,
+    signin,
+    tokens,
+    monitors,
+    checks,
+    stats,
+    notifications,
+    channels,
+    maintenance,
+    openapi,
+)
 ROOT_BLUEPRINTS = (health, home, metrics, pings)
 
 

@@ -54,7 +54,16 @@ RATE_HEADERS = {
     "X-RateLimit-Remaining": "Requests left in the window",
     "X-RateLimit-Reset": "Epoch seconds when the window resets",
 }
-TAGS = ("auth", "tokens", "monitors", "notifications", "channels", "pings", "service")
+TAGS = (
+    "auth",
+    "tokens",
+    "monitors",
+    "notifications",
+    "channels",
+    "maintenance",
+    "pings",
+    "service",
+)
 # Sessions and API tokens; token management and sign-in take a session only.
 EITHER = [{"session": []}, {"apiToken": []}]
 SESSION = [{"session": []}]
