@@ -15,6 +15,7 @@ cuts short the scheduled occurrence running at that moment.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -22,6 +23,8 @@ from zoneinfo import ZoneInfo
 
 from croniter import croniter
 from dateutil.rrule import rrulestr
+
+log = logging.getLogger(__name__)
 
 # Occurrences looked at per question: a cron firing every minute over 90 days
 # of statistics is cut off here rather than iterated for ever.
@@ -63,14 +66,17 @@ def recurring_starts(s: Schedule, lo: datetime, hi: datetime) -> Iterator[dateti
     # A day either side: local wall-clock times shift against UTC by the offset.
     lo_local = _local(lo - timedelta(days=1), zone)
     hi_local = _local(hi + timedelta(days=1), zone)
-    for count, local_start in enumerate(_local_starts(s, zone, lo_local, hi_local)):
-        if count >= MAX_OCCURRENCES:
-            return
-        start = _utc(local_start, zone)
-        if start >= hi:
-            return
-        if start >= lo:
-            yield start
+    try:
+        for count, local_start in enumerate(_local_starts(s, zone, lo_local, hi_local)):
+            if count >= MAX_OCCURRENCES:
+                return
+            start = _utc(local_start, zone)
+            if start >= hi:
+                return
+            if start >= lo:
+                yield start
+    except Exception:  # a rule that runs out of dates (cron "0 0 30 2 *") opens nothing
+        log.warning("maintenance schedule %r gives no more dates", s.rrule or s.cron)
 
 
 def _local_starts(

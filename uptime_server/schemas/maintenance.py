@@ -84,6 +84,13 @@ def _between_fields(body: MaintenanceBody) -> dict[str, list[str]]:
         errors["monitor_ids"] = ["give monitor_ids or tags (or both)"]
     one_off = body.starts_at is not None or body.ends_at is not None
     recurring = body.rrule is not None or body.cron is not None
+    for name in ("starts_at", "ends_at"):
+        value = getattr(body, name)
+        if value is not None and not 1970 <= value.year <= 9000:
+            # Before turning it into UTC: year 1 or 9999 with an offset overflows.
+            errors[name] = ["must be a time between the years 1970 and 9000"]
+    if errors:
+        return errors
     if one_off and recurring:
         errors["starts_at"] = ["a window is one-off (starts_at, ends_at) or recurring, not both"]
     elif one_off:
@@ -103,14 +110,25 @@ def _between_fields(body: MaintenanceBody) -> dict[str, list[str]]:
         ZoneInfo(body.timezone)
     except (ZoneInfoNotFoundError, ValueError):
         errors["timezone"] = ["must be an IANA time zone, e.g. Europe/Berlin"]
-    if body.cron is not None and not croniter.is_valid(body.cron):
-        errors["cron"] = ["must be a valid cron expression, e.g. '0 2 * * 0'"]
+    if body.cron is not None and not _fires(body.cron):
+        errors["cron"] = ["must be a valid five-field cron expression, e.g. '0 2 * * 0'"]
     if body.rrule is not None:
         try:
             rrulestr(body.rrule, dtstart=datetime(2000, 1, 1), ignoretz=True)
-        except (ValueError, TypeError, KeyError, AttributeError):
+        except Exception:  # the parser's errors are of many kinds
             errors["rrule"] = ["must be an RFC 5545 RRULE, e.g. 'FREQ=WEEKLY;BYDAY=SU;BYHOUR=2'"]
     return errors
+
+
+def _fires(cron: str) -> bool:
+    """A five-field expression that gives at least one date."""
+    if len(cron.split()) != 5 or not croniter.is_valid(cron):
+        return False
+    try:
+        croniter(cron, datetime(2000, 1, 1)).get_next(datetime)
+    except Exception:  # "0 0 30 2 *": no such day
+        return False
+    return True
 
 
 def parse_body(data: Any, current: dict[str, Any] | None = None) -> MaintenanceBody:
