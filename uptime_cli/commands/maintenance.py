@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from uptime_cli import output
-from uptime_cli.commands.options import JsonFlag, parse_duration, tag_option
+from uptime_cli.commands.options import JsonFlag, parse_duration, tag_option, with_options
 from uptime_cli.context import state
 
 app = typer.Typer(help="Maintenance windows: checks run, alerts hold, uptime leaves them out.")
@@ -46,6 +46,18 @@ TimezoneOpt = Annotated[
 ]
 
 
+WINDOW_OPTIONS: dict[str, Any] = {
+    "monitor": MonitorOpt,
+    "tag": CoverTagOpt,
+    "starts_at": StartsOpt,
+    "ends_at": EndsOpt,
+    "rrule": RruleOpt,
+    "cron": CronOpt,
+    "duration": DurationOpt,
+    "timezone": TimezoneOpt,
+}
+
+
 def _body(**options: Any) -> dict[str, Any]:
     names = {"monitor": "monitor_ids", "tag": "tags"}
     return {
@@ -53,6 +65,9 @@ def _body(**options: Any) -> dict[str, Any]:
         for name, value in options.items()
         if value is not None and value != []
     }
+
+
+with_window_options = with_options(WINDOW_OPTIONS, lambda given: _body(**given), "fields")
 
 
 def window_view(w: dict[str, Any]) -> Any:
@@ -111,34 +126,18 @@ def list_(ctx: typer.Context, json_: JsonFlag = False) -> None:
 
 
 @app.command()
+@with_window_options
 def add(
     ctx: typer.Context,
     title: Annotated[str, typer.Argument(help="What the window is for.")],
-    monitor: MonitorOpt = None,
-    tag: CoverTagOpt = None,
-    starts_at: StartsOpt = None,
-    ends_at: EndsOpt = None,
-    rrule: RruleOpt = None,
-    cron: CronOpt = None,
-    duration: DurationOpt = None,
-    timezone: TimezoneOpt = None,
     json_: JsonFlag = False,
+    *,
+    fields: dict[str, Any],
 ) -> None:
     """Create a window: one-off (--starts-at, --ends-at), recurring (--rrule or --cron with
     --duration), or none (opened by hand with `start`)."""
     st = state(ctx)
-    body = _body(
-        title=title,
-        monitor=monitor,
-        tag=tag,
-        starts_at=starts_at,
-        ends_at=ends_at,
-        rrule=rrule,
-        cron=cron,
-        duration=duration,
-        timezone=timezone,
-    )
-    data = st.client().create_maintenance(body).get("data") or {}
+    data = st.client().create_maintenance({"title": title, **fields}).get("data") or {}
     done = f"Added maintenance window {data.get('id')} ({data.get('title')})"
     output.show(st.wants_json(json_), data, window_view, done=done)
 
@@ -152,33 +151,18 @@ def show(ctx: typer.Context, window: WindowId, json_: JsonFlag = False) -> None:
 
 
 @app.command()
+@with_window_options
 def edit(
     ctx: typer.Context,
     window: WindowId,
     title: TitleOpt = None,
-    monitor: MonitorOpt = None,
-    tag: CoverTagOpt = None,
-    starts_at: StartsOpt = None,
-    ends_at: EndsOpt = None,
-    rrule: RruleOpt = None,
-    cron: CronOpt = None,
-    duration: DurationOpt = None,
-    timezone: TimezoneOpt = None,
     json_: JsonFlag = False,
+    *,
+    fields: dict[str, Any],
 ) -> None:
     """Change a window; options not given keep their values (a new schedule replaces the old)."""
     st = state(ctx)
-    body = _body(
-        title=title,
-        monitor=monitor,
-        tag=tag,
-        starts_at=starts_at,
-        ends_at=ends_at,
-        rrule=rrule,
-        cron=cron,
-        duration=duration,
-        timezone=timezone,
-    )
+    body = _body(title=title, **fields)
     if not body:
         raise typer.BadParameter("give at least one option to change", param_hint="'OPTIONS'")
     data = st.client().update_maintenance(window, body).get("data") or {}
