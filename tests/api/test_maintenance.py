@@ -4,7 +4,9 @@ tokens (docs/maintenance.md)."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from tests.api.shapes import assert_error, create, sqlite_only
 from tests.api.tokens import mint
@@ -179,3 +181,23 @@ def test_a_write_token_opens_and_ends_a_window_a_read_token_cannot(alice):
     assert status_of(alice, mid) == "maintenance"
     assert writer.post(f"{URL}/{w['id']}/end").status_code == 200
     assert status_of(alice, mid) == "pending"
+
+
+@pytest.mark.parametrize(
+    "schedule",
+    [{"cron": "0 2 * * *"}, {"rrule": "FREQ=DAILY;BYHOUR=2;BYMINUTE=0;BYSECOND=0"}],
+    ids=["cron", "rrule"],
+)
+def test_a_recurring_window_follows_berlin_time_across_dst(alice, clock, schedule):
+    mid = create(alice)
+    clock.set(datetime(2026, 3, 27, 12, tzinfo=UTC))
+    window(alice, monitor_ids=[mid], duration=3600, timezone="Europe/Berlin", **schedule)
+    # 02:00-03:00 in Berlin: 01:00-02:00 UTC before 29 March, 00:00-01:00 UTC after.
+    for at, expected in (
+        (datetime(2026, 3, 28, 1, 30, tzinfo=UTC), "maintenance"),
+        (datetime(2026, 3, 28, 0, 30, tzinfo=UTC), "pending"),
+        (datetime(2026, 3, 30, 0, 30, tzinfo=UTC), "maintenance"),
+        (datetime(2026, 3, 30, 1, 30, tzinfo=UTC), "pending"),
+    ):
+        clock.set(at)
+        assert status_of(alice, mid) == expected, at
