@@ -79,7 +79,6 @@ def test_foreign_keys_still_cascade_after_the_rebuild(v010_db):
         "rollups": 0,
         "notifications": 0,
         "outbox": 0,
-        "channels": 0,  # 0009: none in a v0.1.0 database
     }
 
 
