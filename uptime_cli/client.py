@@ -218,6 +218,28 @@ class ApiClient:
     def test_channel(self, channel_id: int) -> Json:
         return self._call("POST", f"/channels/{channel_id}/test")
 
+    def list_maintenance(self) -> Json:
+        return self._call("GET", "/maintenance")
+
+    def create_maintenance(self, body: Json) -> Json:
+        return self._call("POST", "/maintenance", json=body)
+
+    def get_maintenance(self, window_id: int) -> Json:
+        return self._call("GET", f"/maintenance/{window_id}")
+
+    def update_maintenance(self, window_id: int, body: Json) -> Json:
+        return self._call("PUT", f"/maintenance/{window_id}", json=body)
+
+    def delete_maintenance(self, window_id: int) -> Json:
+        return self._call("DELETE", f"/maintenance/{window_id}")
+
+    def start_maintenance(self, window_id: int, duration: int | None = None) -> Json:
+        body = {"duration": duration} if duration is not None else {}
+        return self._call("POST", f"/maintenance/{window_id}/start", json=body)
+
+    def end_maintenance(self, window_id: int) -> Json:
+        return self._call("POST", f"/maintenance/{window_id}/end")
+
     def bulk(
         self,
         action: str,

@@ -22,6 +22,7 @@ from uptime_cli.commands import (
     auth,
     channels,
     heartbeats,
+    maintenance,
     monitors,
     notifications,
     server,
@@ -156,6 +157,7 @@ app.add_typer(monitors.app, name="monitors")
 app.add_typer(notifications.app, name="notifications")
 app.add_typer(tokens.app, name="tokens")
 app.add_typer(channels.app, name="channels")
+app.add_typer(maintenance.app, name="maintenance")
 app.add_typer(server.app, name="server")
 app.add_typer(status_pages.app, name="status-pages")
 

@@ -27,6 +27,7 @@ STATUS_STYLES = {
     "warning": "yellow",
     "offline": "bold red",
     "pending": "cyan",
+    "maintenance": "blue",
     "active": "bold red",
     "resolved": "green",
 }

@@ -23,6 +23,7 @@ from uptime_server.api import (
     checks,
     health,
     home,
+    maintenance,
     metrics,
     monitors,
     notifications,
@@ -67,6 +68,7 @@ API_BLUEPRINTS = (
     notifications,
     channels,
     status_pages,
+    maintenance,
     openapi,
 )
 ROOT_BLUEPRINTS = (health, home, metrics, pings, public)

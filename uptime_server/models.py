@@ -58,7 +58,7 @@ TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     "ping": ("count", "max_packet_loss"),
     "heartbeat": ("period", "grace", "cron", "timezone"),
 }
-STATUSES = ("pending", "online", "warning", "offline")
+STATUSES = ("pending", "online", "warning", "offline", "maintenance")
 # Incidents (downtime), their ends (recovery), certificate-expiry alerts, and
 # noise control's messages (notify/noise.py, docs/alerts.md).
 NOTIFICATION_TYPES = (
@@ -586,6 +586,38 @@ class Outbox(BaseModel):
         indexes = ((("status", "next_attempt_at"), False),)
 
 
+class MaintenanceWindow(BaseModel):
+    """A maintenance window of one user (migration 0012; docs/maintenance.md).
+
+    Covers ``monitor_ids`` and the owner's monitors carrying all of ``tags``.
+    Its schedule is one-off (``starts_at``/``ends_at``), recurring (``rrule``
+    or ``cron`` in ``timezone``, each occurrence ``duration`` seconds), or
+    none (opened by hand only). ``manual_start``/``manual_end`` hold a window
+    opened by hand (``manual_end`` null: until ended); ``ended_at`` cuts short
+    the scheduled occurrence running when it was ended by hand.
+    """
+
+    id = NeverReusedIdField()
+    user = pw.ForeignKeyField(User, backref="maintenance_windows", on_delete="CASCADE")
+    title = pw.CharField(max_length=200)
+    monitor_ids = JSONField(default=list)
+    tags = JSONField(default=list)
+    starts_at = UTCDateTimeField(null=True)
+    ends_at = UTCDateTimeField(null=True)
+    rrule = pw.TextField(null=True)
+    cron = pw.CharField(max_length=200, null=True)
+    duration = pw.IntegerField(null=True)
+    timezone = pw.CharField(max_length=64, default="UTC")
+    manual_start = UTCDateTimeField(null=True)
+    manual_end = UTCDateTimeField(null=True)
+    ended_at = UTCDateTimeField(null=True)
+    created_at = UTCDateTimeField()
+    updated_at = UTCDateTimeField()
+
+    class Meta:
+        table_name = "maintenance_windows"
+
+
 MODELS: list[type[BaseModel]] = [
     User,
     Identity,
@@ -603,4 +635,5 @@ MODELS: list[type[BaseModel]] = [
     Channel,
     Outbox,
     StatusPage,
+    MaintenanceWindow,
 ]

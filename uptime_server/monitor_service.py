@@ -8,13 +8,14 @@ writes status in its own transactions.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from peewee import SQL, NodeList, fn
 
-from uptime_server import channel_service, ping_tokens
+from uptime_server import channel_service, maintenance_service, ping_tokens
 from uptime_server.badge_tokens import ensure_token, new_token
 from uptime_server.config import Settings
 from uptime_server.db import Prepared, is_sqlite, write_tx
@@ -114,8 +115,12 @@ SUMMARY_COLUMNS = (
 def list_monitors(user: User, filters: Filters, *, page: int, limit: int, now: datetime) -> Listing:
     columns = [getattr(Monitor, name) for name in SUMMARY_COLUMNS]
     query = Monitor.select(*columns).where(Monitor.user == user.id)
-    if filters.status:
-        query = query.where(Monitor.status == filters.status)
+    in_maintenance = list(maintenance_service.active_monitor_ids(now, [user.id]))
+    if filters.status == "maintenance":
+        query = query.where(Monitor.id.in_(in_maintenance))
+    elif filters.status:
+        # A monitor in maintenance shows (and is filtered as) maintenance only.
+        query = query.where((Monitor.status == filters.status) & Monitor.id.not_in(in_maintenance))
     if filters.type:
         query = query.where(Monitor.type == filters.type)
     if search := filters.search:
@@ -128,9 +133,22 @@ def list_monitors(user: User, filters: Filters, *, page: int, limit: int, now: d
     rows = []
     if (page - 1) * limit < total:
         rows = list(query.order_by(Monitor.id).paginate(page, limit))
+    show_maintenance(rows, set(in_maintenance))
     ids = [m.id for m in rows]
     uptime = uptime_by_monitor(ids, now, windows=("24h",))
     return Listing(rows, total, uptime, tags_by_monitor(ids))
+
+
+def show_maintenance(rows: Iterable[Monitor], in_maintenance: set[int]) -> None:
+    """The status shown of monitors in a maintenance window is ``maintenance``.
+
+    The stored status stays the checks' own (the state logic reads it); the
+    window decides what is shown, from the moment it opens to the moment it
+    closes (docs/maintenance.md).
+    """
+    for m in rows:
+        if m.id in in_maintenance:
+            m.status = "maintenance"
 
 
 def ids_tagged(user: User, tags: list[str]) -> list[int]:

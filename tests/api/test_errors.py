@@ -30,6 +30,7 @@ def test_it_maps_codes_to_the_documented_statuses() -> None:
             "NOT_FOUND",
             "TOKEN_NOT_FOUND",
             "STATUS_PAGE_NOT_FOUND",
+            "MAINTENANCE_NOT_FOUND",
         },
         405: {"METHOD_NOT_ALLOWED"},
         409: {"NOTIFICATION_NOT_ACTIVE", "MONITOR_ALREADY_PAUSED", "MONITOR_NOT_PAUSED",

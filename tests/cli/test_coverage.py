@@ -61,6 +61,13 @@ COMMANDS = {
     ("PUT", "/api/v1/channels/<>"): "channels edit",
     ("DELETE", "/api/v1/channels/<>"): "channels delete",
     ("POST", "/api/v1/channels/<>/test"): "channels test",
+    ("GET", "/api/v1/maintenance"): "maintenance list",
+    ("POST", "/api/v1/maintenance"): "maintenance add",
+    ("GET", "/api/v1/maintenance/<>"): "maintenance show",
+    ("PUT", "/api/v1/maintenance/<>"): "maintenance edit",
+    ("DELETE", "/api/v1/maintenance/<>"): "maintenance delete",
+    ("POST", "/api/v1/maintenance/<>/start"): "maintenance start",
+    ("POST", "/api/v1/maintenance/<>/end"): "maintenance end",
 }
 # Endpoints that are not user data, and why they have no command.
 NOT_COMMANDS = {

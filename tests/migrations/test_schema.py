@@ -15,6 +15,7 @@ NEVER_REUSED = {
     "monitors",
     "monitor_locations",
     "notifications",
+    "maintenance_windows",
     "channels",
     "outbox",
     "api_tokens",

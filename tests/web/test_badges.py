@@ -145,3 +145,14 @@ def test_another_process_stops_serving_within_the_ttl(
     assert anon.get(path).status_code == 200
     clock.advance(61)
     assert anon.get(path).status_code == 404
+
+
+def test_a_monitor_in_a_maintenance_window_shows_maintenance(
+    anon: Any, alice: Any, badged: dict
+) -> None:
+    window = alice.post(
+        "/api/v1/maintenance", json={"title": "deploy", "monitor_ids": [badged["id"]]}
+    ).get_json()["data"]
+    assert alice.post(f"/api/v1/maintenance/{window['id']}/start").status_code == 200
+    status = read_badge(anon.get(f"/badge/{badged['badge_token']}/status.svg"))
+    assert status[:2] == ("status", "maintenance")

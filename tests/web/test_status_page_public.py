@@ -233,3 +233,15 @@ def test_a_group_shows_its_ids_then_the_monitors_carrying_any_of_its_tags(
     tag(web)
     clock.advance(3600)
     assert shown() == ["api", "first", "other"]
+
+
+def test_a_monitor_in_a_maintenance_window_shows_maintenance(
+    anon: Any, alice: Any, site: dict[str, Any]
+) -> None:
+    body = {"title": "deploy", "monitor_ids": [site["db"].id]}
+    window = alice.post("/api/v1/maintenance", json=body).get_json()["data"]
+    assert alice.post(f"/api/v1/maintenance/{window['id']}/start").status_code == 200
+    page = anon.get("/status/acme.json").get_json()
+    db, api = (group["monitors"][0] for group in page["groups"])
+    assert (db["status"], db["status_text"]) == ("maintenance", "Under maintenance")
+    assert api["status"] == "offline"  # not covered by the window

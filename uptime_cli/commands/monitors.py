@@ -32,7 +32,7 @@ PASSING = ("online", "warning")
 ALL_PAGE_SIZE = 100
 
 
-ListStatus = Literal["online", "offline", "warning", "pending"]
+ListStatus = Literal["online", "offline", "warning", "pending", "maintenance"]
 ListType = Literal["http", "https", "tcp", "udp", "ping", "dns", "heartbeat"]
 # A URL of these schemes makes a monitor of that type unless --type says otherwise.
 _SCHEME_TYPES = ("http", "https", "tcp", "udp", "dns", "ping")

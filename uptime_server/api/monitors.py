@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, request
 from flask_login import current_user
 
-from uptime_server import badge_tokens, monitor_apply, monitor_service
+from uptime_server import badge_tokens, maintenance_service, monitor_apply, monitor_service
 from uptime_server.api.body import json_body
 from uptime_server.api.operations import PAGE, choice, documenter, limit, query
 from uptime_server.api.request_schemas import (
@@ -45,7 +45,7 @@ from uptime_server.web.public import forget_badges
 
 bp = Blueprint("monitors", __name__, url_prefix="/monitors")
 
-LIST_STATUSES = ("online", "offline", "warning", "pending")
+LIST_STATUSES = ("online", "offline", "warning", "pending", "maintenance")
 LIST_TYPES = MONITOR_TYPES
 TAG = "monitors"
 doc = documenter(TAG)
@@ -65,6 +65,9 @@ TAG_PARAM = {
 
 
 def _monitor(m: MonitorRow) -> Monitor:
+    monitor_service.show_maintenance(
+        [m], maintenance_service.active_monitor_ids(now(), [m.user_id])
+    )
     return Monitor.of(m, **monitor_service.figures(m, now=now(), settings=settings()))
 
 

@@ -62,6 +62,7 @@ TAGS = (
     "notifications",
     "channels",
     "status-pages",
+    "maintenance",
     "pings",
     "public",
     "service",

@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, request
 from flask_login import current_user
 
-from uptime_server import monitor_service
+from uptime_server import maintenance_service, monitor_service
 from uptime_server.api.operations import choice, documenter
 from uptime_server.context import now
 from uptime_server.errors import ApiError, validation_error
@@ -41,7 +41,13 @@ def show(monitor_id: int) -> Any:
     """Uptime and response-time statistics."""
     period, granularity = _params(request.args)
     monitor = monitor_service.get_owned(current_user, monitor_id)
-    stats = monitor_stats(monitor.id, period, granularity, now())
+    stats = monitor_stats(
+        monitor.id,
+        period,
+        granularity,
+        now(),
+        lambda start, end: maintenance_service.maintenance_seconds(monitor, start, end),
+    )
     return data_of(Statistics.model_validate(stats))
 
 

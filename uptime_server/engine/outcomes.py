@@ -146,6 +146,9 @@ class Plan:
     seen_cert: SeenCert | None = None
     cert: CertDecision | None = None
     flapping_began: datetime | None = None  # the monitor's flapping_since before this run
+    # Checked while a maintenance window covered the monitor: no alert, and
+    # the run is left out of the roll-ups (neither up nor down).
+    in_maintenance: bool = False
 
     @property
     def status(self) -> str | None:

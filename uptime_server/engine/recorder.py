@@ -31,6 +31,7 @@ from datetime import datetime
 
 from peewee import IntegrityError
 
+from uptime_server import maintenance_service
 from uptime_server.config import Settings
 from uptime_server.db import database, retry_locked, write_tx
 from uptime_server.engine import cert_alerts, state
@@ -79,6 +80,10 @@ class Recorder:
     def _record_batch(self, outcomes: Sequence[CheckOutcome], now: datetime) -> list[Recorded]:
         with database.connection_context(), write_tx():
             batch = Batch.load({o.monitor_id for o in outcomes})
+            # Windows are few: which monitors they cover is read once per batch.
+            batch.maintenance = maintenance_service.active_monitor_ids(
+                now, {m.user_id for m in batch.monitors.values()}
+            )
             plans = [self._plan(outcome, batch) for outcome in outcomes]
             if not batch.write_runs(plans):
                 raise StaleState("a monitor's state_version moved under the lock")
@@ -94,7 +99,9 @@ class Recorder:
                         p.outcome.response_time,
                     )
                     for p in plans
-                    if p.done.run_id is not None and not p.outcome.history_only
+                    if p.done.run_id is not None
+                    and not p.outcome.history_only
+                    and not p.in_maintenance
                 ]
             )
         return [plan.done for plan in plans]
@@ -159,6 +166,7 @@ class Recorder:
     ) -> None:
         """The monitor's next state after this run, into *plan*; the batch's view moves on."""
         outcome = plan.outcome
+        plan.in_maintenance = monitor.id in batch.maintenance
         prev = state.MonitorState(
             status=monitor.status,
             consecutive_failures=monitor.consecutive_failures,
@@ -176,9 +184,12 @@ class Recorder:
             locations=list(monitor.locations),
             rules=batch.rules.get(monitor.id, _DEFAULT_RULES),
             at=outcome.checked_at,
+            in_maintenance=plan.in_maintenance,
         )
         offline_since = None
-        if tr.status == "offline":
+        if tr.status == "offline" and not (plan.in_maintenance and not prev.has_active_incident):
+            # Failing in maintenance with no incident open: a downtime that
+            # opens after the window starts when it opens, not in the window.
             offline_since = monitor.offline_since or outcome.checked_at
         plan.transition = tr
         plan.version = monitor.state_version

@@ -95,6 +95,7 @@ class Batch:
         self.cert_days: dict[int, list[int]] = {}  # alert_settings.cert_expiry_days
         self.active: dict[int, Notification] = {}
         self.active_flags: dict[int, bool] = {}
+        self.maintenance: set[int] = set()  # monitors in a maintenance window now
 
     @classmethod
     def load(cls, monitor_ids: set[int]) -> Batch:

@@ -108,6 +108,7 @@ def transition(
     alert_threshold: int = 1,
     rules: AlertRules | None = None,
     at: datetime | None = None,
+    in_maintenance: bool = False,
 ) -> Transition:
     """Apply one location's run status (checked *at*) to the monitor's state.
 
@@ -123,6 +124,13 @@ def transition(
       the window are down to ``flap_threshold // 2`` or fewer. While it
       flaps, no incident opens or resolves (the alerts are held); the
       evaluation that settles it applies the rules above as usual.
+
+    - In maintenance (``in_maintenance``, docs/maintenance.md): the status
+      and counters move on as usual, but no incident opens or resolves and
+      the change is not counted for flapping. The first evaluation after the
+      window applies the rules above to what the counters say then: a
+      monitor still failing opens its incident; one whose incident was open
+      before the window keeps it (no second one).
 
     *rules* (else ``AlertRules(alert_threshold)``) and *at* (needed for flap
     detection) come from the caller: nothing here reads a clock.
@@ -140,8 +148,12 @@ def transition(
         successes, suppressed = prev.consecutive_successes + 1, prev.alerts_suppressed
     else:
         new_status, failures, successes, suppressed = combined, 0, 0, False
-    changes, flapping_since, started, settled = _flapping(prev, new_status, rules, at)
-    flapping = flapping_since is not None
+    if in_maintenance:  # no flip counted, flapping neither starts nor settles
+        changes, flapping_since = prev.state_changes, prev.flapping_since
+        started = settled = False
+    else:
+        changes, flapping_since, started, settled = _flapping(prev, new_status, rules, at)
+    held = flapping_since is not None or in_maintenance
     opens = (
         new_status == "offline"
         and failures >= rules.alert_threshold
@@ -154,8 +166,8 @@ def transition(
         consecutive_failures=failures,
         alerts_suppressed=suppressed,
         location_statuses=latest,
-        open_incident=opens and not flapping,
-        resolve_incident=resolves and not flapping,
+        open_incident=opens and not held,
+        resolve_incident=resolves and not held,
         consecutive_successes=successes,
         state_changes=changes,
         flapping_since=flapping_since,

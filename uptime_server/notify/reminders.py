@@ -15,6 +15,10 @@ PostgreSQL it waits for the first to commit, then re-reads the row), so it
 writes nothing. After a stall the next one is one interval from now: missed
 reminders are not replayed.
 
+A reminder due while the monitor is in a maintenance window is skipped (not
+sent, not replayed after the window): the next one is one interval on
+(docs/maintenance.md).
+
 Acknowledging or resolving a downtime clears ``next_reminder_at``
 (``Notification.resolve_if_active``, ``notification_service.acknowledge``).
 """
@@ -26,6 +30,7 @@ from datetime import datetime, timedelta
 
 from peewee import ModelSelect, fn
 
+from uptime_server import maintenance_service
 from uptime_server.config import Settings
 from uptime_server.db import database, retry_locked, write_tx
 from uptime_server.models import AlertSettings, Monitor, Notification, User
@@ -111,6 +116,11 @@ class ReminderSweep:
             following = note.next_reminder_at + step
             if following <= now:
                 following = now + step
+            monitor = Monitor.get_by_id(note.monitor_id)
+            if maintenance_service.in_maintenance(monitor, now):
+                # Skipped, not postponed: the next one is one interval on.
+                Notification.update(next_reminder_at=following).where(guard).execute()
+                return 0
             taken = (
                 Notification.update(
                     next_reminder_at=following, reminders_sent=Notification.reminders_sent + 1
@@ -120,7 +130,6 @@ class ReminderSweep:
             )
             if not taken:
                 return 0  # another sweep sent it, or it was acknowledged or resolved
-            monitor = Monitor.get_by_id(note.monitor_id)
             reminder = reminder_notification(note, monitor, now)
             outbox.enqueue(
                 reminder,

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from uptime_server.schemas.base import Percent, ResponseModel, UtcTime
+from uptime_server.schemas.base import Count, Percent, ResponseModel, UtcTime
 from uptime_server.schemas.monitors import MESSAGE_START, PingKind, drop_absent, message_start
 from uptime_server.stats.figures import GRANULARITIES, PERIODS
 
@@ -112,4 +112,11 @@ class Statistics(ResponseModel):
     response_times: ResponseTimes
     incidents: Incidents
     checks: CheckCounts
+    maintenance_seconds: Annotated[
+        Count,
+        Field(
+            description="Seconds of the period in a maintenance window: neither up nor down, "
+            "its runs left out of uptime and checks"
+        ),
+    ]
     series: list[SeriesPoint]

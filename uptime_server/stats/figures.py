@@ -36,7 +36,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -252,8 +252,19 @@ def incidents(monitor_id: int, w: Window) -> dict[str, int]:
     return {"count": count, "total_downtime": int(seconds + 0.5)}
 
 
-def monitor_stats(monitor_id: int, period: str, granularity: str, now: datetime) -> dict:
-    """The statistics object (docs/api.md#statistics-object) with period, granularity and series."""
+def monitor_stats(
+    monitor_id: int,
+    period: str,
+    granularity: str,
+    now: datetime,
+    maintenance: Callable[[datetime, datetime], int] = lambda _start, _end: 0,
+) -> dict:
+    """The statistics object (docs/api.md#statistics-object) with period, granularity and series.
+
+    *maintenance*: the monitor's seconds in maintenance windows between two
+    times. Runs checked in one never reach the roll-ups (the recorder leaves
+    them out), so uptime and check counts exclude them already.
+    """
     w = window(PERIODS[period], now)
     total = window_total(monitor_id, w)
     return {
@@ -272,11 +283,16 @@ def monitor_stats(monitor_id: int, period: str, granularity: str, now: datetime)
             "successful": total.checks - total.failed,
             "failed": total.failed,
         },
+        "maintenance_seconds": maintenance(w.start_at, min(now, _end_at(w))),
         "series": [
             _point(start, point)
             for start, point in series_points(monitor_id, w, GRANULARITIES[granularity])
         ],
     }
+
+
+def _end_at(w: Window) -> datetime:
+    return datetime.fromtimestamp(w.end, UTC)
 
 
 def _mean(rt_sum: int, rt_count: int) -> int | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from uptime_server.maintenance_service import active_monitor_ids
 from uptime_server.models import Monitor
 from uptime_server.stats.figures import PERIODS, uptime_by_monitor, window, window_total
 from uptime_server.web.rendering import percent
@@ -34,6 +35,8 @@ _SPEED_COLOURS = ((200, BRIGHTGREEN), (500, GREEN), (1000, YELLOW), (2000, ORANG
 def figure(monitor: Monitor, kind: str, now: datetime) -> tuple[str, str, str]:
     if kind == "status":
         status = "paused" if monitor.paused else monitor.status
+        if not monitor.paused and monitor.id in active_monitor_ids(now, [monitor.user_id]):
+            status = "maintenance"
         message, colour = _STATUS.get(status, (status.replace("_", " "), GREY))
         return "status", message, colour
     if kind == "response-time":

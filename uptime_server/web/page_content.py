@@ -21,7 +21,9 @@ from typing import Any
 import peewee
 
 from uptime_server.db import database
+from uptime_server.maintenance_service import active_monitor_ids
 from uptime_server.models import Monitor, Notification, Rollup, StatusPage
+from uptime_server.monitor_service import show_maintenance
 from uptime_server.stats.figures import uptime_by_monitor, uptime_percent
 from uptime_server.stats.rollups import DAY
 from uptime_server.status_page_service import monitors_for_group
@@ -75,6 +77,9 @@ def build(page: StatusPage, now: datetime) -> dict[str, Any]:
             Monitor.id, Monitor.name, Monitor.url, Monitor.status, Monitor.paused
         ).where((Monitor.user == page.user_id) & Monitor.id.in_(ids or [0]))
     }
+    # A monitor in an open maintenance window shows `maintenance` (the stored
+    # status stays the checks' own; docs/maintenance.md).
+    show_maintenance(monitors.values(), active_monitor_ids(now, [page.user_id]))
     today = int(now.timestamp()) // DAY * DAY
     first_day = today - (DAYS - 1) * DAY
     days = [(day, _date(day)) for day in range(first_day, today + DAY, DAY)]
