@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.bench_api import EMAIL, build
-from bench.target import free_port, stop_process, wait_listening
+from bench.target import daemon_env, free_port, start_daemon, stop_process
 from uptime_server import db as dbmod
 from uptime_server import migrations
 from uptime_server.config import load_settings
@@ -61,20 +61,6 @@ class Round:
     latency: dict[str, str]
     errors: int  # socket errors and non-2xx answers
     detail: str
-
-
-def daemon_env(data_dir: Path, url: str, port: int) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UPTIME_")}
-    env.update(
-        UPTIME_DATA_DIR=str(data_dir),
-        UPTIME_DATABASE_URL=url,
-        UPTIME_PORT=str(port),
-        UPTIME_SECRET_KEY=SECRET,
-        UPTIME_LOG_LEVEL="WARNING",
-        UPTIME_RATE_LIMIT="off",
-        UPTIME_MAX_MONITORS_PER_USER="100000",
-    )
-    return env
 
 
 def seed(env: dict[str, str], count: int) -> tuple[str, list[int]]:
@@ -140,13 +126,16 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-api-load-") as tmp:
         data_dir = Path(tmp)
         port = free_port()
-        env = daemon_env(data_dir, f"sqlite:///{data_dir / 'uptime.db'}", port)
+        env = daemon_env(
+            data_dir,
+            port,
+            UPTIME_DATABASE_URL=f"sqlite:///{data_dir / 'uptime.db'}",
+            UPTIME_SECRET_KEY=SECRET,
+            UPTIME_RATE_LIMIT="off",
+            UPTIME_MAX_MONITORS_PER_USER="100000",
+        )
         token, ids = seed(env, args.monitors)
-        uptime = Path(sys.executable).with_name("uptime")
-        with open(data_dir / "daemon.log", "wb") as log:
-            daemon = subprocess.Popen(
-                [str(uptime), "server", "run"], env=env, stdout=log, stderr=log
-            )
+        daemon = start_daemon(env)
         base = f"http://127.0.0.1:{port}"
         cases = {
             "/healthz": ["/healthz"],
@@ -158,7 +147,6 @@ def main(argv: list[str] | None = None) -> int:
         errors: dict[str, int] = {}
         details: list[str] = []
         try:
-            wait_listening(port, daemon)
             for paths in cases.values():  # warm-up: connections, caches
                 wrk(base, paths, token, args.connections, 1)
             for _ in range(args.rounds):

@@ -40,7 +40,7 @@ from typing import Any
 import peewee
 
 from bench.engine_run import cpu_s
-from bench.target import free_port, stop_process, wait_listening
+from bench.target import daemon_env, free_port, start_daemon, stop_process
 from uptime_server import db as dbmod
 from uptime_server import migrations
 from uptime_server.models import AlertSettings, Monitor, MonitorLocation, User
@@ -152,24 +152,13 @@ def in_child(kind: str, *args: Any) -> Any:
 # -- the daemon ----------------------------------------------------------------------
 
 
-def start_daemon(
+def start_pinged_daemon(
     data_dir: Path, url: str, port: int, http_threads: int | None = None
 ) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UPTIME_")}
-    env.update(
-        UPTIME_DATA_DIR=str(data_dir),
-        UPTIME_DATABASE_URL=url,
-        UPTIME_PORT=str(port),
-        UPTIME_SECRET_KEY=SECRET,
-        UPTIME_LOG_LEVEL="WARNING",
-    )
+    settings = {"UPTIME_DATABASE_URL": url, "UPTIME_SECRET_KEY": SECRET}
     if http_threads is not None:
-        env["UPTIME_HTTP_THREADS"] = str(http_threads)
-    uptime = Path(sys.executable).with_name("uptime")
-    log = open(data_dir / "daemon.log", "wb")  # noqa: SIM115 (closed with the process)
-    process = subprocess.Popen([str(uptime), "server", "run"], env=env, stdout=log, stderr=log)
-    wait_listening(port, process)
-    return process
+        settings["UPTIME_HTTP_THREADS"] = str(http_threads)
+    return start_daemon(daemon_env(data_dir, port, **settings))
 
 
 def daemon_cpu(pid: int) -> tuple[float, float]:
@@ -247,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
             f"daemon: uptime server run{threads}"
         )
         port = free_port()
-        daemon = start_daemon(data_dir, url, port, args.http_threads)
+        daemon = start_pinged_daemon(data_dir, url, port, args.http_threads)
         base = f"http://127.0.0.1:{port}"
         try:
             in_child("closed", base, tokens, 500, 8)  # warm-up

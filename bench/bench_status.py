@@ -42,7 +42,7 @@ from pathlib import Path
 import requests
 
 from bench.bench_stats import insert_rows, signed_in
-from bench.target import free_port, stop_process, wait_listening
+from bench.target import daemon_env, free_port, start_daemon, stop_process
 from uptime_server import db as dbmod
 from uptime_server.badge_tokens import new_token
 from uptime_server.models import Monitor, StatusPage
@@ -108,16 +108,6 @@ def _rollups(ids: list[int], now: int):
                 failed = checks // 10 if (bucket // res + mid) % 37 == 0 else 0
                 ok = checks - failed
                 yield (mid, res, bucket, checks, failed, ok, ok * 100, 90, 110, 100, hist)
-
-
-def start_daemon(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "uptime_cli", "server", "run", "--no-scheduler"]
-    cmd += ["--host", "127.0.0.1", "--port", str(port)]
-    process = subprocess.Popen(
-        cmd, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    wait_listening(port, process)
-    return process
 
 
 def percentiles(samples: list[float]) -> str:
@@ -202,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
               f"in {time.perf_counter() - t0:.1f} s (SQLite)")  # fmt: skip
         print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         port = free_port()
-        daemon = start_daemon(env, port)
+        # No scheduler: the seeded monitors' URLs are not to be dialled.
+        daemon = start_daemon(daemon_env(Path(tmp), port, **env), "--no-scheduler")
         base = f"http://127.0.0.1:{port}"
         try:
             cold = cold_http(base)

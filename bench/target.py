@@ -8,6 +8,7 @@ TLS with a trustme certificate for 127.0.0.1.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -87,6 +88,28 @@ def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
         except OSError:
             time.sleep(0.05)
     raise RuntimeError(f"target not listening on {port}")
+
+
+def daemon_env(data_dir: Path, port: int, **settings: str) -> dict[str, str]:
+    """The environment of a benchmarked daemon: none of ours inherited, then *settings*."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UPTIME_")}
+    env.update(UPTIME_DATA_DIR=str(data_dir), UPTIME_PORT=str(port), UPTIME_LOG_LEVEL="WARNING")
+    env.update(settings)
+    return env
+
+
+def start_daemon(env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
+    """``uptime server run *args`` as ``make run`` starts it, logging to the data dir; once
+    it listens on ``UPTIME_PORT``."""
+    uptime = Path(sys.executable).with_name("uptime")
+    data_dir = Path(env["UPTIME_DATA_DIR"])
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with open(data_dir / "daemon.log", "ab") as log:
+        process = subprocess.Popen(
+            [str(uptime), "server", "run", *args], env=env, stdout=log, stderr=log
+        )
+    wait_listening(int(env["UPTIME_PORT"]), process)
+    return process
 
 
 def start_target(workdir: Path, *, prefer_nginx: bool = True) -> Target:

@@ -93,6 +93,16 @@ def test_rotation_kills_the_old_token(alice: Any, anon: Any, badged: dict) -> No
     assert read_badge(anon.get(f"/badge/{new}/status.svg"))[1] == "up"
 
 
+def test_another_user_can_neither_see_nor_rotate_a_badge_token(
+    alice: Any, bob: Any, anon: Any, badged: dict
+) -> None:
+    token = badged["badge_token"]
+    assert_error(bob.get(f"{MONITORS}/{badged['id']}"), 404, "MONITOR_NOT_FOUND")
+    assert_error(bob.post(f"{MONITORS}/{badged['id']}/badge-token"), 404, "MONITOR_NOT_FOUND")
+    assert alice.get(f"{MONITORS}/{badged['id']}").get_json()["data"]["badge_token"] == token
+    assert read_badge(anon.get(f"/badge/{token}/status.svg"))[1] == "up"
+
+
 def test_rotation_needs_badges_on(alice: Any, make_monitor: Any) -> None:
     mid = make_monitor("api").id
     assert_error(alice.post(f"{MONITORS}/{mid}/badge-token"), 400, "VALIDATION_ERROR", "badges")

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from uptime_cli import output
-from uptime_cli.commands.options import JsonFlag
+from uptime_cli.commands.options import JsonFlag, with_options
 from uptime_cli.context import state
 
 app = typer.Typer(help="Public status pages of your monitors.", no_args_is_help=True)
@@ -66,9 +66,16 @@ def _groups(group: list[str] | None, groups_json: str | None) -> list[dict[str, 
     return out
 
 
+PAGE_OPTIONS: dict[str, Any] = {
+    "description": DescriptionOpt,
+    "group": GroupOpt,
+    "groups_json": GroupsJsonOpt,
+    "show_urls": UrlsOpt,
+    "show_names": NamesOpt,
+}
+
+
 def _fields(
-    slug: str | None,
-    title: str | None,
     description: str | None,
     group: list[str] | None,
     groups_json: str | None,
@@ -77,8 +84,6 @@ def _fields(
 ) -> dict[str, Any]:
     """The page fields of the options given (add and edit take the same ones)."""
     given = {
-        "slug": slug,
-        "title": title,
         "description": description,
         "groups": _groups(group, groups_json),
         "show_urls": show_urls,
@@ -87,22 +92,23 @@ def _fields(
     return {k: v for k, v in given.items() if v is not None}
 
 
+with_page_options = with_options(PAGE_OPTIONS, lambda given: _fields(**given), "fields")
+
+
 @app.command()
+@with_page_options
 def add(
     ctx: typer.Context,
     slug: Annotated[str, typer.Argument(help="The address: /status/SLUG.", show_default=False)],
     title: Annotated[str, typer.Argument(help="The page's title.", show_default=False)],
-    description: DescriptionOpt = None,
-    group: GroupOpt = None,
-    groups_json: GroupsJsonOpt = None,
-    show_urls: UrlsOpt = None,
-    show_names: NamesOpt = None,
     json_: JsonFlag = False,
+    *,
+    fields: dict[str, Any],
 ) -> None:
     """Create a status page."""
     st = state(ctx)
-    fields = _fields(slug, title, description, group, groups_json, show_urls, show_names)
-    data = st.client().create_status_page(fields).get("data") or {}
+    body = {"slug": slug, "title": title, **fields}
+    data = st.client().create_status_page(body).get("data") or {}
     output.show(
         st.wants_json(json_), data, page_view, done=f"Created status page {data.get('url')}"
     )
@@ -138,21 +144,20 @@ def show(ctx: typer.Context, page: PageKey, json_: JsonFlag = False) -> None:
 
 
 @app.command()
+@with_page_options
 def edit(
     ctx: typer.Context,
     page: PageKey,
     slug: Annotated[str | None, typer.Option(help="A new address.")] = None,
     title: Annotated[str | None, typer.Option(help="A new title.")] = None,
-    description: DescriptionOpt = None,
-    group: GroupOpt = None,
-    groups_json: GroupsJsonOpt = None,
-    show_urls: UrlsOpt = None,
-    show_names: NamesOpt = None,
     json_: JsonFlag = False,
+    *,
+    fields: dict[str, Any],
 ) -> None:
     """Change a status page; only the options given are sent."""
     st = state(ctx)
-    fields = _fields(slug, title, description, group, groups_json, show_urls, show_names)
+    named = {"slug": slug, "title": title}
+    fields = {**{k: v for k, v in named.items() if v is not None}, **fields}
     if not fields:
         raise typer.BadParameter("give at least one option to change", param_hint="'OPTIONS'")
     data = st.client().update_status_page(page, fields).get("data") or {}
