@@ -36,12 +36,14 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import requests
 
 from bench.bench_stats import insert_rows, signed_in
+from bench.engine_run import cpu_s
 from bench.target import daemon_env, free_port, start_daemon, stop_process
 from uptime_server import db as dbmod
 from uptime_server.badge_tokens import new_token
@@ -110,10 +112,17 @@ def _rollups(ids: list[int], now: int):
                 yield (mid, res, bucket, checks, failed, ok, ok * 100, 90, 110, 100, hist)
 
 
+def percentile(samples: list[float], q: float) -> float:
+    return sorted(samples)[math.ceil(q * len(samples)) - 1]
+
+
 def percentiles(samples: list[float]) -> str:
-    samples = sorted(samples)
-    p95 = samples[math.ceil(0.95 * len(samples)) - 1]
+    p95 = percentile(samples, 0.95)
     return f"p50 {statistics.median(samples):.1f} ms, p95 {p95:.1f} ms"
+
+
+def goal(name: str, figure: str, target: str, met: bool) -> str:
+    return f"  {name:<14} {figure:>12}  goal {target:<15} {'met' if met else 'NOT MET'}"
 
 
 def cold_http(base: str) -> list[float]:
@@ -140,8 +149,17 @@ def render_only(count: int = 50) -> tuple[list[float], list[float]]:
     return wall, cpu
 
 
-def load(url: str, seconds: float, connections: int) -> tuple[float, str]:
-    """Requests/s on *url* (all answers 200), and the tool that made them."""
+@dataclass
+class Load:
+    rate: float  # requests/s
+    requests: int
+    tool: str
+    cpu_ms: float  # CPU of the daemon (and its children) per request
+
+
+def load(url: str, seconds: float, connections: int, daemon_pid: int) -> Load:
+    """Requests/s on *url* (all answers 200) and the daemon's CPU per request."""
+    cpu0 = tree_cpu_s(daemon_pid)
     wrk = shutil.which("wrk")
     if wrk:
         out = subprocess.run(
@@ -150,11 +168,31 @@ def load(url: str, seconds: float, connections: int) -> tuple[float, str]:
         ).stdout  # fmt: skip
         if "Non-2xx" in out:
             raise RuntimeError(f"wrk saw errors:\n{out}")
-        return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), "wrk"
-    return _python_load(url, seconds, connections), "python threads (http.client)"
+        rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+        count = int(re.search(r"(\d+) requests in", out).group(1))
+        tool = "wrk"
+    else:
+        rate, count = _python_load(url, seconds, connections)
+        tool = "python threads (http.client)"
+    cpu_ms = (tree_cpu_s(daemon_pid) - cpu0) * 1000 / max(count, 1)
+    return Load(rate, count, tool, cpu_ms)
 
 
-def _python_load(url: str, seconds: float, connections: int) -> float:
+def tree_cpu_s(pid: int) -> float:
+    """utime + stime of *pid* and its descendants, in seconds (from /proc)."""
+    total, todo = 0.0, [pid]
+    while todo:
+        pid = todo.pop()
+        try:
+            total += cpu_s(f"/proc/{pid}/stat")
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+        except (OSError, ValueError):
+            continue  # gone meanwhile
+    return total
+
+
+def _python_load(url: str, seconds: float, connections: int) -> tuple[float, int]:
     host, port_path = url.removeprefix("http://").split(":", 1)
     port, path = port_path.split("/", 1)
     counts = [0] * connections
@@ -177,7 +215,7 @@ def _python_load(url: str, seconds: float, connections: int) -> float:
         t.start()
     for t in threads:
         t.join()
-    return sum(counts) / (time.monotonic() - t0)
+    return sum(counts) / (time.monotonic() - t0), sum(counts)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         base = f"http://127.0.0.1:{port}"
         try:
             cold = cold_http(base)
+            cold_p95 = percentile(cold, 0.95)
             print(f"cold page over HTTP ({PAGES - 1} pages, first hit each): {percentiles(cold)}"
                   "  (goal p95 < 50 ms)")  # fmt: skip
             wall, cpu = render_only()
@@ -204,14 +243,25 @@ def main(argv: list[str] | None = None) -> int:
                   f"CPU {percentiles(cpu)}")  # fmt: skip
             page = f"{base}/status/page-000"
             requests.get(page, timeout=30).raise_for_status()
-            rate, tool = load(page, args.seconds, args.connections)
-            print(f"cached page: {rate:,.0f} req/s  (goal >= 1,000; {tool}, "
+            cached = load(page, args.seconds, args.connections, daemon.pid)
+            print(f"cached page: {cached.rate:,.0f} req/s, daemon CPU {cached.cpu_ms:.3f} "
+                  f"ms/request  (goal >= 1,000 req/s; {cached.tool}, "
                   f"{args.connections} connections, {args.seconds:g} s)")  # fmt: skip
             badge = f"{base}/badge/{token}/status.svg"
             requests.get(badge, timeout=30).raise_for_status()
-            rate, tool = load(badge, args.seconds, args.connections)
-            print(f"status badge: {rate:,.0f} req/s  (goal >= 2,000; {tool})")
+            badged = load(badge, args.seconds, args.connections, daemon.pid)
+            print(f"status badge: {badged.rate:,.0f} req/s, daemon CPU {badged.cpu_ms:.3f} "
+                  f"ms/request  (goal >= 2,000 req/s; {badged.tool})")  # fmt: skip
             print(f"load average after: {os.getloadavg()[0]:.1f}")
+            print("goals (issue 16):")
+            for line in (
+                goal("cold page p95", f"{cold_p95:.1f} ms", "< 50 ms", cold_p95 < 50),
+                goal("cached page", f"{cached.rate:,.0f} req/s", ">= 1,000 req/s",
+                     cached.rate >= 1000),
+                goal("status badge", f"{badged.rate:,.0f} req/s", ">= 2,000 req/s",
+                     badged.rate >= 2000),
+            ):  # fmt: skip
+                print(line)
         finally:
             stop_process(daemon)
     return 0

@@ -55,6 +55,7 @@ from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
 from uptime_server.metrics_snapshot import metrics_cache_for
 from uptime_server.ping_wsgi import PingDispatcher, PingLimit
 from uptime_server.web import public
+from uptime_server.web.public_wsgi import PublicDispatcher
 from uptime_server.web.render_cache import RenderCache
 
 # One blueprint per resource: under /api/v1, and at the root.
@@ -125,7 +126,12 @@ def create_app(
         PingLimit(limiter.limiter, settings.ping_rate_limit, settings.rate_limit),
     )
     app.extensions["uptime_pings"] = pings_dispatcher
-    app.wsgi_app = pings_dispatcher  # type: ignore[method-assign]
+    # Cached badges and status pages too (web/public_wsgi): a hit needs no Flask.
+    public_dispatcher = PublicDispatcher(
+        pings_dispatcher, services["badge_cache"], services["status_page_cache"]
+    )
+    app.extensions["uptime_public"] = public_dispatcher
+    app.wsgi_app = public_dispatcher  # type: ignore[method-assign]
     return app
 
 

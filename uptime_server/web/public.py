@@ -39,6 +39,12 @@ bp = Blueprint("public", __name__)
 PAGE_TTL = 30  # seconds a rendered page is served from memory, and may be cached by others
 BADGE_TTL = 60
 UPTIME_PERIODS = ("24h", "7d", "30d", "90d")
+# Headers of each kind of answer besides the cache's own (also public_wsgi's).
+HTML_PAGE_HEADERS = (
+    ("Content-Security-Policy", CONTENT_SECURITY_POLICY),
+    ("Referrer-Policy", "no-referrer"),
+)
+BADGE_HEADERS = (("Content-Security-Policy", "default-src 'none'"),)
 
 
 def page_cache() -> RenderCache:
@@ -121,11 +127,7 @@ def _page(slug: str, fmt: str) -> Response:
     hit = page_cache().get((slug, fmt), render) if len(slug) <= 64 else None
     if hit is None:
         raise ApiError("NOT_FOUND", "No status page at this address")
-    response = _cacheable(hit, PAGE_TTL)
-    if fmt == "html":
-        response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
-        response.headers["Referrer-Policy"] = "no-referrer"
-    return response
+    return _cacheable(hit, PAGE_TTL, HTML_PAGE_HEADERS if fmt == "html" else ())
 
 
 @bp.get("/badge/<badge_token>/status.svg")
@@ -171,12 +173,10 @@ def _badge(token: str, kind: str) -> Response:
     hit = badge_cache().get((token, kind), render)
     if hit is None:
         raise ApiError("NOT_FOUND", "No such badge")
-    response = _cacheable(hit, BADGE_TTL)
-    response.headers["Content-Security-Policy"] = "default-src 'none'"
-    return response
+    return _cacheable(hit, BADGE_TTL, BADGE_HEADERS)
 
 
-def _cacheable(hit: Rendered, max_age: int) -> Response:
+def _cacheable(hit: Rendered, max_age: int, extra: tuple[tuple[str, str], ...]) -> Response:
     """The cached body (gzipped when the client takes it), with its ETag and Cache-Control."""
     if hit.gzipped is not None and "gzip" in request.accept_encodings:
         response = Response(hit.gzipped, mimetype=hit.mimetype)
@@ -188,4 +188,6 @@ def _cacheable(hit: Rendered, max_age: int) -> Response:
     if hit.gzipped is not None:
         response.vary.add("Accept-Encoding")
     response.headers["Cache-Control"] = f"public, max-age={max_age}"
-    return response.make_conditional(request)
+    response.make_conditional(request)
+    response.headers.extend(extra)
+    return response

@@ -4,7 +4,13 @@ Entries live ``ttl`` seconds on the injected clock's monotonic counter.
 Concurrent misses of one key wait for the first one's render instead of
 rendering too (a lock per key), so a burst of visitors costs one render.
 ``forget`` drops a key at once (a page edited or deleted in this process);
-other processes serving the same database see the change within ``ttl``.
+other processes serving the same database see the change within ``ttl``. A
+render that was under way when ``forget`` ran is answered but not kept: it
+may have read the rows before the change (a badge token read just before
+its rotation must not be served for another ``ttl``).
+
+``peek`` reads a fresh entry without rendering: the WSGI fast path in front
+of Flask (``public_wsgi``) answers hits with it and hands misses to Flask.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ class RenderCache:
         self._entries: dict[Hashable, tuple[float, Rendered]] = {}
         self._locks: dict[Hashable, threading.Lock] = {}
         self._guard = threading.Lock()
+        self._generation = 0  # forget() calls so far: a render spanning one is not kept
 
     def get(self, key: Hashable, render: Callable[[], Rendered | None]) -> Rendered | None:
         """The fresh entry of *key*, or *render*'s result (None: nothing to cache)."""
@@ -55,16 +62,24 @@ class RenderCache:
             hit = self._fresh(key)
             if hit is not None:
                 return hit
+            generation = self._generation
             value = render()
             if value is not None:
                 with self._guard:
+                    if generation != self._generation:
+                        return value  # something was forgotten meanwhile: maybe this
                     if len(self._entries) >= self.max_entries:
                         self._entries.clear()
                     self._entries[key] = (self.clock.monotonic() + self.ttl, value)
             return value
 
+    def peek(self, key: Hashable) -> Rendered | None:
+        """The fresh entry of *key*, or None (nothing is rendered)."""
+        return self._fresh(key)
+
     def forget(self, match: Callable[[Hashable], bool]) -> None:
         with self._guard:
+            self._generation += 1
             for key in [k for k in self._entries if match(k)]:
                 del self._entries[key]
 
