@@ -39,8 +39,10 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import requests
+from werkzeug.test import EnvironBuilder
 
 from bench.bench_stats import insert_rows, signed_in
 from bench.engine_run import cpu_s
@@ -61,8 +63,9 @@ ROLLUP_COLUMNS = (
 )  # fmt: skip
 
 
-def build(path: Path, now: datetime) -> tuple[dict[str, str], str]:
-    """The database at *path*; returns the daemon's environment and one badge token."""
+def build(path: Path, now: datetime) -> tuple[dict[str, str], str, Any]:
+    """The database at *path*; returns the daemon's environment, one badge token and
+    the app (in this process) that made it."""
     settings, client, user = signed_in(path)
     with dbmod.database.connection_context():
         rows = [
@@ -97,7 +100,7 @@ def build(path: Path, now: datetime) -> tuple[dict[str, str], str]:
         "UPTIME_SECRET_KEY": "bench",
         "UPTIME_RATE_LIMIT": "off",
     }
-    return env, token
+    return env, token, client.application
 
 
 def _rollups(ids: list[int], now: int):
@@ -218,6 +221,25 @@ def _python_load(url: str, seconds: float, connections: int) -> tuple[float, int
     return sum(counts) / (time.monotonic() - t0), sum(counts)
 
 
+def in_process_us(app: Any, path: str, count: int = 5000) -> tuple[float, float]:
+    """CPU µs per cached request of *path* (asking for gzip) in this process, straight into
+    the WSGI app: through the fast path in front of Flask, and through Flask alone."""
+    environ = EnvironBuilder(path=path, headers={"Accept-Encoding": "gzip"}).get_environ()
+
+    def start_response(status: str, headers: list[tuple[str, str]]) -> None:
+        if not status.startswith("200"):
+            raise RuntimeError(f"{path}: {status}")
+
+    out = []
+    for wsgi in (app.wsgi_app, app.extensions["uptime_public"].app):
+        b"".join(wsgi(dict(environ), start_response))  # cached from here on
+        c0 = time.process_time()
+        for _ in range(count):
+            b"".join(wsgi(dict(environ), start_response))
+        out.append((time.process_time() - c0) * 1e6 / count)
+    return out[0], out[1]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="Per load phase.")
@@ -225,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-status-") as tmp:
         t0 = time.perf_counter()
-        env, token = build(Path(tmp) / "status.db", datetime.now(UTC))
+        env, token, app = build(Path(tmp) / "status.db", datetime.now(UTC))
         print(f"built {MONITORS} monitors x 90 days of roll-ups, {PAGES} pages "
               f"in {time.perf_counter() - t0:.1f} s (SQLite)")  # fmt: skip
         print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
@@ -247,12 +269,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"cached page: {cached.rate:,.0f} req/s, daemon CPU {cached.cpu_ms:.3f} "
                   f"ms/request  (goal >= 1,000 req/s; {cached.tool}, "
                   f"{args.connections} connections, {args.seconds:g} s)")  # fmt: skip
-            badge = f"{base}/badge/{token}/status.svg"
+            badge_path = f"/badge/{token}/status.svg"
+            badge = base + badge_path
             requests.get(badge, timeout=30).raise_for_status()
             badged = load(badge, args.seconds, args.connections, daemon.pid)
             print(f"status badge: {badged.rate:,.0f} req/s, daemon CPU {badged.cpu_ms:.3f} "
                   f"ms/request  (goal >= 2,000 req/s; {badged.tool})")  # fmt: skip
             print(f"load average after: {os.getloadavg()[0]:.1f}")
+            for name, path in (("cached page", "/status/page-000"), ("status badge", badge_path)):
+                fast, flask = in_process_us(app, path)
+                print(f"{name}, in process (no HTTP): CPU {fast:.0f} µs/request through the "
+                      f"fast path, {flask:.0f} µs through Flask")  # fmt: skip
             print("goals (issue 16):")
             for line in (
                 goal("cold page p95", f"{cold_p95:.1f} ms", "< 50 ms", cold_p95 < 50),
