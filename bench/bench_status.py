@@ -14,6 +14,13 @@ and, from this process:
   gzip as browsers do (the page is ~450 KB of HTML, ~30 KB gzipped);
 - badge: requests/s on one monitor's status badge.
 
+Both cached figures are answered by the WSGI fast path in front of Flask
+(``web/public_wsgi.py``). Beside each rate it prints the daemon's CPU per
+request (utime + stime of the daemon process and its children, from /proc,
+over the load phase: steadier than req/s on a shared machine), and, in this
+process with no HTTP, the CPU per cached request through the fast path and
+through Flask alone. It ends with the three figures beside their goals.
+
 Load comes from ``wrk`` (Debian package) when installed, else from a Python
 load generator (threads over keep-alive ``http.client`` connections), and
 the tool used is printed. Rate limiting is off. Goals (issue 16): cold p95
