@@ -22,19 +22,19 @@ def test_one_down_and_one_up_email_across_a_restart(make_cluster, mailbox):
     cluster = make_cluster()
     first = cluster.daemon().start()
     cluster.sign_in()
-    body = {"name": "e2e-backup", "type": "heartbeat", "period": 2, "grace": 1}
+    body = {"name": "e2e-backup", "type": "heartbeat", "period": 3, "grace": 3}
     created = cluster.api(first, "POST", "/monitors", json=body)
     assert created.status_code == 201, created.text
     path = urlsplit(created.json()["data"]["ping_url"]).path
     assert requests.get(first.base + path, timeout=10).text.strip() == "OK"
 
-    wait_for(lambda: box.subjects() == [DOWN.format("e2e-backup")], 15, "the DOWN email")
+    wait_for(lambda: box.subjects() == [DOWN.format("e2e-backup")], 30, "the DOWN email")
     wait_for(lambda: _all_marked_sent(cluster, first), 10, "the DOWN email marked sent")
     first.kill()
 
     second = cluster.daemon().start()
     # More missed slots are judged by the new daemon: still the one outage.
-    time.sleep(3 + SETTLE)
+    time.sleep(6 + SETTLE)
     assert box.subjects() == [DOWN.format("e2e-backup")]
 
     assert requests.post(second.base + path, data=b"done", timeout=10).status_code == 200

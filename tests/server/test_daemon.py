@@ -82,7 +82,7 @@ class Daemon:
     def stop(self) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-        code = self.proc.wait(timeout=10)
+        code = self.proc.wait(timeout=60)  # a loaded machine
         time.sleep(0.05)  # let the reader thread drain the pipe
         while not self.lines.empty():
             self.log.append(self.lines.get())
