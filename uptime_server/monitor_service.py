@@ -408,7 +408,13 @@ def pause_monitor(monitor: Monitor, reason: str | None, *, now: datetime) -> Mon
 def resume_monitor(monitor: Monitor, *, now: datetime) -> Monitor:
     with write_tx():
         # A resumed monitor starts over: pending until its first check.
-        fresh = {"status": "pending", "consecutive_failures": 0, "alerts_suppressed": False}
+        fresh = {
+            "status": "pending",
+            "consecutive_failures": 0,
+            "alerts_suppressed": False,
+            "round_locations": [],
+            "round_started_at": None,
+        }
         if not _set_paused(monitor, False, now=now, paused_at=None, pause_reason=None, **fresh):
             raise ApiError("MONITOR_NOT_PAUSED", "Monitor is not paused")
         MonitorLocation.update(next_check_at=_first_due(monitor, now), last_status=None).where(
