@@ -402,8 +402,19 @@ def alerts_view(a: dict[str, Any]) -> Table:
             ("Reminders", _every(a.get("reminder_interval"))),
             ("Flap detection", _flap_rule(a)),
             ("Channels", ", ".join(str(i) for i in a.get("channel_ids") or []) or "none"),
+            ("Offline when", _quorum_rule(a)),
         ],
     )
+
+
+def _quorum_rule(a: dict[str, Any]) -> str:
+    """``2 locations fail (majority)``: the quorum of docs/alerts.md#locations."""
+    effective = a.get("effective_min_failed_locations")
+    if effective is None:
+        return "-"
+    noun = "location fails" if effective == 1 else "locations fail"
+    source = "majority" if a.get("min_failed_locations") is None else "set"
+    return f"{effective} {noun} ({source})"
 
 
 def _cert_days(days: Any) -> str:

@@ -19,6 +19,7 @@ from uptime_server import channel_service, maintenance_service, ping_tokens
 from uptime_server.badge_tokens import ensure_token, new_token
 from uptime_server.config import Settings
 from uptime_server.db import Prepared, is_sqlite, write_tx
+from uptime_server.engine import quorum
 from uptime_server.engine.heartbeat_schedule import HeartbeatSchedule
 from uptime_server.errors import ApiError, monitor_not_found, validation_error
 from uptime_server.models import (
@@ -40,6 +41,7 @@ from uptime_server.schemas.monitor_config import (
     check_patch_fields,
     parse_alert_settings,
     parse_monitor_update,
+    quorum_errors,
 )
 from uptime_server.stats.figures import uptime_by_monitor
 
@@ -167,11 +169,22 @@ def _like(expr: Any, needle: str) -> Any:
 def figures(monitor: Monitor, *, now: datetime, settings: Settings) -> dict[str, Any]:
     """What the API shows beside the row: uptime per window, the next check, the
     tags, and for a heartbeat its ping URL, deadline and last ping."""
-    due = next_check_at(monitor)
+    slots = list(
+        MonitorLocation.select(
+            MonitorLocation.location,
+            MonitorLocation.next_check_at,
+            MonitorLocation.last_status,
+            MonitorLocation.last_checked_at,
+        )
+        .where(MonitorLocation.monitor == monitor.id)
+        .tuples()
+    )
+    due = _next_due(monitor, [slot[1] for slot in slots])
     heartbeat = monitor.type == "heartbeat"
     return {
         "uptime": uptime_by_monitor([monitor.id], now)[monitor.id],
         "next_check_at": due,
+        "locations_status": location_states(monitor, slots, now=now),
         "tags": tags_of(monitor.id),
         "ping_url": ping_url(monitor, settings) if heartbeat else None,
         "next_deadline": due if heartbeat else None,
@@ -442,14 +455,47 @@ def delete_monitor(monitor: Monitor) -> None:
         Monitor.delete().where(Monitor.id == monitor.id).execute()
 
 
-def next_check_at(monitor: Monitor) -> datetime | None:
+def _next_due(monitor: Monitor, due_times: list[datetime | None]) -> datetime | None:
+    """``next_check_at`` from the scheduling rows' due times, already read."""
     if monitor.paused or not monitor.checks_supported:
         return None
-    return (
-        MonitorLocation.select(fn.MIN(MonitorLocation.next_check_at))
-        .where(MonitorLocation.monitor == monitor.id)
-        .scalar()
+    return min((t for t in due_times if t is not None), default=None)
+
+
+def location_states(
+    monitor: Monitor,
+    slots: list[tuple[str, datetime | None, str | None, datetime | None]],
+    *,
+    now: datetime,
+) -> list[dict[str, Any]]:
+    """Each configured location's latest run and whether it is stale (engine/quorum.py).
+
+    *slots*: (location, next_check_at, last_status, last_checked_at) rows.
+    Only checked monitors age: a heartbeat's one location is never stale.
+    """
+    by_location = {loc: (status, at) for loc, _due, status, at in slots}
+    reports = {
+        loc: quorum.LocationReport(status, at)
+        for loc, (status, at) in by_location.items()
+        if status is not None
+    }
+    interval = monitor.check_interval if monitor.checks_supported else None
+    opened = monitor.round_started_at if monitor.round_locations else None
+    _fresh, _awaited, stale = quorum.split_fresh(
+        reports, monitor.locations, now=now, interval=interval, round_started_at=opened
     )
+    states = []
+    for loc in monitor.locations:
+        status, at = by_location.get(loc, (None, None))
+        states.append(
+            {
+                "location": loc,
+                "status": status,
+                "checked_at": at if status is not None else None,
+                "stale": loc in stale,
+            }
+        )
+    return states
 
 
 def bulk_action(
@@ -521,9 +567,10 @@ def alert_settings(monitor: Monitor) -> AlertSettings:
 def update_alert_settings(monitor: Monitor, patch: Any) -> AlertSettings:
     """Merge *patch* into the stored settings, validate the whole, and store it."""
     stored = alert_settings(monitor)
-    store_alert_settings(
-        monitor, parse_alert_settings({k: getattr(stored, k) for k in ALERT_FIELDS}, patch)
-    )
+    new = parse_alert_settings({k: getattr(stored, k) for k in ALERT_FIELDS}, patch)
+    if details := quorum_errors(new, monitor.locations):
+        raise validation_error(details)
+    store_alert_settings(monitor, new)
     return alert_settings(monitor)
 
 

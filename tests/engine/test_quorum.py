@@ -87,13 +87,25 @@ def test_a_location_with_no_run_yet_is_awaited_then_stale():
     at = T0 + timedelta(seconds=90)
     reports = {"eu": LocationReport("online", at)}
     held = advance(
-        reports, ["eu", "us"], ("eu",), location="eu", now=at, interval=INTERVAL, round_started_at=T0
+        reports,
+        ["eu", "us"],
+        ("eu",),
+        location="eu",
+        now=at,
+        interval=INTERVAL,
+        round_started_at=T0,
     )
     assert not held.closed
     at = T0 + timedelta(seconds=91)
     reports = {"eu": LocationReport("offline", at)}
     late = advance(
-        reports, ["eu", "us"], ("eu",), location="eu", now=at, interval=INTERVAL, round_started_at=T0
+        reports,
+        ["eu", "us"],
+        ("eu",),
+        location="eu",
+        now=at,
+        interval=INTERVAL,
+        round_started_at=T0,
     )
     assert late.closed and late.stale == ("us",) and late.status(2) == "warning"
 
@@ -113,7 +125,10 @@ class Monitor:
     def __init__(self, locations: list[str], rules: AlertRules) -> None:
         self.locations, self.rules = locations, rules
         self.state = MonitorState(
-            status="pending", consecutive_failures=0, alerts_suppressed=False, has_active_incident=False
+            status="pending",
+            consecutive_failures=0,
+            alerts_suppressed=False,
+            has_active_incident=False,
         )
         self.checked: dict[str, datetime] = {}
         self.incidents: list[str] = []  # "open" / "resolve", in order

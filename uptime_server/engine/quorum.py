@@ -149,6 +149,5 @@ def advance(
     if closed:
         return Round(fresh=fresh, stale=stale, reported=(), closed=True)
     ordered = tuple(loc for loc in locations if loc in seen)
-    return Round(
-        fresh=fresh, stale=stale, reported=ordered, closed=False, started_at=started if ordered else None
-    )
+    opened = started if ordered else None
+    return Round(fresh=fresh, stale=stale, reported=ordered, closed=False, started_at=opened)

@@ -16,7 +16,6 @@ import peewee
 from uptime_server.migrations import run_ddl
 
 
-
 def _ddl(time: str) -> tuple[str, ...]:
     return (
         'ALTER TABLE "alert_settings" ADD COLUMN "min_failed_locations" INTEGER',
