@@ -567,6 +567,9 @@ def alert_settings(monitor: Monitor) -> AlertSettings:
 def update_alert_settings(monitor: Monitor, patch: Any) -> AlertSettings:
     """Merge *patch* into the stored settings, validate the whole, and store it."""
     stored = alert_settings(monitor)
+    if isinstance(patch, dict):
+        # Read-only, shown by GET: a GET body sent back as a PUT still works.
+        patch = {k: v for k, v in patch.items() if k != "effective_min_failed_locations"}
     new = parse_alert_settings({k: getattr(stored, k) for k in ALERT_FIELDS}, patch)
     if details := quorum_errors(new, monitor.locations):
         raise validation_error(details)

@@ -261,3 +261,22 @@ def test_one_location_behaves_as_before_rounds():
     # Even a run long after the previous one (a stalled daemon) is a round.
     tr = m.run("local", "online", T0 + timedelta(hours=5))
     assert tr.round_closed and tr.status == "online" and m.incidents == ["open", "resolve"]
+
+
+def test_the_timeline_of_docs_alerts_md():
+    m = Monitor(["eu", "us"], _rules())
+    minute = timedelta(seconds=60)
+    rows = [
+        {"eu": "online", "us": "online"},
+        {"eu": "offline", "us": "online"},
+        {"eu": "offline", "us": "offline"},
+        {"eu": "offline", "us": "offline"},
+        {"eu": "offline"},
+        {"eu": "online"},
+    ]
+    statuses = []
+    for i, runs in enumerate(rows):
+        m.round(T0 + i * minute, **runs)
+        statuses.append(m.state.status)
+    assert statuses == ["online", "warning", "offline", "offline", "offline", "online"]
+    assert m.incidents == ["open", "resolve"]
