@@ -384,7 +384,18 @@ def monitor_view(m: dict[str, Any]) -> Table:
         elif key.endswith(("_at", "_check", "_success", "_failure")):
             value = when(value)
         rows.append((label, value))
+    locations = m.get("locations_status") or []
+    if len(locations) > 1 or any(loc.get("stale") for loc in locations):
+        rows.append(("Locations", "\n".join(_location_text(loc) for loc in locations)))
     return key_values(f"Monitor {m.get('id')}: {m.get('name')}", rows)
+
+
+def _location_text(loc: dict[str, Any]) -> str:
+    """``eu: offline, 2026-… (stale)``: one location's latest run (docs/alerts.md#locations)."""
+    text = f"{loc.get('location')}: {loc.get('status') or 'no run yet'}"
+    if loc.get("checked_at"):
+        text += f", {when(loc['checked_at'])}"
+    return text + (" (stale: left out)" if loc.get("stale") else "")
 
 
 def alerts_view(a: dict[str, Any]) -> Table:
