@@ -280,3 +280,11 @@ def test_the_timeline_of_docs_alerts_md():
         statuses.append(m.state.status)
     assert statuses == ["online", "warning", "offline", "offline", "offline", "online"]
     assert m.incidents == ["open", "resolve"]
+
+
+def test_a_round_of_unknown_start_is_aged_from_now():
+    # round_locations without round_started_at (written by hand, or by an older writer).
+    at = T0 + timedelta(seconds=91)
+    reports = {"eu": LocationReport("online", at)}
+    r = advance(reports, ["eu", "us"], ("eu",), location="eu", now=at, interval=INTERVAL)
+    assert (r.closed, r.started_at) == (False, at)

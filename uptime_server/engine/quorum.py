@@ -139,7 +139,8 @@ def advance(
     no longer has never closes a round.
     """
     seen = {loc for loc in reported if loc in locations}
-    started = round_started_at if seen else now
+    # A round's start unknown (a row written before it was kept): from now.
+    started = (round_started_at if seen else None) or now
     fresh, awaited, stale = split_fresh(
         reports, locations, now=now, interval=interval, round_started_at=started
     )
