@@ -395,7 +395,7 @@ def _location_text(loc: dict[str, Any]) -> str:
     text = f"{loc.get('location')}: {loc.get('status') or 'no run yet'}"
     if loc.get("checked_at"):
         text += f", {when(loc['checked_at'])}"
-    return text + (" (stale: left out)" if loc.get("stale") else "")
+    return text + (" (stale)" if loc.get("stale") else "")
 
 
 def alerts_view(a: dict[str, Any]) -> Table:

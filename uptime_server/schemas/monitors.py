@@ -58,8 +58,9 @@ class LocationState(ResponseModel):
     stale: Annotated[
         bool,
         Field(
-            description="Left out of the monitor's status: its latest run is older than "
-            "1.5 × check_interval (or it has none, and the open round is that old)."
+            description="Its latest run is older than 1.5 × check_interval (or it has "
+            "none, and the open round is that old): left out when the monitor's status is "
+            "next decided."
         ),
     ]
 
