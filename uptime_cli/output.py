@@ -384,7 +384,18 @@ def monitor_view(m: dict[str, Any]) -> Table:
         elif key.endswith(("_at", "_check", "_success", "_failure")):
             value = when(value)
         rows.append((label, value))
+    locations = m.get("locations_status") or []
+    if len(locations) > 1 or any(loc.get("stale") for loc in locations):
+        rows.append(("Locations", "\n".join(_location_text(loc) for loc in locations)))
     return key_values(f"Monitor {m.get('id')}: {m.get('name')}", rows)
+
+
+def _location_text(loc: dict[str, Any]) -> str:
+    """``eu: offline, 2026-… (stale)``: one location's latest run (docs/alerts.md#locations)."""
+    text = f"{loc.get('location')}: {loc.get('status') or 'no run yet'}"
+    if loc.get("checked_at"):
+        text += f", {when(loc['checked_at'])}"
+    return text + (" (stale)" if loc.get("stale") else "")
 
 
 def alerts_view(a: dict[str, Any]) -> Table:
@@ -402,8 +413,19 @@ def alerts_view(a: dict[str, Any]) -> Table:
             ("Reminders", _every(a.get("reminder_interval"))),
             ("Flap detection", _flap_rule(a)),
             ("Channels", ", ".join(str(i) for i in a.get("channel_ids") or []) or "none"),
+            ("Offline when", _quorum_rule(a)),
         ],
     )
+
+
+def _quorum_rule(a: dict[str, Any]) -> str:
+    """``2 locations fail (majority)``: the quorum of docs/alerts.md#locations."""
+    effective = a.get("effective_min_failed_locations")
+    if effective is None:
+        return "-"
+    noun = "location fails" if effective == 1 else "locations fail"
+    source = "majority" if a.get("min_failed_locations") is None else "set"
+    return f"{effective} {noun} ({source})"
 
 
 def _cert_days(days: Any) -> str:

@@ -307,6 +307,10 @@ class Monitor(BaseModel):
     consecutive_successes = pw.IntegerField(default=0)
     state_changes = JSONField(default=list)
     flapping_since = UTCDateTimeField(null=True)
+    # Location quorum (migration 0013; engine/quorum.py): the locations that
+    # have reported in the open round, and when it opened (null: none open).
+    round_locations = JSONField(default=list)
+    round_started_at = UTCDateTimeField(null=True)
     # Bumped by every state write; state changes are conditional on it.
     state_version = pw.IntegerField(default=0)
     # Public badges (migration 0008): a read-only capability, looked up by its
@@ -389,6 +393,9 @@ class AlertSettings(BaseModel):
     # Ids of the owner's channels (migration 0009); checked on write, and a
     # deleted channel is taken out of every list (channel_service).
     channel_ids = JSONField(default=list)
+    # Fresh locations failing that make the monitor offline (migration 0013);
+    # null: a majority of its locations.
+    min_failed_locations = pw.IntegerField(null=True)
 
     class Meta:
         table_name = "alert_settings"
@@ -411,6 +418,9 @@ class CheckRun(BaseModel):
     message = pw.TextField(null=True)
     source_ip = pw.CharField(max_length=64, null=True)
     user_agent = pw.CharField(max_length=512, null=True)
+    # The monitor's status after this run (migration 0013): the quorum of its
+    # locations when the run closed a round, else the status it kept.
+    quorum_status = pw.CharField(max_length=16, null=True)
 
     class Meta:
         table_name = "check_runs"

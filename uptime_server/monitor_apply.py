@@ -29,6 +29,7 @@ from uptime_server.schemas.monitor_config import (
     MonitorConfig,
     parse_alert_settings,
     parse_monitor,
+    quorum_errors,
 )
 
 ALERT_FIELDS = tuple(AlertSettingsIn.model_fields)
@@ -85,6 +86,8 @@ def validate(request: ApplyRequest, settings: Settings) -> list[Desired]:
             details.update({f"{where}.alerts.{k}": v for k, v in exc.details.items()})
             alerts = None
         if config is not None and alerts is not None:
+            quorum = quorum_errors(alerts, config.locations or [])
+            details.update({f"{where}.alerts.{k}": v for k, v in quorum.items()})
             desired.append(Desired(index, config, alerts))
     seen: dict[tuple[str, str], int] = {}
     for item in desired:

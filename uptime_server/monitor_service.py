@@ -18,7 +18,8 @@ from peewee import SQL, NodeList, fn
 from uptime_server import channel_service, maintenance_service, ping_tokens
 from uptime_server.badge_tokens import ensure_token, new_token
 from uptime_server.config import Settings
-from uptime_server.db import Prepared, is_sqlite, write_tx
+from uptime_server.db import Prepared, database, is_sqlite, write_tx
+from uptime_server.engine import quorum
 from uptime_server.engine.heartbeat_schedule import HeartbeatSchedule
 from uptime_server.errors import ApiError, monitor_not_found, validation_error
 from uptime_server.models import (
@@ -40,6 +41,7 @@ from uptime_server.schemas.monitor_config import (
     check_patch_fields,
     parse_alert_settings,
     parse_monitor_update,
+    quorum_errors,
 )
 from uptime_server.stats.figures import uptime_by_monitor
 
@@ -167,11 +169,13 @@ def _like(expr: Any, needle: str) -> Any:
 def figures(monitor: Monitor, *, now: datetime, settings: Settings) -> dict[str, Any]:
     """What the API shows beside the row: uptime per window, the next check, the
     tags, and for a heartbeat its ping URL, deadline and last ping."""
-    due = next_check_at(monitor)
+    slots = _slot_rows(monitor.id)
+    due = _next_due(monitor, [slot[1] for slot in slots])
     heartbeat = monitor.type == "heartbeat"
     return {
         "uptime": uptime_by_monitor([monitor.id], now)[monitor.id],
         "next_check_at": due,
+        "locations_status": location_states(monitor, slots, now=now),
         "tags": tags_of(monitor.id),
         "ping_url": ping_url(monitor, settings) if heartbeat else None,
         "next_deadline": due if heartbeat else None,
@@ -408,7 +412,13 @@ def pause_monitor(monitor: Monitor, reason: str | None, *, now: datetime) -> Mon
 def resume_monitor(monitor: Monitor, *, now: datetime) -> Monitor:
     with write_tx():
         # A resumed monitor starts over: pending until its first check.
-        fresh = {"status": "pending", "consecutive_failures": 0, "alerts_suppressed": False}
+        fresh = {
+            "status": "pending",
+            "consecutive_failures": 0,
+            "alerts_suppressed": False,
+            "round_locations": [],
+            "round_started_at": None,
+        }
         if not _set_paused(monitor, False, now=now, paused_at=None, pause_reason=None, **fresh):
             raise ApiError("MONITOR_NOT_PAUSED", "Monitor is not paused")
         MonitorLocation.update(next_check_at=_first_due(monitor, now), last_status=None).where(
@@ -436,14 +446,62 @@ def delete_monitor(monitor: Monitor) -> None:
         Monitor.delete().where(Monitor.id == monitor.id).execute()
 
 
-def next_check_at(monitor: Monitor) -> datetime | None:
+# Read on every GET of a monitor: the text is written once, not built by peewee.
+_SLOTS_SQL = (
+    'SELECT "location", "next_check_at", "last_status", "last_checked_at" '
+    'FROM "monitor_locations" WHERE "monitor_id" = {param}'
+)
+
+
+def _slot_rows(monitor_id: int) -> list[tuple[str, datetime | None, str | None, datetime | None]]:
+    """(location, next_check_at, last_status, last_checked_at) of each scheduling row."""
+    db = database.obj
+    cursor = db.execute_sql(_SLOTS_SQL.format(param=db.param), (monitor_id,))
+    as_time = MonitorLocation.last_checked_at.python_value
+    return [(loc, as_time(due), status, as_time(at)) for loc, due, status, at in cursor]
+
+
+def _next_due(monitor: Monitor, due_times: list[datetime | None]) -> datetime | None:
+    """``next_check_at`` from the scheduling rows' due times, already read."""
     if monitor.paused or not monitor.checks_supported:
         return None
-    return (
-        MonitorLocation.select(fn.MIN(MonitorLocation.next_check_at))
-        .where(MonitorLocation.monitor == monitor.id)
-        .scalar()
+    return min((t for t in due_times if t is not None), default=None)
+
+
+def location_states(
+    monitor: Monitor,
+    slots: list[tuple[str, datetime | None, str | None, datetime | None]],
+    *,
+    now: datetime,
+) -> list[dict[str, Any]]:
+    """Each configured location's latest run and whether it is stale (engine/quorum.py).
+
+    *slots*: (location, next_check_at, last_status, last_checked_at) rows.
+    Only checked monitors age: a heartbeat's one location is never stale.
+    """
+    by_location = {loc: (status, at) for loc, _due, status, at in slots}
+    reports = {
+        loc: quorum.LocationReport(status, at)
+        for loc, (status, at) in by_location.items()
+        if status is not None
+    }
+    interval = monitor.check_interval if monitor.checks_supported else None
+    opened = monitor.round_started_at if monitor.round_locations else None
+    _fresh, _awaited, stale = quorum.split_fresh(
+        reports, monitor.locations, now=now, interval=interval, round_started_at=opened
     )
+    states = []
+    for loc in monitor.locations:
+        status, at = by_location.get(loc, (None, None))
+        states.append(
+            {
+                "location": loc,
+                "status": status,
+                "checked_at": at if status is not None else None,
+                "stale": loc in stale,
+            }
+        )
+    return states
 
 
 def bulk_action(
@@ -515,9 +573,13 @@ def alert_settings(monitor: Monitor) -> AlertSettings:
 def update_alert_settings(monitor: Monitor, patch: Any) -> AlertSettings:
     """Merge *patch* into the stored settings, validate the whole, and store it."""
     stored = alert_settings(monitor)
-    store_alert_settings(
-        monitor, parse_alert_settings({k: getattr(stored, k) for k in ALERT_FIELDS}, patch)
-    )
+    if isinstance(patch, dict):
+        # Read-only, shown by GET: a GET body sent back as a PUT still works.
+        patch = {k: v for k, v in patch.items() if k != "effective_min_failed_locations"}
+    new = parse_alert_settings({k: getattr(stored, k) for k in ALERT_FIELDS}, patch)
+    if details := quorum_errors(new, monitor.locations):
+        raise validation_error(details)
+    store_alert_settings(monitor, new)
     return alert_settings(monitor)
 
 

@@ -23,6 +23,8 @@ DEFAULTS = {
     "flap_threshold": 6,
     "flap_window": 3600,
     "channel_ids": [],
+    "min_failed_locations": None,
+    "effective_min_failed_locations": 1,
 }
 
 

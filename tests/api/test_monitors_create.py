@@ -92,6 +92,11 @@ def test_it_creates_with_the_defaults(alice: Any) -> None:
         "next_check_at": "2026-11-22T12:00:00Z",
         "created_at": "2026-11-22T12:00:00Z",
         "updated_at": "2026-11-22T12:00:00Z",
+        # Location quorum (issue 17): no run yet, so not stale.
+        "locations_status": [
+            {"location": "local", "status": None, "checked_at": None, "stale": False}
+        ],
+        "stale_locations": [],
     }
 
 

@@ -51,9 +51,14 @@ def test_locations_combine_within_a_batch(make_monitor, settings, clock):
     local, eu = Recorder(settings).record(
         [run(m, clock.now(), False), run(m, clock.now(), True, location="eu")], now=clock.now()
     )
-    assert (local.monitor_status, eu.monitor_status) == ("offline", "warning")
+    # local's run opens the round (eu has no run yet), eu's closes it.
+    assert (local.monitor_status, eu.monitor_status) == ("pending", "warning")
     slots = {s.location: s.last_status for s in MonitorLocation.select()}
     assert slots == {"local": "offline", "eu": "online"}
+    assert [r.quorum_status for r in CheckRun.select().order_by(CheckRun.id)] == [
+        "pending",
+        "warning",
+    ]
 
 
 def test_a_deleted_monitor_is_skipped_and_the_rest_recorded(make_monitor, settings, clock):

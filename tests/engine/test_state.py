@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from uptime_server.engine.state import MonitorState, RunFacts, combine, run_status, transition
+from uptime_server.engine.quorum import quorum_status
+from uptime_server.engine.state import MonitorState, RunFacts, run_status, transition
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -45,11 +46,12 @@ def test_it_rates_a_run(facts, degraded, expected):
 
 
 def test_it_combines_locations():
-    assert combine([]) == "pending"
-    assert combine(["offline", "offline"]) == "offline"
-    assert combine(["online", "online"]) == "online"
-    assert combine(["online", "offline"]) == "warning"
-    assert combine(["online", "warning"]) == "warning"
+    # Two locations: the default quorum (a majority) is both.
+    assert quorum_status([], 2) == "pending"
+    assert quorum_status(["offline", "offline"], 2) == "offline"
+    assert quorum_status(["online", "online"], 2) == "online"
+    assert quorum_status(["online", "offline"], 2) == "warning"
+    assert quorum_status(["online", "warning"], 2) == "warning"
 
 
 def test_it_opens_an_incident_at_the_threshold():
@@ -84,10 +86,13 @@ def test_it_stays_quiet_while_suppressed_until_recovery():
 
 
 def test_a_partial_outage_is_a_warning_not_an_incident():
-    s = fresh(status="online", location_statuses={"eu": "online", "us": "online"})
+    # us has reported in the open round: eu's run closes it.
+    s = fresh(
+        status="online", location_statuses={"eu": "online", "us": "online"}, round_locations=("us",)
+    )
     tr = transition(s, location="eu", status="offline", locations=["eu", "us"], alert_threshold=1)
-    assert tr.status == "warning" and not tr.open_incident
-    s2 = fresh(status="warning", location_statuses=tr.location_statuses)
+    assert tr.round_closed and tr.status == "warning" and not tr.open_incident
+    s2 = fresh(status="warning", location_statuses=tr.location_statuses, round_locations=("eu",))
     tr2 = transition(s2, location="us", status="offline", locations=["eu", "us"], alert_threshold=1)
     assert tr2.status == "offline" and tr2.open_incident
 

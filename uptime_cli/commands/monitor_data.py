@@ -142,6 +142,16 @@ def alerts(
     no_channels: Annotated[
         bool, typer.Option("--no-channels", help="Alert no named channel.")
     ] = False,
+    min_failed_locations: Annotated[
+        int | None,
+        typer.Option(
+            help="Offline once N fresh locations fail; fewer failing is a warning.", min=1
+        ),
+    ] = None,
+    majority: Annotated[
+        bool,
+        typer.Option("--majority", help="Back to the default quorum: a majority of the locations."),
+    ] = False,
     json_: JsonFlag = False,
 ) -> None:
     """Show a monitor's alert settings; with options, change them."""
@@ -168,6 +178,13 @@ def alerts(
         change["channel_ids"] = channels.channel_ids(client, channel)
     elif no_channels:
         change["channel_ids"] = []
+    if min_failed_locations is not None and majority:
+        raise typer.BadParameter(
+            "use --min-failed-locations or --majority, not both",
+            param_hint="'--min-failed-locations'",
+        )
+    if min_failed_locations is not None or majority:
+        change["min_failed_locations"] = min_failed_locations
     if change:
         data = client.update_alerts(monitor_id, change).get("data") or {}
     else:

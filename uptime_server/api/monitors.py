@@ -185,7 +185,8 @@ def rotate_ping_token(monitor_id: int) -> Any:
 def get_alerts(monitor_id: int) -> Any:
     """Alert settings."""
     m = monitor_service.get_owned(current_user, monitor_id)
-    return data_of(AlertSettings.of(monitor_service.alert_settings(m), current_user.email))
+    stored = monitor_service.alert_settings(m)
+    return data_of(AlertSettings.of(stored, current_user.email, locations=len(m.locations)))
 
 
 @bp.put("/<int:monitor_id>/alerts")
@@ -194,7 +195,7 @@ def put_alerts(monitor_id: int) -> Any:
     """Change alert settings."""
     m = monitor_service.get_owned(current_user, monitor_id)
     stored = monitor_service.update_alert_settings(m, json_body())
-    return data_of(AlertSettings.of(stored, current_user.email))
+    return data_of(AlertSettings.of(stored, current_user.email, locations=len(m.locations)))
 
 
 @bp.post("/<int:monitor_id>/badge-token")

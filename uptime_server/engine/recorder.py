@@ -158,7 +158,13 @@ class Recorder:
                 "recording check of monitor %s failed; pushing it forward", outcome.monitor_id
             )
             return Plan(outcome, Recorded(outcome.monitor_id, skipped="error"), push_forward=True)
-        batch.saw_location(outcome.monitor_id, outcome.location, run_status, outcome.lease_owner)
+        batch.saw_location(
+            outcome.monitor_id,
+            outcome.location,
+            run_status,
+            outcome.lease_owner,
+            outcome.checked_at,
+        )
         return plan
 
     def _apply_state(
@@ -172,10 +178,13 @@ class Recorder:
             consecutive_failures=monitor.consecutive_failures,
             alerts_suppressed=monitor.alerts_suppressed,
             has_active_incident=batch.has_active(monitor.id),
-            location_statuses=batch.location_statuses(monitor.id, outcome.location),
+            location_statuses=batch.location_statuses(monitor.id),
             consecutive_successes=monitor.consecutive_successes,
             state_changes=tuple(monitor.state_changes or ()),
             flapping_since=monitor.flapping_since,
+            location_checked_at=batch.location_checked_at(monitor.id),
+            round_locations=tuple(monitor.round_locations or ()),
+            round_started_at=monitor.round_started_at,
         )
         tr = state.transition(
             prev,
@@ -185,6 +194,7 @@ class Recorder:
             rules=batch.rules.get(monitor.id, _DEFAULT_RULES),
             at=outcome.checked_at,
             in_maintenance=plan.in_maintenance,
+            interval=monitor.check_interval,
         )
         offline_since = None
         if tr.status == "offline" and not (plan.in_maintenance and not prev.has_active_incident):
@@ -207,6 +217,8 @@ class Recorder:
         monitor.consecutive_successes = tr.consecutive_successes
         monitor.state_changes = list(tr.state_changes)
         monitor.flapping_since = tr.flapping_since
+        monitor.round_locations = list(tr.round_locations)
+        monitor.round_started_at = tr.round_started_at
         monitor.state_version += 1
         if tr.open_incident:
             batch.active_flags[monitor.id] = True

@@ -50,6 +50,9 @@ _MONITOR_COLUMNS = (
     Monitor.consecutive_successes,
     Monitor.state_changes,
     Monitor.flapping_since,
+    Monitor.check_interval,
+    Monitor.round_locations,
+    Monitor.round_started_at,
 )
 _RUN_CHUNK = 100
 
@@ -78,6 +81,9 @@ class BatchMonitor:
     consecutive_successes: int
     state_changes: list[int]
     flapping_since: datetime | None
+    check_interval: int
+    round_locations: list[str]
+    round_started_at: datetime | None
 
     @property
     def checks_supported(self) -> bool:
@@ -89,8 +95,8 @@ class Batch:
 
     def __init__(self) -> None:
         self.monitors: dict[int, BatchMonitor] = {}
-        # monitor → location → [last_status, lease_owner]
-        self.slots: dict[int, dict[str, list[str | None]]] = {}
+        # monitor → location → [last_status, lease_owner, last_checked_at]
+        self.slots: dict[int, dict[str, list[Any]]] = {}
         self.rules: dict[int, AlertRules] = {}
         self.cert_days: dict[int, list[int]] = {}  # alert_settings.cert_expiry_days
         self.active: dict[int, Notification] = {}
@@ -112,13 +118,14 @@ class Batch:
             MonitorLocation.location,
             MonitorLocation.last_status,
             MonitorLocation.lease_owner,
+            MonitorLocation.last_checked_at,
         ).where(MonitorLocation.monitor.in_(ids))
         if not is_sqlite():
             # Who holds each lease is decided here: no claim may take it over
             # between this read and the run's insert (claimers skip locked rows).
             slots = slots.order_by(MonitorLocation.id).for_update(of=MonitorLocation)
-        for monitor_id, location, last_status, lease_owner in slots.tuples():
-            batch.slots.setdefault(monitor_id, {})[location] = [last_status, lease_owner]
+        for monitor_id, location, *slot in slots.tuples():
+            batch.slots.setdefault(monitor_id, {})[location] = slot
         rules = AlertSettings.select(
             AlertSettings.monitor,
             AlertSettings.cert_expiry_days,
@@ -126,6 +133,7 @@ class Batch:
             AlertSettings.recovery_threshold,
             AlertSettings.flap_threshold,
             AlertSettings.flap_window,
+            AlertSettings.min_failed_locations,
         ).where(AlertSettings.monitor.in_(ids))
         for monitor_id, cert_days, *rule in rules.tuples():
             batch.rules[monitor_id] = AlertRules(*rule)
@@ -141,11 +149,18 @@ class Batch:
     def has_active(self, monitor_id: int) -> bool:
         return self.active_flags.get(monitor_id, monitor_id in self.active)
 
-    def location_statuses(self, monitor_id: int, location: str) -> dict[str, str]:
+    def location_statuses(self, monitor_id: int) -> dict[str, str]:
         return {
             loc: status
-            for loc, (status, _owner) in self.slots.get(monitor_id, {}).items()
+            for loc, (status, _owner, _at) in self.slots.get(monitor_id, {}).items()
             if status is not None
+        }
+
+    def location_checked_at(self, monitor_id: int) -> dict[str, datetime]:
+        return {
+            loc: at
+            for loc, (status, _owner, at) in self.slots.get(monitor_id, {}).items()
+            if status is not None and at is not None
         }
 
     def holds(self, monitor_id: int, location: str, lease_owner: str) -> bool:
@@ -154,13 +169,19 @@ class Batch:
         return slot is not None and slot[1] == lease_owner
 
     def saw_location(
-        self, monitor_id: int, location: str, run_status: str, lease_owner: str | None
+        self,
+        monitor_id: int,
+        location: str,
+        run_status: str,
+        lease_owner: str | None,
+        checked_at: datetime,
     ) -> None:
         """Mirror the slot update ``write_runs`` will make (only the lease holder's applies)."""
         slot = self.slots.get(monitor_id, {}).get(location)
         if slot is None or (lease_owner is not None and slot[1] != lease_owner):
             return
         slot[0] = run_status
+        slot[2] = checked_at
         if lease_owner is not None:
             slot[1] = None
 
@@ -225,6 +246,7 @@ _RUN = (
     ("message", ""),
     ("source_ip", ""),
     ("user_agent", ""),
+    ("quorum_status", ""),
 )
 _INSERT_RUNS = f"INSERT INTO check_runs ({', '.join(_names(_RUN))}) VALUES "
 
@@ -266,6 +288,7 @@ def _run_params(plan: Plan) -> tuple[Any, ...]:
         "message": o.ping.message if o.ping else None,
         "source_ip": o.ping.source_ip if o.ping else None,
         "user_agent": o.ping.user_agent if o.ping else None,
+        "quorum_status": plan.done.monitor_status,
     }
     return tuple(values[name] for name in _names(_RUN))
 
@@ -307,6 +330,8 @@ _MONITOR_SET = (
     ("consecutive_successes", "::integer"),
     ("state_changes", ""),
     ("flapping_since", "::timestamp"),
+    ("round_locations", ""),
+    ("round_started_at", "::timestamp"),
 )
 _MONITOR_KEEP = (("last_success", "::timestamp"), ("last_failure", "::timestamp"))
 _MONITOR_GUARD = (("id", "::integer"), ("version", "::integer"))
@@ -378,6 +403,8 @@ def _monitor_values(plan: Plan) -> dict[str, Any]:
         "consecutive_successes": tr.consecutive_successes,
         "state_changes": Monitor.state_changes.db_value(list(tr.state_changes)),
         "flapping_since": _dt(tr.flapping_since),
+        "round_locations": Monitor.round_locations.db_value(list(tr.round_locations)),
+        "round_started_at": _dt(tr.round_started_at),
         "last_success": checked_at if passed else None,
         "last_failure": None if passed else checked_at,
         "id": outcome.monitor_id,

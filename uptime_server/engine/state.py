@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from uptime_server.engine import quorum
+
 CERT_WARNING_WINDOW = timedelta(days=14)
 
 
@@ -41,20 +43,6 @@ def run_status(facts: RunFacts, *, degraded_ms: int | None, now: datetime) -> st
     return "online"
 
 
-def combine(statuses: list[str]) -> str:
-    """Monitor status from the latest run status of each location.
-
-    Locations with no run yet are ignored; with none at all it stays pending.
-    """
-    if not statuses:
-        return "pending"
-    if all(s == "offline" for s in statuses):
-        return "offline"
-    if all(s == "online" for s in statuses):
-        return "online"
-    return "warning"
-
-
 @dataclass(frozen=True)
 class AlertRules:
     """A monitor's alert settings that transitions read (docs/alerts.md)."""
@@ -63,6 +51,7 @@ class AlertRules:
     recovery_threshold: int = 1
     flap_threshold: int | None = None  # None: no flap detection
     flap_window: int = 3600  # seconds
+    min_failed_locations: int | None = None  # None: a majority of the locations
 
 
 @dataclass(frozen=True)
@@ -78,6 +67,12 @@ class MonitorState:
     # Epoch seconds of the latest up/down changes (oldest first).
     state_changes: tuple[int, ...] = ()
     flapping_since: datetime | None = None
+    # When each location's status in location_statuses was checked (a
+    # location missing here counts as fresh), and the locations that have
+    # reported in the open round (engine/quorum.py).
+    location_checked_at: dict[str, datetime] = field(default_factory=dict)
+    round_locations: tuple[str, ...] = ()
+    round_started_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +88,13 @@ class Transition:
     flapping_since: datetime | None = None
     flapping_started: bool = False
     flapping_settled: bool = False
+    # The round after this run: still open (the status above is the one
+    # before the run) or closed (the status is the round's), which locations
+    # have reported in it since when, and which were left out as stale.
+    round_closed: bool = True
+    round_locations: tuple[str, ...] = ()
+    round_started_at: datetime | None = None
+    stale_locations: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -109,15 +111,25 @@ def transition(
     rules: AlertRules | None = None,
     at: datetime | None = None,
     in_maintenance: bool = False,
+    interval: int | None = None,
 ) -> Transition:
     """Apply one location's run status (checked *at*) to the monitor's state.
 
-    - The monitor is offline when every location that has reported is offline.
+    - The run replaces its location's latest status. The monitor is evaluated
+      per round (engine/quorum.py): only the run that closes a round moves
+      the status, the counters and the alerts below; until then they stay as
+      they were. A round closes once every fresh location (latest run no
+      older than 1.5 × *interval* at *at*) has reported in it, and every
+      location with no run yet, until the round is 1.5 × *interval* old;
+      with one location, at every run.
+    - The round's status: at least ``min_failed_locations`` (default a
+      majority) fresh locations offline → offline; some but fewer → warning;
+      none → online, or warning if any location is.
     - A downtime incident opens after ``alert_threshold`` consecutive offline
-      evaluations, at most one at a time, and not while alerts are suppressed
+      rounds, at most one at a time, and not while alerts are suppressed
       (a notification resolved by hand while still failing).
     - An offline monitor comes back after ``recovery_threshold`` consecutive
-      evaluations that are not offline; until then it stays offline. Coming
+      rounds that are not offline; until then it stays offline. Coming
       back resolves an open incident and lifts the suppression.
     - Flapping: more than ``flap_threshold`` up/down changes within
       ``flap_window`` seconds starts it; it settles once the changes within
@@ -132,13 +144,31 @@ def transition(
       monitor still failing opens its incident; one whose incident was open
       before the window keeps it (no second one).
 
-    *rules* (else ``AlertRules(alert_threshold)``) and *at* (needed for flap
-    detection) come from the caller: nothing here reads a clock.
+    *rules* (else ``AlertRules(alert_threshold)``), *at* (needed for flap
+    detection and freshness) and *interval* (seconds; None: every reported
+    location is fresh) come from the caller: nothing here reads a clock.
     """
     rules = rules or AlertRules(alert_threshold=alert_threshold)
     latest = {loc: s for loc, s in prev.location_statuses.items() if loc in locations}
     latest[location] = status
-    combined = combine([latest[loc] for loc in locations if loc in latest])
+    checked = {loc: t for loc, t in prev.location_checked_at.items() if loc in latest}
+    if at is not None:
+        checked[location] = at
+    else:
+        checked.pop(location, None)
+    reports = {loc: quorum.LocationReport(s, checked.get(loc)) for loc, s in latest.items()}
+    round_ = quorum.advance(
+        reports,
+        locations,
+        prev.round_locations,
+        location=location,
+        now=at,
+        interval=interval,
+        round_started_at=prev.round_started_at,
+    )
+    if not round_.closed:
+        return _round_open(prev, latest, round_)
+    combined = round_.status(quorum.min_failed(rules.min_failed_locations, len(locations)))
     if combined == "offline":
         new_status, failures, successes = combined, prev.consecutive_failures + 1, 0
         suppressed = prev.alerts_suppressed
@@ -173,6 +203,30 @@ def transition(
         flapping_since=flapping_since,
         flapping_started=started,
         flapping_settled=settled,
+        round_closed=True,
+        round_locations=(),
+        stale_locations=round_.stale,
+    )
+
+
+def _round_open(
+    prev: MonitorState,
+    latest: dict[str, str],
+    round_: quorum.Round,
+) -> Transition:
+    """The state after a run that leaves the round open: only its location moves."""
+    return Transition(
+        status=prev.status,
+        consecutive_failures=prev.consecutive_failures,
+        alerts_suppressed=prev.alerts_suppressed,
+        location_statuses=latest,
+        consecutive_successes=prev.consecutive_successes,
+        state_changes=prev.state_changes,
+        flapping_since=prev.flapping_since,
+        round_closed=False,
+        round_locations=round_.reported,
+        round_started_at=round_.started_at,
+        stale_locations=round_.stale,
     )
 
 

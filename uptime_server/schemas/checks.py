@@ -36,6 +36,12 @@ class CheckRecord(ResponseModel):
     error: str | None
     location: str
     attempts: Annotated[int, Field(ge=1)]
+    quorum_status: EntryStatus | None = Field(
+        None,
+        description="The monitor's status after this run: the quorum of its locations when "
+        "the run closed a round, else the status it kept (docs/alerts.md#locations). Absent "
+        "from runs recorded before it existed.",
+    )
     kind: PingKind | None = Field(
         None, description="heartbeat: the ping's kind (success, start, fail, exit, log)."
     )
@@ -53,7 +59,10 @@ class CheckRecord(ResponseModel):
     @model_serializer(mode="wrap")
     def _ping_fields_of_pings(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # A check's record keeps the shape it always had; a ping's has these.
-        return drop_absent(handler(self), () if self.kind else _PING_FIELDS)
+        # Runs recorded before migration 0013 have no quorum_status.
+        return drop_absent(
+            handler(self), ("quorum_status",) if self.kind else ("quorum_status", *_PING_FIELDS)
+        )
 
 
 _PING_FIELDS = ("kind", "exit_code", "message", "source_ip", "user_agent")

@@ -11,7 +11,7 @@ Query-string parameters are parsed by ``uptime_server.query_params``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -499,6 +499,7 @@ def _own_fields(kind: Any, config: Mapping[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in config.items() if name not in foreign}
 
 
+MAX_LOCATIONS = 10  # of a monitor (MonitorConfig.locations)
 MAX_CERT_EXPIRY_DAYS = 10
 MAX_CERT_EXPIRY_DAY = 365
 MAX_REMINDER_INTERVAL = 7 * 86400
@@ -575,6 +576,14 @@ class AlertSettingsIn(_JudgedWhole):
     ] = Field(
         default_factory=list,
         description="Ids of the caller's channels (/channels) that get this monitor's alerts.",
+    )
+    min_failed_locations: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_LOCATIONS,
+        description="Fresh locations that must fail for the monitor to be offline (fewer "
+        "failing: warning), from 1 to the monitor's number of locations; null: a majority "
+        "of its locations (n // 2 + 1).",
     )
 
     @staticmethod
@@ -666,6 +675,19 @@ def parse_alert_settings(current: Mapping[str, Any], patch: Any) -> AlertSetting
     if details:
         raise validation_error(details)
     return alerts
+
+
+def quorum_errors(alerts: AlertSettingsIn, locations: Sequence[str]) -> dict[str, list[str]]:
+    """``min_failed_locations`` beyond the monitor's number of locations, as error details."""
+    wanted = alerts.min_failed_locations
+    if wanted is None or wanted <= len(locations):
+        return {}
+    count = len(locations)
+    return {
+        "min_failed_locations": [
+            f"must be between 1 and {count}, the monitor's number of locations"
+        ]
+    }
 
 
 def _require_object(data: Any) -> dict[str, Any]:

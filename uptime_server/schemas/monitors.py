@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
+from uptime_server.engine import quorum
 from uptime_server.engine.outcomes import PING_KINDS
 from uptime_server.models import MONITOR_TYPES, STATUSES
 from uptime_server.schemas.base import Pages, Percent, ResponseModel, UtcTime
@@ -45,6 +46,23 @@ class LastPing(ResponseModel):
 
 def message_start(message: str | None) -> str | None:
     return None if message is None else message[:MESSAGE_START]
+
+
+class LocationState(ResponseModel):
+    location: str
+    status: Annotated[
+        Literal["online", "warning", "offline"] | None,
+        Field(description="The status of its latest run; null: none yet."),
+    ]
+    checked_at: Annotated[UtcTime | None, Field(description="When that run was checked.")]
+    stale: Annotated[
+        bool,
+        Field(
+            description="Its latest run is older than 1.5 × check_interval (or it has "
+            "none, and the open round is that old): left out when the monitor's status is "
+            "next decided."
+        ),
+    ]
 
 
 class Monitor(ResponseModel):
@@ -116,6 +134,12 @@ class Monitor(ResponseModel):
     next_check_at: UtcTime | None
     created_at: UtcTime
     updated_at: UtcTime
+    locations_status: list[LocationState] = Field(
+        description="Each of `locations`, in order: its latest run and whether it is stale."
+    )
+    stale_locations: list[str] = Field(
+        description="The locations left out of `status` as stale (docs/alerts.md#locations)."
+    )
 
     @classmethod
     def of(
@@ -125,6 +149,7 @@ class Monitor(ResponseModel):
         uptime: Mapping[str, float | None],
         next_check_at: datetime | None,
         tags: list[str],
+        locations_status: list[dict[str, Any]],
         ping_url: str | None = None,
         next_deadline: datetime | None = None,
         last_ping: Any = None,
@@ -141,6 +166,8 @@ class Monitor(ResponseModel):
             ping_url=ping_url,
             next_deadline=next_deadline,
             last_ping=None if last_ping is None else LastPing.of(last_ping),
+            locations_status=locations_status,
+            stale_locations=[s["location"] for s in locations_status if s["stale"]],
         )
 
 
@@ -212,11 +239,28 @@ class AlertSettings(ResponseModel):
     ]
     flap_window: Seconds
     channel_ids: list[int]
+    min_failed_locations: Annotated[
+        int | None,
+        Field(ge=1, le=10, description="null: a majority of the monitor's locations"),
+    ]
+    effective_min_failed_locations: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=10,
+            description="Read-only: the quorum in force, min_failed_locations or the "
+            "majority, capped at the monitor's number of locations.",
+        ),
+    ]
 
     @classmethod
-    def of(cls, row: Any, owner_email: str) -> Self:
+    def of(cls, row: Any, owner_email: str, *, locations: int) -> Self:
         # No recipients stored means the monitor owner's address.
-        return cls.from_row(row, email_recipients=row.email_recipients or [owner_email])
+        return cls.from_row(
+            row,
+            email_recipients=row.email_recipients or [owner_email],
+            effective_min_failed_locations=quorum.min_failed(row.min_failed_locations, locations),
+        )
 
 
 class BulkError(ResponseModel):
