@@ -26,14 +26,17 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.bench_api import EMAIL, build
+from bench.engine_run import cpu_s
 from bench.target import daemon_env, free_port, start_daemon, stop_process
 from uptime_server import db as dbmod
 from uptime_server import migrations
@@ -43,6 +46,9 @@ from uptime_server.models import Monitor
 
 SECRET = "bench-api-load"
 GOALS = {"/healthz": 2000, "GET /api/v1/monitors/{id}": 1000, "GET /api/v1/monitors?limit=100": 300}
+# The same goals as daemon CPU per request, robust to a shared machine: with
+# one GIL, N req/s leaves at most 1000/N ms of CPU for each.
+CPU_GOALS = {label: 1000 / rps for label, rps in GOALS.items()}
 
 # wrk cycles through the paths of ``wrk.paths`` (one per connection's request).
 CYCLE_LUA = """
@@ -61,6 +67,28 @@ class Round:
     latency: dict[str, str]
     errors: int  # socket errors and non-2xx answers
     detail: str
+    requests: int = 0
+    cpu_ms: float = 0.0  # the daemon's CPU per request, its idle rate taken off
+
+
+def process_cpu_s(pid: int) -> float:
+    """utime + stime of *pid* (all its threads) and of its live descendants."""
+    total = 0.0
+    try:
+        total += cpu_s(f"/proc/{pid}/stat")
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as children:
+                total += sum(process_cpu_s(int(c)) for c in children.read().split())
+    except OSError:  # gone meanwhile
+        pass
+    return total
+
+
+def idle_cpu_rate(pid: int, seconds: float = 3.0) -> float:
+    """CPU seconds per second the daemon spends with no request (scheduler, delivery)."""
+    before, at = process_cpu_s(pid), time.monotonic()
+    time.sleep(seconds)
+    return (process_cpu_s(pid) - before) / (time.monotonic() - at)
 
 
 def seed(env: dict[str, str], count: int) -> tuple[str, list[int]]:
@@ -77,9 +105,13 @@ def seed(env: dict[str, str], count: int) -> tuple[str, list[int]]:
     return token, ids
 
 
-def wrk(url: str, paths: list[str], token: str, connections: int, seconds: float) -> Round:
+def wrk(
+    url: str, paths: list[str], token: str, connections: int, seconds: float
+) -> tuple[Round, float]:
+    """One wrk run; with the wall-clock seconds it took."""
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write(CYCLE_LUA % ", ".join(f'"{p}"' for p in paths))
+    started = time.monotonic()
     try:
         out = subprocess.run(
             [
@@ -100,6 +132,7 @@ def wrk(url: str, paths: list[str], token: str, connections: int, seconds: float
         ).stdout
     finally:
         os.unlink(script.name)
+    took = time.monotonic() - started
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     latency = dict(re.findall(r"^\s+(50|99)%\s+(\S+)", out, re.M))
     errors = 0
@@ -110,7 +143,8 @@ def wrk(url: str, paths: list[str], token: str, connections: int, seconds: float
     if m := re.search(r"Non-2xx or 3xx responses: (\d+)", out):
         errors += int(m.group(1))
         detail.append(m.group(0).strip())
-    return Round(rps, latency, errors, "; ".join(detail))
+    done = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    return Round(rps, latency, errors, "; ".join(detail), done), took
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,13 +179,19 @@ def main(argv: list[str] | None = None) -> int:
         best: dict[str, Round] = {}
         loads: list[float] = []
         errors: dict[str, int] = {}
+        cpu_ms: dict[str, list[float]] = {}
         details: list[str] = []
         try:
             for paths in cases.values():  # warm-up: connections, caches
                 wrk(base, paths, token, args.connections, 1)
+            idle = idle_cpu_rate(daemon.pid)
             for _ in range(args.rounds):
                 for label, paths in cases.items():
-                    got = wrk(base, paths, token, args.connections, args.seconds)
+                    cpu_before = process_cpu_s(daemon.pid)
+                    got, took = wrk(base, paths, token, args.connections, args.seconds)
+                    busy = process_cpu_s(daemon.pid) - cpu_before - idle * took
+                    got.cpu_ms = 1000 * busy / max(got.requests, 1)
+                    cpu_ms.setdefault(label, []).append(got.cpu_ms)
                     loads.append(os.getloadavg()[0])
                     errors[label] = errors.get(label, 0) + got.errors
                     if got.errors:
@@ -163,12 +203,14 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"api under load: {args.monitors} monitors on embedded SQLite, uptime server run, "
         f"wrk -c{args.connections}, best of {args.rounds} rounds of {args.seconds:g} s; "
-        f"load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"
+        f"load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores; "
+        f"daemon CPU per request: the median over the rounds, its idle {idle * 1000:.0f} ms/s off"
     )
     for label, got in best.items():
         print(
             f"  {label:<32} {got.rps:8,.0f} req/s  goal >= {GOALS[label]:,}   "
             f"p50 {got.latency.get('50', '?'):>8}  p99 {got.latency.get('99', '?'):>8}   "
+            f"CPU {statistics.median(cpu_ms[label]):6.2f} ms/req (goal <= {CPU_GOALS[label]:g})   "
             f"errors in all rounds: {errors[label]}"
         )
     for line in details:

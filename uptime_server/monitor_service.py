@@ -41,7 +41,7 @@ from uptime_server.schemas.monitor_config import (
     parse_alert_settings,
     parse_monitor_update,
 )
-from uptime_server.stats.figures import uptime_by_monitor
+from uptime_server.stats.uptime_cache import cache as uptime_cache
 
 CONFIG_FIELDS = tuple(MonitorConfig.model_fields)
 # Tags live in their own table (monitor_tags); every other field is a column.
@@ -109,6 +109,7 @@ SUMMARY_COLUMNS = (
     "last_check",
     "query_name",
     "record_type",
+    "rollup_version",  # the key of its cached uptime figure
 )
 
 
@@ -135,7 +136,7 @@ def list_monitors(user: User, filters: Filters, *, page: int, limit: int, now: d
         rows = list(query.order_by(Monitor.id).paginate(page, limit))
     show_maintenance(rows, set(in_maintenance))
     ids = [m.id for m in rows]
-    uptime = uptime_by_monitor(ids, now, windows=("24h",))
+    uptime = uptime_cache.uptime({m.id: m.rollup_version for m in rows}, now, windows=("24h",))
     return Listing(rows, total, uptime, tags_by_monitor(ids))
 
 
@@ -170,7 +171,7 @@ def figures(monitor: Monitor, *, now: datetime, settings: Settings) -> dict[str,
     due = next_check_at(monitor)
     heartbeat = monitor.type == "heartbeat"
     return {
-        "uptime": uptime_by_monitor([monitor.id], now)[monitor.id],
+        "uptime": uptime_cache.uptime({monitor.id: monitor.rollup_version}, now)[monitor.id],
         "next_check_at": due,
         "tags": tags_of(monitor.id),
         "ping_url": ping_url(monitor, settings) if heartbeat else None,
