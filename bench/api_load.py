@@ -15,7 +15,18 @@ endpoint over ``--connections`` keep-alive connections for ``--seconds``:
 Each line gives requests/s, wrk's latency percentiles, and the errors (socket
 errors and non-2xx answers, which must be none), beside the goal (issue 17).
 Rounds alternate the endpoints; the best round of each counts, since the
-machine may be shared (its load average is printed). Needs ``wrk``
+machine may be shared (its load average is printed).
+
+Requests/s on a shared machine say more about the other load than about the
+daemon, so each line also gives the daemon's CPU per request, which load
+moves much less: utime + stime of the daemon and its child processes
+(``/proc``) over the round, divided by the requests wrk counted, the median
+over the rounds. The daemon also works with no request (its scheduler checks
+the 300 monitors, delivery polls): that rate is measured for 3 s before the
+rounds and taken off ("with idle": not taken off). With one GIL, N req/s
+leaves 1000/N ms of CPU a request: the goals are <= 0.5 ms (``/healthz``),
+<= 1 ms (one monitor) and <= 3.3 ms (a list page of 100).
+``--http-threads N`` sets ``UPTIME_HTTP_THREADS``. Needs ``wrk``
 (Debian: ``apt-get install wrk``); without it the phase is skipped.
 Run: ``make bench-api`` or ``python -m bench.api_load``.
 """
