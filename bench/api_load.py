@@ -15,7 +15,18 @@ endpoint over ``--connections`` keep-alive connections for ``--seconds``:
 Each line gives requests/s, wrk's latency percentiles, and the errors (socket
 errors and non-2xx answers, which must be none), beside the goal (issue 17).
 Rounds alternate the endpoints; the best round of each counts, since the
-machine may be shared (its load average is printed). Needs ``wrk``
+machine may be shared (its load average is printed).
+
+Requests/s on a shared machine say more about the other load than about the
+daemon, so each line also gives the daemon's CPU per request, which load
+moves much less: utime + stime of the daemon and its child processes
+(``/proc``) over the round, divided by the requests wrk counted, the median
+over the rounds. The daemon also works with no request (its scheduler checks
+the 300 monitors, delivery polls): that rate is measured for 3 s before the
+rounds and taken off ("with idle": not taken off). With one GIL, N req/s
+leaves 1000/N ms of CPU a request: the goals are <= 0.5 ms (``/healthz``),
+<= 1 ms (one monitor) and <= 3.3 ms (a list page of 100).
+``--http-threads N`` sets ``UPTIME_HTTP_THREADS``. Needs ``wrk``
 (Debian: ``apt-get install wrk``); without it the phase is skipped.
 Run: ``make bench-api`` or ``python -m bench.api_load``.
 """
@@ -26,14 +37,17 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.bench_api import EMAIL, build
+from bench.engine_run import cpu_s
 from bench.target import daemon_env, free_port, start_daemon, stop_process
 from uptime_server import db as dbmod
 from uptime_server import migrations
@@ -43,6 +57,9 @@ from uptime_server.models import Monitor
 
 SECRET = "bench-api-load"
 GOALS = {"/healthz": 2000, "GET /api/v1/monitors/{id}": 1000, "GET /api/v1/monitors?limit=100": 300}
+# The same goals as daemon CPU per request, robust to a shared machine: with
+# one GIL, N req/s leaves at most 1000/N ms of CPU for each.
+CPU_GOALS = {label: 1000 / rps for label, rps in GOALS.items()}
 
 # wrk cycles through the paths of ``wrk.paths`` (one per connection's request).
 CYCLE_LUA = """
@@ -61,6 +78,29 @@ class Round:
     latency: dict[str, str]
     errors: int  # socket errors and non-2xx answers
     detail: str
+    requests: int = 0
+    cpu_ms: float = 0.0  # the daemon's CPU per request, its idle rate taken off
+    gross_cpu_ms: float = 0.0  # the same, idle included
+
+
+def process_cpu_s(pid: int) -> float:
+    """utime + stime of *pid* (all its threads) and of its live descendants."""
+    total = 0.0
+    try:
+        total += cpu_s(f"/proc/{pid}/stat")
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as children:
+                total += sum(process_cpu_s(int(c)) for c in children.read().split())
+    except OSError:  # gone meanwhile
+        pass
+    return total
+
+
+def idle_cpu_rate(pid: int, seconds: float = 3.0) -> float:
+    """CPU seconds per second the daemon spends with no request (scheduler, delivery)."""
+    before, at = process_cpu_s(pid), time.monotonic()
+    time.sleep(seconds)
+    return (process_cpu_s(pid) - before) / (time.monotonic() - at)
 
 
 def seed(env: dict[str, str], count: int) -> tuple[str, list[int]]:
@@ -77,9 +117,13 @@ def seed(env: dict[str, str], count: int) -> tuple[str, list[int]]:
     return token, ids
 
 
-def wrk(url: str, paths: list[str], token: str, connections: int, seconds: float) -> Round:
+def wrk(
+    url: str, paths: list[str], token: str, connections: int, seconds: float
+) -> tuple[Round, float]:
+    """One wrk run; with the wall-clock seconds it took."""
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write(CYCLE_LUA % ", ".join(f'"{p}"' for p in paths))
+    started = time.monotonic()
     try:
         out = subprocess.run(
             [
@@ -100,6 +144,7 @@ def wrk(url: str, paths: list[str], token: str, connections: int, seconds: float
         ).stdout
     finally:
         os.unlink(script.name)
+    took = time.monotonic() - started
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     latency = dict(re.findall(r"^\s+(50|99)%\s+(\S+)", out, re.M))
     errors = 0
@@ -110,7 +155,8 @@ def wrk(url: str, paths: list[str], token: str, connections: int, seconds: float
     if m := re.search(r"Non-2xx or 3xx responses: (\d+)", out):
         errors += int(m.group(1))
         detail.append(m.group(0).strip())
-    return Round(rps, latency, errors, "; ".join(detail))
+    done = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    return Round(rps, latency, errors, "; ".join(detail), done), took
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--http-threads", type=int, default=None, help="UPTIME_HTTP_THREADS (default: its own)"
+    )
     args = parser.parse_args(argv)
     if shutil.which("wrk") is None:
         print("api under load: skipped, wrk is not installed (apt-get install wrk)")
@@ -134,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
             UPTIME_RATE_LIMIT="off",
             UPTIME_MAX_MONITORS_PER_USER="100000",
         )
+        if args.http_threads:
+            env["UPTIME_HTTP_THREADS"] = str(args.http_threads)
         token, ids = seed(env, args.monitors)
         daemon = start_daemon(env)
         base = f"http://127.0.0.1:{port}"
@@ -145,13 +196,22 @@ def main(argv: list[str] | None = None) -> int:
         best: dict[str, Round] = {}
         loads: list[float] = []
         errors: dict[str, int] = {}
+        cpu_ms: dict[str, list[float]] = {}
+        gross_ms: dict[str, list[float]] = {}
         details: list[str] = []
         try:
             for paths in cases.values():  # warm-up: connections, caches
                 wrk(base, paths, token, args.connections, 1)
+            idle = idle_cpu_rate(daemon.pid)
             for _ in range(args.rounds):
                 for label, paths in cases.items():
-                    got = wrk(base, paths, token, args.connections, args.seconds)
+                    cpu_before = process_cpu_s(daemon.pid)
+                    got, took = wrk(base, paths, token, args.connections, args.seconds)
+                    used = process_cpu_s(daemon.pid) - cpu_before
+                    got.gross_cpu_ms = 1000 * used / max(got.requests, 1)
+                    got.cpu_ms = 1000 * (used - idle * took) / max(got.requests, 1)
+                    cpu_ms.setdefault(label, []).append(got.cpu_ms)
+                    gross_ms.setdefault(label, []).append(got.gross_cpu_ms)
                     loads.append(os.getloadavg()[0])
                     errors[label] = errors.get(label, 0) + got.errors
                     if got.errors:
@@ -163,12 +223,17 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"api under load: {args.monitors} monitors on embedded SQLite, uptime server run, "
         f"wrk -c{args.connections}, best of {args.rounds} rounds of {args.seconds:g} s; "
-        f"load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"
+        f"load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores; "
+        f"daemon CPU per request: the median over the rounds, its idle {idle * 1000:.0f} ms/s "
+        "(scheduler, delivery; measured before the rounds) taken off"
     )
     for label, got in best.items():
         print(
             f"  {label:<32} {got.rps:8,.0f} req/s  goal >= {GOALS[label]:,}   "
             f"p50 {got.latency.get('50', '?'):>8}  p99 {got.latency.get('99', '?'):>8}   "
+            f"CPU {statistics.median(cpu_ms[label]):5.2f} ms/req "
+            f"({statistics.median(gross_ms[label]):5.2f} with idle; "
+            f"goal <= {CPU_GOALS[label]:.2g})   "
             f"errors in all rounds: {errors[label]}"
         )
     for line in details:

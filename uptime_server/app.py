@@ -51,6 +51,7 @@ from uptime_server.auth.sessions import (
 from uptime_server.clock import Clock
 from uptime_server.config import Settings, ensure_secret_key
 from uptime_server.context import UptimeState
+from uptime_server.health_wsgi import HealthDispatcher
 from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
 from uptime_server.metrics_snapshot import metrics_cache_for
 from uptime_server.ping_wsgi import PingDispatcher, PingLimit
@@ -131,7 +132,10 @@ def create_app(
         pings_dispatcher, services["badge_cache"], services["status_page_cache"]
     )
     app.extensions["uptime_public"] = public_dispatcher
-    app.wsgi_app = public_dispatcher  # type: ignore[method-assign]
+    # A fresh healthy /healthz is answered in front of Flask too (health_wsgi).
+    app.wsgi_app = HealthDispatcher(  # type: ignore[method-assign]
+        public_dispatcher, app.extensions.setdefault(health.MEMO, {}), clock
+    )
     return app
 
 

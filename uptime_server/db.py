@@ -18,11 +18,11 @@ import functools
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import peewee
@@ -202,19 +202,37 @@ class Prepared:
 
     def __init__(self, build: Callable[..., peewee.Query]) -> None:
         self.build = build
-        self._prepared: dict[int, tuple[peewee.Database, peewee.Query, str, list[object]]] = {}
+        self._prepared: dict[
+            int, tuple[peewee.Database, peewee.Query, str, list[object], dict[str, Any]]
+        ] = {}
 
     def first(self, *args: int | str | datetime) -> object | None:
         """The first row of the query for *args*, or None."""
+        return next(iter(self._rows(args)), None)
+
+    def all(self, *args: int | str | datetime) -> list[Any]:
+        """Every row of the query for *args*."""
+        return list(self._rows(args))
+
+    def _rows(self, args: tuple[int | str | datetime, ...]) -> Iterable[Any]:
         db = database.obj
         entry = self._prepared.get(id(db))
         if entry is None or entry[0] is not db:
-            entry = self._prepared[id(db)] = (db, *self._prepare(db, args))
-        _, query, sql, slots = entry
+            entry = self._prepared[id(db)] = (db, *self._prepare(db, args), {})
+        _, query, sql, slots, layout = entry
         values = [naive_utc(a) if isinstance(a, datetime) else a for a in args]
         params = [values[s.index] if isinstance(s, _Slot) else s for s in slots]
         wrapper = query._get_cursor_wrapper(db.execute_sql(sql, params))
-        return next(iter(wrapper), None)
+        # A cursor wrapper works out from the columns which converter and
+        # which model attribute each takes: the same each time for one text,
+        # and dearer than the query for a row or two. Done once, then copied.
+        if layout:
+            wrapper.__dict__.update(layout)
+        else:
+            wrapper.initialize()
+            wrapper.initialized = True
+            layout.update((k, v) for k, v in wrapper.__dict__.items() if k not in _PER_EXECUTION)
+        return wrapper
 
     def _prepare(
         self, db: peewee.Database, args: tuple[int | str | datetime, ...]
@@ -228,6 +246,10 @@ class Prepared:
         if missing:
             raise ValueError(f"Prepared: arguments {sorted(missing)} were converted or unused")
         return query, sql, slots
+
+
+# What a cursor wrapper holds of one execution; the rest is its layout.
+_PER_EXECUTION = frozenset({"cursor", "count", "index", "populated", "row_cache"})
 
 
 def _stand_in(i: int, arg: object) -> object:

@@ -317,6 +317,9 @@ class Monitor(BaseModel):
     # unique index and answered only while ``badges`` is on (docs/status-pages.md).
     badges = pw.BooleanField(default=False)
     badge_token = pw.CharField(max_length=64, null=True, unique=True)
+    # Bumped in the transaction of every write of the monitor's roll-ups
+    # (migration 0014): the API's uptime figures are cached by it.
+    rollup_version = pw.IntegerField(default=0)
 
     created_at = UTCDateTimeField()
     updated_at = UTCDateTimeField()

@@ -43,7 +43,7 @@ from uptime_server.schemas.monitor_config import (
     parse_monitor_update,
     quorum_errors,
 )
-from uptime_server.stats.figures import uptime_by_monitor
+from uptime_server.stats.uptime_cache import cache as uptime_cache
 
 CONFIG_FIELDS = tuple(MonitorConfig.model_fields)
 # Tags live in their own table (monitor_tags); every other field is a column.
@@ -89,15 +89,16 @@ class Filters:
 
 @dataclass(frozen=True)
 class Listing:
-    """One page of a user's monitors, with their 24-hour uptime and their tags."""
+    """One page of a user's monitors (``SUMMARY_COLUMNS`` by name, the status
+    shown), with their 24-hour uptime and their tags."""
 
-    rows: list[Monitor]
+    rows: list[dict[str, Any]]
     total: int
     uptime: dict[int, dict[str, float | None]]
     tags: dict[int, list[str]]
 
 
-# Only the summary's columns: building full rows costs more than the query.
+# Only the summary's columns, as dicts: building full rows costs more than the query.
 SUMMARY_COLUMNS = (
     "id",
     "name",
@@ -111,13 +112,52 @@ SUMMARY_COLUMNS = (
     "last_check",
     "query_name",
     "record_type",
+    "rollup_version",  # the key of its cached uptime figure
+)
+_SUMMARY = [getattr(Monitor, name) for name in SUMMARY_COLUMNS]
+
+# The list without filters, the one a dashboard polls: statements built once.
+_COUNT_ALL = Prepared(
+    lambda user_id: Monitor.select(fn.COUNT(Monitor.id)).where(Monitor.user == user_id).tuples()
+)
+_PAGE_ALL = Prepared(
+    lambda user_id, size, offset: (
+        Monitor.select(*_SUMMARY)
+        .where(Monitor.user == user_id)
+        .order_by(Monitor.id)
+        .limit(size)
+        .offset(offset)
+        .dicts()
+    )
 )
 
 
 def list_monitors(user: User, filters: Filters, *, page: int, limit: int, now: datetime) -> Listing:
-    columns = [getattr(Monitor, name) for name in SUMMARY_COLUMNS]
-    query = Monitor.select(*columns).where(Monitor.user == user.id)
-    in_maintenance = list(maintenance_service.active_monitor_ids(now, [user.id]))
+    in_maintenance = maintenance_service.active_monitor_ids(now, [user.id])
+    # A page past the end is answered without asking the database for an
+    # offset that may not even fit its integer type.
+    offset = (page - 1) * limit
+    rows: list[dict[str, Any]] = []
+    if filters == Filters():
+        (total,) = _COUNT_ALL.first(user.id)  # type: ignore[misc]
+        if offset < total:
+            rows = _PAGE_ALL.all(user.id, limit, offset)
+    else:
+        query = _filtered(user, filters, list(in_maintenance))
+        total = query.count()
+        if offset < total:
+            rows = list(query.order_by(Monitor.id).paginate(page, limit).dicts())
+    for row in rows:
+        if row["id"] in in_maintenance:
+            row["status"] = "maintenance"  # as show_maintenance does
+    ids = [row["id"] for row in rows]
+    versions = {row["id"]: row["rollup_version"] for row in rows}
+    uptime = uptime_cache.uptime(versions, now, windows=("24h",))
+    return Listing(rows, total, uptime, tags_by_monitor(ids))
+
+
+def _filtered(user: User, filters: Filters, in_maintenance: list[int]) -> Any:
+    query = Monitor.select(*_SUMMARY).where(Monitor.user == user.id)
     if filters.status == "maintenance":
         query = query.where(Monitor.id.in_(in_maintenance))
     elif filters.status:
@@ -129,16 +169,7 @@ def list_monitors(user: User, filters: Filters, *, page: int, limit: int, now: d
         query = query.where(_like(Monitor.name, search) | _like(Monitor.url, search))
     if filters.tags:
         query = query.where(having_all(Monitor.id, filters.tags))
-    total = query.count()
-    # A page past the end is answered without asking the database for an
-    # offset that may not even fit its integer type.
-    rows = []
-    if (page - 1) * limit < total:
-        rows = list(query.order_by(Monitor.id).paginate(page, limit))
-    show_maintenance(rows, set(in_maintenance))
-    ids = [m.id for m in rows]
-    uptime = uptime_by_monitor(ids, now, windows=("24h",))
-    return Listing(rows, total, uptime, tags_by_monitor(ids))
+    return query
 
 
 def show_maintenance(rows: Iterable[Monitor], in_maintenance: set[int]) -> None:
@@ -173,7 +204,7 @@ def figures(monitor: Monitor, *, now: datetime, settings: Settings) -> dict[str,
     due = _next_due(monitor, [slot[1] for slot in slots])
     heartbeat = monitor.type == "heartbeat"
     return {
-        "uptime": uptime_by_monitor([monitor.id], now)[monitor.id],
+        "uptime": uptime_cache.uptime({monitor.id: monitor.rollup_version}, now)[monitor.id],
         "next_check_at": due,
         "locations_status": location_states(monitor, slots, now=now),
         "tags": tags_of(monitor.id),

@@ -79,3 +79,53 @@ def test_a_failed_check_is_not_remembered(settings: Any, clock: Any, db: Any) ->
     client = app.test_client()
     assert client.get("/healthz").status_code == 503
     assert client.get("/healthz").get_json()["scheduler_lag_seconds"] == 0.5
+
+
+def test_a_fresh_answer_is_sent_without_flask_byte_for_byte(
+    settings: Any, clock: Any, db: Any
+) -> None:
+    """health_wsgi sends the remembered answer with the status, headers and body
+    Flask sent for it, and the request never reaches Flask."""
+    from uptime_server.app import create_app
+
+    lags = iter([0.25, 4.0])
+    app = create_app(
+        settings, clock=clock, services={"scheduler_lag": lambda: next(lags)}, bind_database=False
+    )
+    through_flask: list[str] = []
+    app.before_request(lambda: through_flask.append("x") and None)
+    client = app.test_client()
+    first = client.get("/healthz")
+    again = [client.get("/healthz") for _ in range(3)]
+    assert len(through_flask) == 1
+    assert first.status == "200 OK" and first.get_json()["scheduler_lag_seconds"] == 0.25
+    for response in again:
+        assert response.status == first.status
+        assert list(response.headers.items()) == list(first.headers.items())
+        assert response.get_data() == first.get_data()
+    assert ("X-Content-Type-Options", "nosniff") in list(first.headers.items())
+    assert client.head("/healthz").status_code == 200  # any other method: Flask
+    assert len(through_flask) == 2
+    clock.advance(seconds=1)  # stale: Flask asks again
+    assert client.get("/healthz").get_json()["scheduler_lag_seconds"] == 4.0
+    assert len(through_flask) == 3
+
+
+def test_after_a_failure_nothing_is_sent_from_before_it(settings: Any, clock: Any, db: Any) -> None:
+    from uptime_server.app import create_app
+
+    outcomes = iter([0.5, RuntimeError("database is down"), 0.75])
+
+    def lag() -> float:
+        outcome = next(outcomes)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    app = create_app(settings, clock=clock, services={"scheduler_lag": lag}, bind_database=False)
+    client = app.test_client()
+    assert client.get("/healthz").get_json()["scheduler_lag_seconds"] == 0.5
+    assert client.get("/healthz").get_json()["scheduler_lag_seconds"] == 0.5
+    clock.advance(seconds=1)
+    assert client.get("/healthz").status_code == 503
+    assert client.get("/healthz").get_json()["scheduler_lag_seconds"] == 0.75

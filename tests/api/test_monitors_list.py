@@ -190,3 +190,64 @@ def test_it_shows_paused_monitors_with_their_status(alice: Any) -> None:
     alice.post(f"{URL}/{mid}/pause")
     item = _list(alice, "?status=offline")["data"][0]
     assert (item["status"], item["paused"]) == ("offline", True)
+
+
+def test_each_summary_is_what_the_summary_model_writes(alice: Any, clock: Any) -> None:
+    """The list writes its items without a model each (schemas.monitors.summary_json):
+    field for field, in order, and in wire form, they are MonitorSummary's."""
+    from datetime import timedelta
+
+    from uptime_server import monitor_service
+    from uptime_server.clock import isoformat
+    from uptime_server.db import write_tx
+    from uptime_server.schemas.monitors import MonitorSummary
+    from uptime_server.stats import rollups
+
+    web = create(alice, name="web", tags=["prod", "eu"])
+    dns = alice.post(
+        URL, json={"name": "mx", "type": "dns", "query_name": "example.test", "record_type": "MX"}
+    ).get_json()["data"]["id"]
+    beat = alice.post(URL, json={"name": "cron", "type": "heartbeat", "period": 3600}).get_json()
+    paused = create(alice, name="paused")
+    maintained = create(alice, name="maintained")
+    now = clock.now()
+    Monitor.update(
+        status="offline",
+        status_code=503,
+        response_time=1234,
+        last_check=now - timedelta(seconds=7, microseconds=5),
+        flapping_since=now,
+    ).where(Monitor.id == web).execute()
+    assert alice.post(f"{URL}/{paused}/pause", json={}).status_code == 200
+    soon = isoformat(now + timedelta(hours=1))
+    w = alice.post(
+        "/api/v1/maintenance",
+        json={
+            "title": "t",
+            "monitor_ids": [maintained],
+            "starts_at": isoformat(now),
+            "ends_at": soon,
+        },
+    )
+    assert w.status_code == 201, w.get_json()
+    with write_tx():
+        rollups.add_runs(
+            [
+                rollups.RunSample(web, int(now.timestamp()) - 60, ok, 80)
+                for ok in (True, False, True)
+            ]
+        )
+    items = _list(alice)["data"]
+    assert [i["id"] for i in items] == [web, dns, beat["data"]["id"], paused, maintained]
+    rows = {m.id: m for m in Monitor.select()}
+    monitor_service.show_maintenance(rows.values(), {maintained})
+    expected = [
+        MonitorSummary.from_row(rows[i["id"]], uptime_24h=i["uptime_24h"], tags=i["tags"]).to_json()
+        for i in items
+    ]
+    assert items == expected
+    assert [list(i) for i in items] == [list(e) for e in expected]  # the same order of fields
+    by_id = {i["id"]: i for i in items}
+    assert by_id[web]["uptime_24h"] == 66.667 and by_id[web]["tags"] == ["eu", "prod"]
+    assert by_id[web]["flapping"] is True and by_id[web]["last_check"].endswith("Z")
+    assert (by_id[paused]["paused"], by_id[maintained]["status"]) == (True, "maintenance")

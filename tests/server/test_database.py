@@ -79,3 +79,48 @@ def test_a_prepared_query_refuses_an_argument_a_field_converts(db: Any) -> None:
     prepared = dbmod.Prepared(lambda headers: Monitor.select().where(Monitor.headers == headers))
     with pytest.raises(ValueError, match="converted or unused"):
         prepared.first("x")
+
+
+def test_a_prepared_query_gives_every_row_each_time_with_its_own_values(db: Any) -> None:
+    """``all`` and ``first`` reuse the statement and the row layout worked out on the
+    first run: later runs still convert each column and build each joined model."""
+    from datetime import UTC, datetime, timedelta
+
+    from uptime_server.models import Monitor, User
+
+    now = datetime(2026, 1, 1, 12, tzinfo=UTC)
+    alice = User.create(email="a@example.com", name="a", created_at=now)
+    bob = User.create(email="b@example.com", name="b", created_at=now)
+    for user, name in ((alice, "one"), (alice, "three"), (bob, "three")):
+        Monitor.create(
+            user=user,
+            name=name,
+            url="http://127.0.0.1:9/",
+            type="http",
+            created_at=now,
+            updated_at=now,
+            last_check=now + timedelta(minutes=len(name)),
+        )
+    prepared = dbmod.Prepared(
+        lambda user_id: (
+            Monitor.select(Monitor, User)
+            .join(User)
+            .where(Monitor.user == user_id)
+            .order_by(Monitor.id)
+        )
+    )
+    for _ in range(3):
+        mine, theirs = prepared.all(alice.id), prepared.all(bob.id)
+        assert [(m.name, m.user.email, m.last_check) for m in mine] == [
+            ("one", "a@example.com", now + timedelta(minutes=3)),
+            ("three", "a@example.com", now + timedelta(minutes=5)),
+        ]
+        assert [(m.name, m.user.email) for m in theirs] == [("three", "b@example.com")]
+        assert prepared.all(-1) == [] and prepared.first(-1) is None
+    as_dicts = dbmod.Prepared(
+        lambda user_id: (
+            Monitor.select(Monitor.name, Monitor.paused).where(Monitor.user == user_id).dicts()
+        )
+    )
+    for _ in range(2):
+        assert as_dicts.all(bob.id) == [{"name": "three", "paused": False}]

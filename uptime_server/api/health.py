@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from flask import Blueprint, current_app
+from flask import Blueprint, current_app, request
 
 from uptime_server.api.access import public
 from uptime_server.api.operations import documented, json_response
 from uptime_server.context import now, state
 from uptime_server.engine.dispatcher import scheduler_lag
+from uptime_server.health_wsgi import ENVIRON_KEY
 from uptime_server.schemas.service import Health
 
 log = logging.getLogger(__name__)
@@ -42,10 +44,11 @@ def healthz() -> Any:
     # without one, the database's oldest unclaimed due check tells. Either
     # reads the database, so it doubles as the database check.
     asked_at, at = now(), time.monotonic()
-    memo: dict[str, Any] = current_app.extensions.setdefault("uptime_healthy", {})
-    last = memo.get("last")  # (asked at, monotonic, body)
-    if last is not None and _fresh(last[0], last[1], asked_at, at):
-        return last[2]
+    memo: dict[str, Any] = current_app.extensions.setdefault(MEMO, {})
+    last: Remembered | None = memo.get("last")
+    if last is not None and last.fresh(asked_at, at):
+        request.environ[ENVIRON_KEY] = last
+        return last.body
     lag_of = state().services.get("scheduler_lag") or scheduler_lag_seconds
     try:
         lag = lag_of()
@@ -55,12 +58,25 @@ def healthz() -> Any:
         down = Health(status="error", database="unavailable", scheduler_lag_seconds=None)
         return down.to_json(), 503
     body = Health(status="ok", database="ok", scheduler_lag_seconds=lag).to_json()
-    memo["last"] = (asked_at, at, body)
+    memo["last"] = request.environ[ENVIRON_KEY] = Remembered(asked_at, at, body)
     return body
 
 
-def _fresh(then: datetime, then_mono: float, asked_at: datetime, at: float) -> bool:
-    return (
-        0 <= at - then_mono < HEALTHY_FOR_SECONDS
-        and 0 <= (asked_at - then).total_seconds() < HEALTHY_FOR_SECONDS
-    )
+MEMO = "uptime_healthy"
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """A healthy answer, served again while fresh (by the view, and by
+    ``health_wsgi`` without Flask once it has seen it sent)."""
+
+    asked_at: datetime
+    at: float  # time.monotonic() when asked
+    body: dict[str, Any]
+
+    def fresh(self, asked_at: datetime, at: float) -> bool:
+        """Still to be served (by the wall clock and the app's clock both)."""
+        return (
+            0 <= at - self.at < HEALTHY_FOR_SECONDS
+            and 0 <= (asked_at - self.asked_at).total_seconds() < HEALTHY_FOR_SECONDS
+        )

@@ -116,7 +116,8 @@ def uptime_by_monitor(
         w = window(PERIODS[name], now)
         arms += [(i, res, lo, hi) for res, lo, hi in cover(w.start, w.end)]
     sums: dict[tuple[int, int], list[int]] = {}
-    for chunk in peewee.chunked(ids, _ID_CHUNK):
+    # (peewee's chunked pads every chunk to full length first: dear for a few ids)
+    for chunk in [ids] if 0 < len(ids) <= _ID_CHUNK else peewee.chunked(ids, _ID_CHUNK):
         params: list[int] = []
         for _, res, lo, hi in arms:
             params += [*chunk, res, lo, hi]

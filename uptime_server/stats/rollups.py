@@ -230,6 +230,7 @@ def add_runs(samples: Sequence[RunSample]) -> None:
     cells = aggregate(samples)
     if not cells:
         return
+    _bump_versions(sorted({monitor_id for monitor_id, _, _ in cells}))
     # One lock order for every writer, in both phases: (resolution, monitor,
     # bucket), the order _load_for_update locks in, so two writers that
     # share rows on PostgreSQL queue instead of deadlocking.
@@ -251,6 +252,19 @@ def add_runs(samples: Sequence[RunSample]) -> None:
     if rest:
         merged = _merged_rows(rest, cells, _load_for_update(rest))
         execute_values(_PG_WRITE_BACK, merged, _PG_TEMPLATE)
+
+
+# Every write of a monitor's roll-ups goes through ``add_runs``, which moves
+# its ``rollup_version`` in the same transaction: a reader that sees a version
+# sees at least the roll-ups written with it (stats.uptime_cache). Retention
+# deletes only rows no current window reads, so it leaves the version alone.
+_BUMP_VERSION = "UPDATE monitors SET rollup_version = rollup_version + 1 WHERE id = ?"
+
+
+def _bump_versions(monitor_ids: list[int]) -> None:
+    """One more ``rollup_version`` for each of *monitor_ids* (whose rows the
+    recorder holds locked already: no new lock order)."""
+    execute_many(_BUMP_VERSION, [(monitor_id,) for monitor_id in monitor_ids])
 
 
 def _row(key: Key, cell: Aggregate) -> tuple[object, ...]:
