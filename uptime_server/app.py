@@ -127,15 +127,16 @@ def create_app(
         PingLimit(limiter.limiter, settings.ping_rate_limit, settings.rate_limit),
     )
     app.extensions["uptime_pings"] = pings_dispatcher
+    # A fresh healthy /healthz is answered in front of Flask too (health_wsgi).
+    health_dispatcher = HealthDispatcher(
+        pings_dispatcher, app.extensions.setdefault(health.MEMO, {}), clock
+    )
     # Cached badges and status pages too (web/public_wsgi): a hit needs no Flask.
     public_dispatcher = PublicDispatcher(
-        pings_dispatcher, services["badge_cache"], services["status_page_cache"]
+        health_dispatcher, services["badge_cache"], services["status_page_cache"]
     )
     app.extensions["uptime_public"] = public_dispatcher
-    # A fresh healthy /healthz is answered in front of Flask too (health_wsgi).
-    app.wsgi_app = HealthDispatcher(  # type: ignore[method-assign]
-        public_dispatcher, app.extensions.setdefault(health.MEMO, {}), clock
-    )
+    app.wsgi_app = public_dispatcher  # type: ignore[method-assign]
     return app
 
 

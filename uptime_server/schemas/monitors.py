@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from uptime_server.engine import quorum
 from uptime_server.clock import isoformat
+from uptime_server.engine import quorum
 from uptime_server.engine.outcomes import PING_KINDS
 from uptime_server.models import MONITOR_TYPES, STATUSES
 from uptime_server.schemas.base import Pages, Percent, ResponseModel, UtcTime
