@@ -79,3 +79,27 @@ def test_a_prepared_query_refuses_an_argument_a_field_converts(db: Any) -> None:
     prepared = dbmod.Prepared(lambda headers: Monitor.select().where(Monitor.headers == headers))
     with pytest.raises(ValueError, match="converted or unused"):
         prepared.first("x")
+
+
+def test_a_prepared_query_takes_lists_of_any_length(db: Any) -> None:
+    from datetime import UTC, datetime
+
+    from uptime_server.models import User
+
+    now = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    ids = [
+        User.create(email=f"u{i}@example.com", name=f"u{i}", created_at=now).id for i in range(4)
+    ]
+    prepared = dbmod.Prepared(
+        lambda wanted, name: (
+            User.select(User.id, User.name)
+            .where(User.id.in_(wanted) & (User.name != name))
+            .order_by(User.id)
+            .tuples()
+        )
+    )
+    assert prepared.rows(ids[:3], "u1") == [(ids[0], "u0"), (ids[2], "u2")]
+    assert prepared.rows(ids[1:], "u1") == [(ids[2], "u2"), (ids[3], "u3")]  # same shape again
+    assert prepared.rows([ids[3]], "nobody") == [(ids[3], "u3")]  # another length
+    assert prepared.rows([], "nobody") == []
+    assert prepared.first(ids, "u0") == (ids[1], "u1")
