@@ -4,14 +4,18 @@ Builds an embedded SQLite database with N heartbeat monitors (10,000), each
 with its ping token, then starts the daemon as ``make run`` does
 (``uptime server run``: waitress, the scheduler, delivery) on a free port and:
 
-1. **Throughput**: sends ``--pings`` success pings over ``--connections``
-   keep-alive connections (aiohttp, in a separate process, so the load
-   generator does not share the daemon's GIL), spread over the monitors.
-   A ping is answered only once it is written (group commit), so
-   pings/s = answered pings / wall time; the check_runs count is checked
-   against it afterwards.
+1. **Throughput**: ``wrk -t2 -c{--connections}`` for ``--throughput-seconds``,
+   its Lua script cycling over the tokens, success pings (closed loop).
+   Without wrk (or with ``--no-wrk``), ``--pings`` pings from an aiohttp
+   client in a separate process. A ping is answered only once it is written
+   (group commit), so pings/s = answered pings / wall time; the check_runs
+   count is checked against it afterwards. The daemon's CPU per ping is
+   printed (from /proc: the answering process and its recorder children),
+   the figure that holds on a shared machine.
 2. **Latency**: pings at half that rate, open loop (a ping is sent on
-   schedule whether or not earlier ones are answered), for ``--seconds``;
+   schedule whether or not earlier ones are answered), for ``--seconds``,
+   from a child process over plain asyncio streams (cheaper than aiohttp's
+   client, which took a good part of a core from the daemon);
    p50/p99/max of each ping's answer time.
 3. **Sweep**: in this process, the engine's tick over the N monitors: the
    claim query when none is due (every tick), the claim of a batch when all
