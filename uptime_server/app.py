@@ -16,7 +16,7 @@ from flask_login import current_user
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from uptime_server import db as dbmod
-from uptime_server import errors
+from uptime_server import errors, rate_storage
 from uptime_server.api import (
     auth,
     channels,
@@ -211,7 +211,7 @@ def _init_limiter(app: Flask, settings: Settings) -> Limiter:
         # give each route its own counter).
         application_limits=[settings.rate_limit] if settings.rate_limit else [],
         headers_enabled=True,
-        storage_uri=settings.ratelimit_storage_url,
+        storage_uri=rate_storage.storage_uri(settings.ratelimit_storage_url),
         strategy="fixed-window",
         enabled=True,
     )

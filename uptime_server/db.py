@@ -18,7 +18,7 @@ import functools
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -181,6 +181,10 @@ def retry_locked(fn: Callable[..., T], attempts: int = 8) -> Callable[..., T]:
     return wrapper
 
 
+Arg = int | str | datetime
+PreparedArg = Arg | list[int] | list[str]
+
+
 class Prepared:
     """A hot SELECT whose SQL text is built once per database, then reused.
 
@@ -189,7 +193,11 @@ class Prepared:
     calls ``build`` once per bound database with stand-ins for its
     arguments, keeps the text and where each stand-in went among the
     parameters, and from then on sends that text with the real arguments;
-    rows come back as the query built them (models, joins and all).
+    rows come back as the query built them (models, joins, ``.tuples()``).
+
+    An argument may be a list (of ints or strings, for an ``IN``): the text
+    is then built once per database and list length, and the texts of the
+    most recent ``MAX_SHAPES`` such shapes are kept.
 
     Arguments must reach the SQL unchanged: ints and strings compared with
     integer, key and text columns, and datetimes compared with UTC columns
@@ -199,28 +207,35 @@ class Prepared:
     """
 
     _INT_BASE = -(2**62)  # stand-ins no real id or argument takes
+    MAX_SHAPES = 256
 
     def __init__(self, build: Callable[..., peewee.Query]) -> None:
         self.build = build
         self._prepared: dict[
-            int, tuple[peewee.Database, peewee.Query, str, list[object], dict[str, Any]]
+            tuple[int, tuple[int, ...]],
+            tuple[peewee.Database, peewee.Query, str, list[object], dict[str, Any]],
         ] = {}
 
-    def first(self, *args: int | str | datetime) -> object | None:
+    def first(self, *args: PreparedArg) -> object | None:
         """The first row of the query for *args*, or None."""
-        return next(iter(self._rows(args)), None)
+        return next(iter(self._cursor(args)), None)
 
-    def all(self, *args: int | str | datetime) -> list[Any]:
+    def rows(self, *args: PreparedArg) -> list[Any]:
         """Every row of the query for *args*."""
-        return list(self._rows(args))
+        return list(self._cursor(args))
 
-    def _rows(self, args: tuple[int | str | datetime, ...]) -> Iterable[Any]:
+    all = rows
+
+    def _cursor(self, args: tuple[PreparedArg, ...]) -> Any:
         db = database.obj
-        entry = self._prepared.get(id(db))
+        key = (id(db), tuple(len(a) if isinstance(a, list) else -1 for a in args))
+        entry = self._prepared.get(key)
         if entry is None or entry[0] is not db:
-            entry = self._prepared[id(db)] = (db, *self._prepare(db, args), {})
+            if len(self._prepared) >= self.MAX_SHAPES:
+                self._prepared.clear()
+            entry = self._prepared[key] = (db, *self._prepare(db, args), {})
         _, query, sql, slots, layout = entry
-        values = [naive_utc(a) if isinstance(a, datetime) else a for a in args]
+        values = _flat(args)
         params = [values[s.index] if isinstance(s, _Slot) else s for s in slots]
         wrapper = query._get_cursor_wrapper(db.execute_sql(sql, params))
         # A cursor wrapper works out from the columns which converter and
@@ -235,14 +250,23 @@ class Prepared:
         return wrapper
 
     def _prepare(
-        self, db: peewee.Database, args: tuple[int | str | datetime, ...]
+        self, db: peewee.Database, args: tuple[PreparedArg, ...]
     ) -> tuple[peewee.Query, str, list[object]]:
-        stand_ins = [_stand_in(i, a) for i, a in enumerate(args)]
-        query = self.build(*stand_ins)
+        stand_ins: list[object] = []
+        built: list[object] = []
+        for arg in args:
+            if isinstance(arg, list):
+                items = [_stand_in(len(stand_ins) + k, a) for k, a in enumerate(arg)]
+                stand_ins += items
+                built.append(items)
+            else:
+                stand_ins.append(_stand_in(len(stand_ins), arg))
+                built.append(stand_ins[-1])
+        query = self.build(*built)
         sql, params = db.get_sql_context().sql(query).query()
         where = {value: i for i, value in enumerate(stand_ins)}
         slots = [_Slot(where[p]) if p in where else p for p in params]
-        missing = set(range(len(args))) - {s.index for s in slots if isinstance(s, _Slot)}
+        missing = set(range(len(stand_ins))) - {s.index for s in slots if isinstance(s, _Slot)}
         if missing:
             raise ValueError(f"Prepared: arguments {sorted(missing)} were converted or unused")
         return query, sql, slots
@@ -250,6 +274,14 @@ class Prepared:
 
 # What a cursor wrapper holds of one execution; the rest is its layout.
 _PER_EXECUTION = frozenset({"cursor", "count", "index", "populated", "row_cache"})
+
+
+def _flat(args: tuple[PreparedArg, ...]) -> list[object]:
+    values: list[object] = []
+    for arg in args:
+        items = arg if isinstance(arg, list) else [arg]
+        values += [naive_utc(a) if isinstance(a, datetime) else a for a in items]
+    return values
 
 
 def _stand_in(i: int, arg: object) -> object:

@@ -60,7 +60,13 @@ class JsonErrorTask(ErrorTask):
 
 
 class JsonErrorChannel(HTTPChannel):
-    """Waitress's channel with JSON errors and a lingering close after them."""
+    """Waitress's channel with JSON errors and a lingering close after them.
+
+    Waitress asks every channel ``readable()`` and ``writable()`` on each
+    turn of its loop, so an ordinary channel keeps waitress's own methods
+    (no extra frame per channel per turn); a channel that starts lingering
+    becomes a ``LingeringChannel``, which answers them itself.
+    """
 
     error_task_class = JsonErrorTask
     linger_on_close = False
@@ -74,14 +80,19 @@ class JsonErrorChannel(HTTPChannel):
                 pass
             else:
                 self.linger_until = time.monotonic() + LINGER_SECONDS
+                self.__class__ = LingeringChannel
                 return
         super().handle_close()
+
+
+class LingeringChannel(JsonErrorChannel):
+    """A channel whose answer is out: it reads and drops what the client still sends."""
 
     def readable(self) -> bool:
         if self.linger_until is None:
             return super().readable()
         if time.monotonic() > self.linger_until:
-            super().handle_close()  # out of the map: select() never sees the fd
+            HTTPChannel.handle_close(self)  # out of the map: select() never sees the fd
             return False
         return True
 
@@ -95,7 +106,7 @@ class JsonErrorChannel(HTTPChannel):
         # recv() closes the channel itself on end of stream or a reset.
         self.recv(self.adj.recv_bytes)
         if self.linger_until is not None and time.monotonic() > self.linger_until:
-            super().handle_close()
+            HTTPChannel.handle_close(self)
 
 
 def create_api_server(

@@ -135,23 +135,20 @@ def covered_ids(window: MaintenanceWindow) -> set[int]:
     return ids
 
 
-_WINDOWS_OF_USER = Prepared(
-    lambda user_id: MaintenanceWindow.select().where(MaintenanceWindow.user == user_id)
+# The recorder asks for every batch: its SQL written once per number of users.
+_WINDOWS_OF = Prepared(
+    lambda user_ids: MaintenanceWindow.select().where(MaintenanceWindow.user.in_(user_ids))
 )
 
 
 def active_monitor_ids(now: datetime, user_ids: Iterable[int] | None = None) -> set[int]:
     """Ids of the monitors in maintenance at *now* (of *user_ids*' windows; None: everyone's)."""
-    query: Iterable[MaintenanceWindow]
-    users = None if user_ids is None else list(set(user_ids))
-    if users is not None and len(users) == 1:
-        query = _WINDOWS_OF_USER.all(users[0])  # every API read of a monitor asks this
+    if user_ids is None:
+        windows = list(MaintenanceWindow.select())
     else:
-        query = MaintenanceWindow.select()
-        if users is not None:
-            query = query.where(MaintenanceWindow.user.in_(users))
+        windows = _WINDOWS_OF.rows(sorted(set(user_ids)))
     found: set[int] = set()
-    for window in query:
+    for window in windows:
         if is_open(Schedule.of(window), now):
             found |= covered_ids(window)
     return found

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.api.shapes import assert_error, sqlite_only
-from tests.heartbeat.conftest import make_heartbeat, ping_path
+from tests.heartbeat.conftest import history, make_heartbeat, ping_path, shown
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import CheckRun
 from uptime_server.ping_service import PingSink
@@ -132,3 +132,65 @@ def test_close_commits_what_is_queued_then_refuses_pings(
     assert recorder.batches == [1, 1]
     assert CheckRun.select().count() == 2
     assert_error(app.test_client().get(ping_path(m)), 503, "SERVICE_UNAVAILABLE")
+
+
+def _ping_a_job(anon: Any, m: dict[str, Any], clock: Any) -> None:
+    """start, 90 s, exit 3 with a message, 30 min, success: every ping answered 200."""
+    assert anon.get(ping_path(m, "start")).status_code == 200
+    clock.advance(seconds=90)
+    failed = anon.post(ping_path(m, "3"), data=b"disk full", headers={"User-Agent": "backup/1"})
+    assert failed.status_code == 200
+    clock.advance(minutes=30)
+    assert anon.get(ping_path(m)).status_code == 200
+
+
+def _seen(user: Any, m: dict[str, Any]) -> tuple[Any, ...]:
+    monitor = shown(user, m["id"])
+    runs = [
+        {k: v for k, v in run.items() if k not in ("id", "monitor_id")}
+        for run in history(user, m["id"])
+    ]
+    notes = user.get("/api/v1/notifications").get_json()["data"]
+    kept = ("status", "last_error", "last_check", "response_time", "next_deadline", "last_ping")
+    return (
+        {k: monitor[k] for k in kept},
+        runs,
+        [
+            (n["type"], n["status"], n["message"].replace(m["name"], "NAME"))
+            for n in notes
+            if n["monitor_id"] == m["id"]
+        ],
+    )
+
+
+def test_pings_recorded_through_the_recorder_process_are_recorded_as_in_process(
+    app: Any, settings: Any, clock: Any, alice: Any, anon: Any
+) -> None:
+    """The pipe to the recorder child (outcomes as tuples, no results back) loses nothing."""
+    services = app.extensions["uptime"].services
+    seen = []
+    start = clock.now()
+    for in_process in (True, False):
+        clock.set(start)
+        made = PingSink(settings, clock, in_process=in_process)
+        made.start()
+        services["ping_sink"] = made
+        try:
+            m = make_heartbeat(alice, name=f"backup-{in_process}")
+            _ping_a_job(anon, m, clock)
+        finally:
+            made.close()
+        seen.append(_seen(alice, m))
+    assert seen[0] == seen[1]
+    monitor, runs, notes = seen[1]
+    assert (monitor["status"], monitor["last_ping"]["kind"]) == ("online", "success")
+    assert [(r["kind"], r["exit_code"], r["status"], r["response_time"]) for r in runs] == [
+        ("success", None, "online", None),
+        ("exit", 3, "offline", 90_000),
+        ("start", None, "pending", None),
+    ]
+    assert (runs[1]["message"], runs[1]["user_agent"]) == ("disk full", "backup/1")
+    assert notes == [
+        ("recovery", "resolved", "NAME is UP again after 30m"),
+        ("downtime", "resolved", "NAME is DOWN: exit code 3: disk full"),
+    ]

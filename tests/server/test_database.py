@@ -124,3 +124,27 @@ def test_a_prepared_query_gives_every_row_each_time_with_its_own_values(db: Any)
     )
     for _ in range(2):
         assert as_dicts.all(bob.id) == [{"name": "three", "paused": False}]
+
+
+def test_a_prepared_query_takes_lists_of_any_length(db: Any) -> None:
+    from datetime import UTC, datetime
+
+    from uptime_server.models import User
+
+    now = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    ids = [
+        User.create(email=f"u{i}@example.com", name=f"u{i}", created_at=now).id for i in range(4)
+    ]
+    prepared = dbmod.Prepared(
+        lambda wanted, name: (
+            User.select(User.id, User.name)
+            .where(User.id.in_(wanted) & (User.name != name))
+            .order_by(User.id)
+            .tuples()
+        )
+    )
+    assert prepared.rows(ids[:3], "u1") == [(ids[0], "u0"), (ids[2], "u2")]
+    assert prepared.rows(ids[1:], "u1") == [(ids[2], "u2"), (ids[3], "u3")]  # same shape again
+    assert prepared.rows([ids[3]], "nobody") == [(ids[3], "u3")]  # another length
+    assert prepared.rows([], "nobody") == []
+    assert prepared.first(ids, "u0") == (ids[1], "u1")

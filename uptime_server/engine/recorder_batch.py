@@ -16,7 +16,7 @@ from typing import Any
 
 import peewee
 
-from uptime_server.db import database, execute_many, execute_values, is_sqlite
+from uptime_server.db import Prepared, database, execute_many, execute_values, is_sqlite
 from uptime_server.engine.dispatcher import give_back
 from uptime_server.engine.outcomes import Plan
 from uptime_server.engine.state import AlertRules
@@ -55,6 +55,63 @@ _MONITOR_COLUMNS = (
     Monitor.round_started_at,
 )
 _RUN_CHUNK = 100
+
+
+# The batch's reads, their SQL written once per batch size (db.Prepared): a
+# ping's batch is small, and building these four statements cost more than
+# running them.
+def _monitors_query(ids: list[int]) -> peewee.Query:
+    query = Monitor.select(*_MONITOR_COLUMNS).where(Monitor.id.in_(ids)).order_by(Monitor.id)
+    if not is_sqlite():
+        # Serialises writers of one monitor on PostgreSQL; SQLite's
+        # BEGIN IMMEDIATE already admits one writer at a time.
+        query = query.for_update(of=Monitor)
+    return query.tuples()
+
+
+def _slots_query(ids: list[int]) -> peewee.Query:
+    slots = MonitorLocation.select(
+        MonitorLocation.monitor,
+        MonitorLocation.location,
+        MonitorLocation.last_status,
+        MonitorLocation.lease_owner,
+        MonitorLocation.last_checked_at,
+    ).where(MonitorLocation.monitor.in_(ids))
+    if not is_sqlite():
+        # Who holds each lease is decided here: no claim may take it over
+        # between this read and the run's insert (claimers skip locked rows).
+        slots = slots.order_by(MonitorLocation.id).for_update(of=MonitorLocation)
+    return slots.tuples()
+
+
+def _rules_query(ids: list[int]) -> peewee.Query:
+    return (
+        AlertSettings.select(
+            AlertSettings.monitor,
+            AlertSettings.cert_expiry_days,
+            AlertSettings.alert_threshold,
+            AlertSettings.recovery_threshold,
+            AlertSettings.flap_threshold,
+            AlertSettings.flap_window,
+            AlertSettings.min_failed_locations,
+        )
+        .where(AlertSettings.monitor.in_(ids))
+        .tuples()
+    )
+
+
+def _active_query(ids: list[int]) -> peewee.Query:
+    return Notification.select().where(
+        Notification.monitor.in_(ids)
+        & (Notification.status == "active")
+        & (Notification.type == "downtime")
+    )
+
+
+_MONITORS = Prepared(_monitors_query)
+_SLOTS = Prepared(_slots_query)
+_RULES = Prepared(_rules_query)
+_ACTIVE = Prepared(_active_query)
 
 
 @dataclass(slots=True)
@@ -107,43 +164,13 @@ class Batch:
     def load(cls, monitor_ids: set[int]) -> Batch:
         batch = cls()
         ids = sorted(monitor_ids)
-        query = Monitor.select(*_MONITOR_COLUMNS).where(Monitor.id.in_(ids)).order_by(Monitor.id)
-        if not is_sqlite():
-            # Serialises writers of one monitor on PostgreSQL; SQLite's
-            # BEGIN IMMEDIATE already admits one writer at a time.
-            query = query.for_update(of=Monitor)
-        batch.monitors = {row[0]: BatchMonitor(*row) for row in query.tuples()}
-        slots = MonitorLocation.select(
-            MonitorLocation.monitor,
-            MonitorLocation.location,
-            MonitorLocation.last_status,
-            MonitorLocation.lease_owner,
-            MonitorLocation.last_checked_at,
-        ).where(MonitorLocation.monitor.in_(ids))
-        if not is_sqlite():
-            # Who holds each lease is decided here: no claim may take it over
-            # between this read and the run's insert (claimers skip locked rows).
-            slots = slots.order_by(MonitorLocation.id).for_update(of=MonitorLocation)
-        for monitor_id, location, *slot in slots.tuples():
+        batch.monitors = {row[0]: BatchMonitor(*row) for row in _MONITORS.rows(ids)}
+        for monitor_id, location, *slot in _SLOTS.rows(ids):
             batch.slots.setdefault(monitor_id, {})[location] = slot
-        rules = AlertSettings.select(
-            AlertSettings.monitor,
-            AlertSettings.cert_expiry_days,
-            AlertSettings.alert_threshold,
-            AlertSettings.recovery_threshold,
-            AlertSettings.flap_threshold,
-            AlertSettings.flap_window,
-            AlertSettings.min_failed_locations,
-        ).where(AlertSettings.monitor.in_(ids))
-        for monitor_id, cert_days, *rule in rules.tuples():
+        for monitor_id, cert_days, *rule in _RULES.rows(ids):
             batch.rules[monitor_id] = AlertRules(*rule)
             batch.cert_days[monitor_id] = cert_days
-        active = Notification.select().where(
-            Notification.monitor.in_(ids)
-            & (Notification.status == "active")
-            & (Notification.type == "downtime")
-        )
-        batch.active = {n.monitor_id: n for n in active}
+        batch.active = {n.monitor_id: n for n in _ACTIVE.rows(ids)}
         return batch
 
     def has_active(self, monitor_id: int) -> bool:

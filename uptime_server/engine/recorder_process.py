@@ -14,6 +14,7 @@ batch, and the batch it was writing is retried like any failed write.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import multiprocessing
 import signal
@@ -24,7 +25,7 @@ from typing import Any
 
 from uptime_server.config import Settings
 from uptime_server.engine.dispatcher import Claim
-from uptime_server.engine.outcomes import CheckOutcome, Recorded
+from uptime_server.engine.outcomes import CheckOutcome, PingFacts, Recorded
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,11 @@ class RecorderProcess:
             self._ensure()
 
     def record(self, outcomes: list[CheckOutcome], *, now: datetime) -> list[Recorded]:
-        return self._call("record", list(outcomes), now)
+        return self._call("record", pack(outcomes), now)
+
+    def record_quietly(self, outcomes: list[CheckOutcome], *, now: datetime) -> None:
+        """``record`` for a caller that needs only to know the batch is committed."""
+        self._call("record_quietly", pack(outcomes), now)
 
     def push_forward(self, claims: list[Claim], now: datetime) -> None:
         self._call("push_forward", list(claims), now)
@@ -100,6 +105,34 @@ class RecorderProcess:
         self._process = None
 
 
+# Outcomes cross the pipe as plain tuples: pickling a dataclass (by its
+# __reduce_ex__, field by field) cost the sending process more than building it.
+_OUTCOME_FIELDS = tuple(f.name for f in dataclasses.fields(CheckOutcome))
+_PING_FIELDS = tuple(f.name for f in dataclasses.fields(PingFacts))
+_PING_AT = _OUTCOME_FIELDS.index("ping")
+
+
+def pack(outcomes: list[CheckOutcome]) -> list[tuple[Any, ...]]:
+    packed = []
+    for outcome in outcomes:
+        values = [getattr(outcome, name) for name in _OUTCOME_FIELDS]
+        ping = values[_PING_AT]
+        if ping is not None:
+            values[_PING_AT] = tuple(getattr(ping, name) for name in _PING_FIELDS)
+        packed.append(tuple(values))
+    return packed
+
+
+def unpack(packed: list[tuple[Any, ...]]) -> list[CheckOutcome]:
+    outcomes = []
+    for values in packed:
+        fields = dict(zip(_OUTCOME_FIELDS, values, strict=True))
+        if fields["ping"] is not None:
+            fields["ping"] = PingFacts(**dict(zip(_PING_FIELDS, fields["ping"], strict=True)))
+        outcomes.append(CheckOutcome(**fields))
+    return outcomes
+
+
 def serve(settings: Settings, location: str | None, conn: Connection) -> None:
     """The child: write what arrives until the pipe closes or says stop."""
     from uptime_server.db import bind, database
@@ -128,7 +161,10 @@ def serve(settings: Settings, location: str | None, conn: Connection) -> None:
             kind, payload, now = message
             try:
                 if kind == "record":
-                    result: Any = recorder.record(payload, now=now)
+                    result: Any = recorder.record(unpack(payload), now=now)
+                elif kind == "record_quietly":
+                    recorder.record(unpack(payload), now=now)
+                    result = None
                 else:
                     result = dispatcher.push_forward(payload, now)
                 conn.send(("ok", result))
