@@ -75,6 +75,9 @@ class Settings:
     metrics_token: str | None = None
     metrics_refresh_interval: int = 15
     allowed_emails: tuple[str, ...] = ()
+    # Users who may create, list and revoke probe agents through the API
+    # (server-wide credentials: docs/agents.md); empty: only the local CLI can.
+    admins: tuple[str, ...] = ()
     oauth_providers: Mapping[str, OAuthProvider] = field(default_factory=dict)
     log_level: str = "INFO"
     http_threads: int = 8
@@ -159,6 +162,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         metrics_token=env.secret("UPTIME_METRICS_TOKEN"),
         metrics_refresh_interval=env.duration("UPTIME_METRICS_REFRESH_INTERVAL", 15, lo=1),
         allowed_emails=_allowed_emails(env),
+        admins=tuple(e.lower() for e in env.list("UPTIME_ADMINS", ())),
         oauth_providers=_oauth_providers(env),
         log_level=env.choice(
             "UPTIME_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True

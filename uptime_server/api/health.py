@@ -11,9 +11,10 @@ from flask import Blueprint, current_app
 
 from uptime_server.api.access import public
 from uptime_server.api.operations import documented, json_response
+from uptime_server.agents.service import degraded_agents
 from uptime_server.context import now, state
 from uptime_server.engine.dispatcher import scheduler_lag
-from uptime_server.schemas.service import Health
+from uptime_server.schemas.service import DegradedAgent, Health
 
 log = logging.getLogger(__name__)
 bp = Blueprint("health", __name__)
@@ -49,12 +50,18 @@ def healthz() -> Any:
     lag_of = state().services.get("scheduler_lag") or scheduler_lag_seconds
     try:
         lag = lag_of()
+        degraded = [
+            DegradedAgent(id=a.id, name=a.name, location=a.location)
+            for a in degraded_agents(asked_at)
+        ]
     except Exception:  # health must answer whatever broke
         log.exception("health check: database unavailable")
         memo.pop("last", None)
         down = Health(status="error", database="unavailable", scheduler_lag_seconds=None)
         return down.to_json(), 503
-    body = Health(status="ok", database="ok", scheduler_lag_seconds=lag).to_json()
+    body = Health(
+        status="ok", database="ok", scheduler_lag_seconds=lag, degraded_agents=degraded
+    ).to_json()
     memo["last"] = (asked_at, at, body)
     return body
 
