@@ -17,6 +17,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from uptime_server import db as dbmod
 from uptime_server import errors
+from uptime_server.agents import tokens as agent_tokens
 from uptime_server.api import (
     agent,
     agents,
@@ -44,7 +45,6 @@ from uptime_server.api.access import (
     is_session_only,
 )
 from uptime_server.api.check_slots import RunSlots
-from uptime_server.agents import tokens as agent_tokens
 from uptime_server.auth.api_tokens import bearer_token, current_token, scope_refusal
 from uptime_server.auth.sessions import (
     check_csrf,

@@ -413,3 +413,43 @@ def _oauth_providers(env: _Env) -> dict[str, OAuthProvider]:
             **urls,
         )
     return providers
+
+
+# -- the probe agent (uptime agent run): no database, no server settings ----------
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """What a probe agent reads from its environment (docs/agents.md)."""
+
+    # host:port (a TCP connect) or http(s) URLs (a GET answering < 500); the
+    # uplink works while any of them answers. Empty: no canary.
+    canary: tuple[str, ...] = ()
+    canary_interval: int = 10
+    buffer_dir: Path = Path(platformdirs.user_data_dir("uptime")) / "agent-buffer"
+    buffer_max_results: int = 10_000
+    check_concurrency: int = 200
+    block_private_targets: bool = False
+    max_body_bytes: int = 1024 * 1024
+    ca_bundle: str | None = None
+
+
+def load_agent_settings(environ: Mapping[str, str] | None = None) -> AgentSettings:
+    env = _Env(os.environ if environ is None else environ)
+    canary = env.list("UPTIME_AGENT_CANARY", ())
+    for entry in canary:
+        if "://" in entry:
+            _check_http_url("UPTIME_AGENT_CANARY", entry)
+        elif not re.fullmatch(r"\[?[^\s/]+?\]?:\d{1,5}", entry):
+            raise ConfigError(f"UPTIME_AGENT_CANARY: expected host:port or a URL, got {entry!r}")
+    buffer_dir = env.str("UPTIME_AGENT_BUFFER_DIR")
+    return AgentSettings(
+        canary=canary,
+        canary_interval=env.duration("UPTIME_AGENT_CANARY_INTERVAL", 10, lo=1),
+        buffer_dir=Path(buffer_dir) if buffer_dir else AgentSettings.buffer_dir,
+        buffer_max_results=env.int("UPTIME_AGENT_BUFFER_MAX", 10_000, lo=1, hi=10_000_000),
+        check_concurrency=env.int("UPTIME_CHECK_CONCURRENCY", 200, lo=1, hi=10000),
+        block_private_targets=env.bool("UPTIME_BLOCK_PRIVATE_TARGETS", False),
+        max_body_bytes=env.int("UPTIME_MAX_BODY_BYTES", 1024 * 1024, lo=1),
+        ca_bundle=env.path("UPTIME_CA_BUNDLE"),
+    )

@@ -22,8 +22,8 @@ from uptime_server.models import AgentToken
 from uptime_server.schemas.agents import (
     ClaimRequest,
     Claims,
-    RenewRequest,
     Renewed,
+    RenewRequest,
     ResultBatch,
     ResultsAnswer,
     parse_claim_request,

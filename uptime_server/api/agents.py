@@ -20,8 +20,13 @@ from uptime_server.api.body import json_body
 from uptime_server.api.operations import documenter
 from uptime_server.context import now, settings
 from uptime_server.errors import ApiError, validation_error
-from uptime_server.schemas.agents import Agent, AgentCreate, AgentCreated, AgentList
-from uptime_server.schemas.agents import parse_agent_create
+from uptime_server.schemas.agents import (
+    Agent,
+    AgentCreate,
+    AgentCreated,
+    AgentList,
+    parse_agent_create,
+)
 from uptime_server.schemas.base import Message, data, data_of
 
 bp = Blueprint("agents", __name__, url_prefix="/agents")

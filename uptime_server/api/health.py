@@ -9,9 +9,9 @@ from typing import Any
 
 from flask import Blueprint, current_app
 
+from uptime_server.agents.service import degraded_agents
 from uptime_server.api.access import public
 from uptime_server.api.operations import documented, json_response
-from uptime_server.agents.service import degraded_agents
 from uptime_server.context import now, state
 from uptime_server.engine.dispatcher import scheduler_lag
 from uptime_server.schemas.service import DegradedAgent, Health

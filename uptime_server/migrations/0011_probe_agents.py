@@ -33,9 +33,7 @@ _TOKEN_COLUMNS = (
     '"dropped_results" INTEGER NOT NULL DEFAULT 0, '
 )
 _BATCH_COLUMNS = (
-    '"agent_id" INTEGER NOT NULL, '
-    '"batch_id" VARCHAR(64) NOT NULL, '
-    '"response" TEXT NOT NULL, '
+    '"agent_id" INTEGER NOT NULL, "batch_id" VARCHAR(64) NOT NULL, "response" TEXT NOT NULL, '
 )
 _BATCH_KEY = 'FOREIGN KEY ("agent_id") REFERENCES "agent_tokens" ("id") ON DELETE CASCADE'
 _INDEXES = (
