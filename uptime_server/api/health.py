@@ -58,10 +58,14 @@ def healthz() -> Any:
         log.exception("health check: database unavailable")
         memo.pop("last", None)
         down = Health(status="error", database="unavailable", scheduler_lag_seconds=None)
-        return down.to_json(), 503
+        body = down.to_json()
+        del body["degraded_agents"]  # unknown without the database
+        return body, 503
     body = Health(
         status="ok", database="ok", scheduler_lag_seconds=lag, degraded_agents=degraded
     ).to_json()
+    if not degraded:
+        del body["degraded_agents"]
     memo["last"] = (asked_at, at, body)
     return body
 
