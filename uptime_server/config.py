@@ -422,7 +422,7 @@ def _oauth_providers(env: _Env) -> dict[str, OAuthProvider]:
 class AgentSettings:
     """What a probe agent reads from its environment (docs/agents.md)."""
 
-    # host:port (a TCP connect) or http(s) URLs (a GET answering < 500); the
+    # host:port (a TCP connect) or http(s) URLs (a GET getting any answer); the
     # uplink works while any of them answers. Empty: no canary.
     canary: tuple[str, ...] = ()
     canary_interval: int = 10

@@ -1,7 +1,8 @@
 """The agent's connectivity canary: is our own uplink working? (UPTIME_AGENT_CANARY)
 
 Targets are ``host:port`` (a TCP connection must open) or http(s) URLs (a GET
-must answer, with any status below 500). The uplink counts as working while
+must get an HTTP answer, whatever its status: a 503 still came over our
+uplink). The uplink counts as working while
 any target answers: the canary is about the agent's network, not about one
 of those sites. While every target fails, the agent is degraded: it says so
 to the server, and its failed checks are posted as not counted.
@@ -25,7 +26,8 @@ def probe_target(target: str, timeout: float = TIMEOUT) -> bool:
     """Whether *target* answers now."""
     try:
         if "://" in target:
-            return requests.get(target, timeout=timeout, allow_redirects=False).status_code < 500
+            requests.get(target, timeout=timeout, allow_redirects=False).close()
+            return True
         host, _, port = target.rpartition(":")
         with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
             return True
