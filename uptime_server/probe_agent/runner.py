@@ -231,7 +231,16 @@ class Agent:
 
     def _post(self, batch: Batch, now: datetime) -> None:
         posted = [{k: v for k, v in r.items() if k != "lease_expires_at"} for r in batch.results]
-        answer = self.client.post_results(batch.batch_id, posted, self.status(now))
+        try:
+            answer = self.client.post_results(batch.batch_id, posted, self.status(now))
+        except Refused as exc:
+            if exc.status in (401, 403):
+                raise  # this agent may not post at all: stop, keep the buffer
+            # The server will never take this batch (a bug on one side):
+            # keeping it would block every later one.
+            log.error("batch %s refused (%s); %d results dropped", batch.batch_id, exc, len(posted))
+            self.counts.refused += len(posted)
+            answer = {"results": []}
         self.counts.posted += len(posted)
         self.counts.recorded += int(answer.get("recorded", 0))
         refused = [r for r in answer.get("results", []) if r.get("status") == "refused"]
