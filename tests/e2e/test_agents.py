@@ -264,3 +264,30 @@ def test_a_failing_canary_makes_the_agent_degraded_and_its_failures_uncounted(
     assert not agent.degraded
     assert [r[1:] for r in runs(cluster, monitor_id)] == [("offline", False), ("offline", True)]
     assert monitor(cluster, daemon, monitor_id)["status"] == "offline"
+
+
+def test_uptime_agent_run_records_checks_and_stops_on_sigterm(server, target, tmp_path):
+    cluster, daemon = server
+    target.status = 200
+    monitor_id = eu_monitor(cluster, daemon, "cli", target.url)
+    env = {
+        **cluster.env,
+        "UPTIME_AGENT_TOKEN": agent_token(cluster),
+        "UPTIME_AGENT_BUFFER_DIR": str(tmp_path / "agent-buffer"),
+    }
+    log = (tmp_path / "agent.log").open("wb")
+    agent = subprocess.Popen(
+        [*UPTIME, "agent", "run", "--server", daemon.base, "--grace", "5"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_for(lambda: runs(cluster, monitor_id), 90, "the agent's first run")
+        assert monitor(cluster, daemon, monitor_id)["status"] == "online"
+        listed = cluster.api(daemon, "GET", "/agents").json()["data"]
+        assert listed[0]["version"] and listed[0]["last_seen_at"]
+    finally:
+        agent.terminate()
+        code = agent.wait(60)
+    assert code == 0, (tmp_path / "agent.log").read_text()
