@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP_FLAGS := --disable-pip-version-check -q
 
-.PHONY: run test lint format bench bench-api bench-checks bench-stats bench-jsonpath bench-pings bench-status clean
+.PHONY: run test lint format bench bench-api bench-checks bench-stats bench-jsonpath bench-pings bench-status bench-agents clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -83,3 +83,8 @@ bench-pings: $(VENV)/.installed-dev
 # 90 days of roll-ups, served by `uptime server run` (about 40 s).
 bench-status: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.bench_status
+
+# Probe agents: claims and result batches through the agent API of
+# `uptime server run` on SQLite (checks/s and daemon CPU per check).
+bench-agents: $(VENV)/.installed-dev
+	$(BIN)/python -m bench.agent_results

@@ -319,6 +319,20 @@ class ApiClient:
     def revoke_token(self, token_id: int) -> Json:
         return self._call("DELETE", f"/tokens/{token_id}")
 
+    # -- probe agents (admins) -------------------------------------------------
+
+    def create_agent(self, location: str, name: str | None = None) -> Json:
+        body: Json = {"location": location}
+        if name is not None:
+            body["name"] = name
+        return self._call("POST", "/agents", json=body)
+
+    def list_agents(self) -> Json:
+        return self._call("GET", "/agents")
+
+    def revoke_agent(self, agent_id: int) -> Json:
+        return self._call("DELETE", f"/agents/{agent_id}")
+
     def rotate_badge_token(self, monitor_id: int) -> Json:
         return self._call("POST", f"/monitors/{monitor_id}/badge-token")
 

@@ -18,6 +18,8 @@ from typer.core import TyperGroup
 from uptime_cli import __version__, output
 from uptime_cli.client import ApiRefused, ServerError, Unreachable
 from uptime_cli.commands import (
+    agent,
+    agents,
     apply,
     auth,
     channels,
@@ -159,6 +161,8 @@ app.add_typer(tokens.app, name="tokens")
 app.add_typer(channels.app, name="channels")
 app.add_typer(maintenance.app, name="maintenance")
 app.add_typer(server.app, name="server")
+app.add_typer(agent.app, name="agent")
+app.add_typer(agents.app, name="agents")
 app.add_typer(status_pages.app, name="status-pages")
 
 

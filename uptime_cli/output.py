@@ -647,3 +647,23 @@ def user_view(user: dict[str, Any], server: str) -> Table:
             ("Last login", when(user.get("last_login"))),
         ],
     )
+
+
+def agents_table(items: list[dict[str, Any]]) -> Table:
+    """Probe agents (``uptime server agents``, ``uptime agents list``)."""
+    table = Table(box=None, header_style="bold")
+    for column in ("ID", "NAME", "LOCATION", "VERSION", "LAST SEEN", "CHECKS/S", "LAG", "STATE"):
+        table.add_column(column)
+    for a in items:
+        state = Text("degraded", style="yellow") if a.get("degraded") else Text("ok", style="green")
+        table.add_row(
+            str(a.get("id")),
+            cell(a.get("name")),
+            cell(a.get("location")),
+            cell(a.get("version") or "-"),
+            when(a.get("last_seen_at")) if a.get("last_seen_at") else "never",
+            f"{a['checks_per_second']:.2f}" if a.get("checks_per_second") is not None else "-",
+            f"{a['lag_seconds']:.2f}s" if a.get("lag_seconds") is not None else "-",
+            state,
+        )
+    return table

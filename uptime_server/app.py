@@ -17,7 +17,10 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from uptime_server import db as dbmod
 from uptime_server import errors, rate_storage
+from uptime_server.agents import tokens as agent_tokens
 from uptime_server.api import (
+    agent,
+    agents,
     auth,
     channels,
     checks,
@@ -35,6 +38,7 @@ from uptime_server.api import (
     tokens,
 )
 from uptime_server.api.access import (
+    is_agent_only,
     is_login_limited,
     is_ping_limited,
     is_public,
@@ -71,6 +75,8 @@ API_BLUEPRINTS = (
     channels,
     status_pages,
     maintenance,
+    agents,
+    agent,
     openapi,
 )
 ROOT_BLUEPRINTS = (health, home, metrics, pings, public)
@@ -169,6 +175,14 @@ def _register_db_hooks(app: Flask) -> None:
 
 def _api_guard() -> None:
     view = _view(request.endpoint) if request.endpoint else None
+    bearer = bearer_token(request)
+    if is_agent_only(view):
+        _agent_guard(bearer)
+        return
+    if agent_tokens.is_agent_token(bearer):
+        raise errors.ApiError(
+            "FORBIDDEN", "An agent token can call only the agent API (/api/v1/agent/...)"
+        )
     if is_session_only(view) and bearer_token(request) is not None:
         raise errors.ApiError(
             "FORBIDDEN",
@@ -185,6 +199,23 @@ def _api_guard() -> None:
     refusal = scope_refusal(token.scope, request.method) if token is not None else None
     if refusal:
         raise errors.ApiError("FORBIDDEN", refusal)
+
+
+def _agent_guard(bearer: str | None) -> None:
+    """The agent API: an agent token, nothing else (sessions and API tokens get 403)."""
+    from flask import g
+
+    if not agent_tokens.is_agent_token(bearer):
+        if bearer is not None or current_user.is_authenticated:
+            raise errors.ApiError(
+                "FORBIDDEN", "The agent API takes an agent token (upa_...), not a user's"
+            )
+        raise errors.ApiError("UNAUTHORIZED", "The agent API takes an agent token (upa_...)")
+    assert bearer is not None
+    try:
+        g.uptime_agent = agent_tokens.authenticate(bearer)
+    except agent_tokens.AgentRefused as exc:
+        raise errors.ApiError("UNAUTHORIZED", str(exc)) from None
 
 
 def _view(endpoint: str) -> Callable[..., Any] | None:
@@ -219,7 +250,8 @@ def _init_limiter(app: Flask, settings: Settings) -> Limiter:
         # Public pages and badges are cached and cost one index lookup at most;
         # a ping's limit is counted by the ping path itself (ping_wsgi).
         exempt = ("health", "metrics", "home", "static", "public")
-        if endpoint.split(".")[0] in exempt or is_ping_limited(view):
+        # An agent's calls are a few per second at most, and authenticated.
+        if endpoint.split(".")[0] in exempt or is_ping_limited(view) or is_agent_only(view):
             app.view_functions[endpoint] = limiter.exempt(view)
         elif is_login_limited(view):
             if settings.login_rate_limit:

@@ -75,6 +75,9 @@ class Settings:
     metrics_token: str | None = None
     metrics_refresh_interval: int = 15
     allowed_emails: tuple[str, ...] = ()
+    # Users who may create, list and revoke probe agents through the API
+    # (server-wide credentials: docs/agents.md); empty: only the local CLI can.
+    admins: tuple[str, ...] = ()
     oauth_providers: Mapping[str, OAuthProvider] = field(default_factory=dict)
     log_level: str = "INFO"
     http_threads: int = 16
@@ -159,6 +162,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         metrics_token=env.secret("UPTIME_METRICS_TOKEN"),
         metrics_refresh_interval=env.duration("UPTIME_METRICS_REFRESH_INTERVAL", 15, lo=1),
         allowed_emails=_allowed_emails(env),
+        admins=tuple(e.lower() for e in env.list("UPTIME_ADMINS", ())),
         oauth_providers=_oauth_providers(env),
         log_level=env.choice(
             "UPTIME_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True
@@ -409,3 +413,43 @@ def _oauth_providers(env: _Env) -> dict[str, OAuthProvider]:
             **urls,
         )
     return providers
+
+
+# -- the probe agent (uptime agent run): no database, no server settings ----------
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """What a probe agent reads from its environment (docs/agents.md)."""
+
+    # host:port (a TCP connect) or http(s) URLs (a GET getting any answer); the
+    # uplink works while any of them answers. Empty: no canary.
+    canary: tuple[str, ...] = ()
+    canary_interval: int = 10
+    buffer_dir: Path = Path(platformdirs.user_data_dir("uptime")) / "agent-buffer"
+    buffer_max_results: int = 10_000
+    check_concurrency: int = 200
+    block_private_targets: bool = False
+    max_body_bytes: int = 1024 * 1024
+    ca_bundle: str | None = None
+
+
+def load_agent_settings(environ: Mapping[str, str] | None = None) -> AgentSettings:
+    env = _Env(os.environ if environ is None else environ)
+    canary = env.list("UPTIME_AGENT_CANARY", ())
+    for entry in canary:
+        if "://" in entry:
+            _check_http_url("UPTIME_AGENT_CANARY", entry)
+        elif not re.fullmatch(r"\[?[^\s/]+?\]?:\d{1,5}", entry):
+            raise ConfigError(f"UPTIME_AGENT_CANARY: expected host:port or a URL, got {entry!r}")
+    buffer_dir = env.str("UPTIME_AGENT_BUFFER_DIR")
+    return AgentSettings(
+        canary=canary,
+        canary_interval=env.duration("UPTIME_AGENT_CANARY_INTERVAL", 10, lo=1),
+        buffer_dir=Path(buffer_dir) if buffer_dir else AgentSettings.buffer_dir,
+        buffer_max_results=env.int("UPTIME_AGENT_BUFFER_MAX", 10_000, lo=1, hi=10_000_000),
+        check_concurrency=env.int("UPTIME_CHECK_CONCURRENCY", 200, lo=1, hi=10000),
+        block_private_targets=env.bool("UPTIME_BLOCK_PRIVATE_TARGETS", False),
+        max_body_bytes=env.int("UPTIME_MAX_BODY_BYTES", 1024 * 1024, lo=1),
+        ca_bundle=env.path("UPTIME_CA_BUNDLE"),
+    )

@@ -192,6 +192,44 @@ class ApiToken(BaseModel):
         table_name = "api_tokens"
 
 
+class AgentToken(BaseModel):
+    """A probe agent's credential, bound to one location (agents/tokens.py).
+
+    Only the SHA-256 of the secret is stored; revoking deletes the row. The
+    row is also the agent as the server knows it: what it last reported with
+    a claim, renewal or results post (docs/agents.md).
+    """
+
+    id = NeverReusedIdField()
+    location = pw.CharField(max_length=64)
+    name = pw.CharField(max_length=100)
+    token_hash = pw.CharField(max_length=64, unique=True)
+    prefix = pw.CharField(max_length=16)
+    version = pw.CharField(max_length=64, null=True)
+    degraded = pw.BooleanField(default=False)
+    checks_per_second = pw.FloatField(null=True)
+    lag_seconds = pw.FloatField(null=True)
+    dropped_results = pw.IntegerField(default=0)
+    created_at = UTCDateTimeField()
+    last_seen_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        table_name = "agent_tokens"
+
+
+class AgentBatch(BaseModel):
+    """A result batch an agent posted, by its own id, with the answer it got."""
+
+    agent = pw.ForeignKeyField(AgentToken, on_delete="CASCADE", index=False)
+    batch_id = pw.CharField(max_length=64)
+    response = pw.TextField()
+    created_at = UTCDateTimeField(index=True)
+
+    class Meta:
+        table_name = "agent_batches"
+        indexes = ((("agent", "batch_id"), True),)
+
+
 class OAuthState(BaseModel):
     """One sign-in under way: single-use state, OIDC nonce, where to go next.
 
@@ -424,6 +462,9 @@ class CheckRun(BaseModel):
     # The monitor's status after this run (migration 0013): the quorum of its
     # locations when the run closed a round, else the status it kept.
     quorum_status = pw.CharField(max_length=16, null=True)
+    # False: failed while its agent's connectivity canary failed (migration
+    # 0011); kept as history, counted in no status, alert or roll-up.
+    counted = pw.BooleanField(default=True)
 
     class Meta:
         table_name = "check_runs"
@@ -649,4 +690,6 @@ MODELS: list[type[BaseModel]] = [
     Outbox,
     StatusPage,
     MaintenanceWindow,
+    AgentToken,
+    AgentBatch,
 ]

@@ -14,7 +14,7 @@ import pytest
 from tests.api.shapes import assert_error, sqlite_only
 from tests.api.test_auth_required import api_routes
 from tests.api.tokens import mint
-from uptime_server.api.access import is_session_only
+from uptime_server.api.access import is_agent_only, is_session_only
 
 pytestmark = sqlite_only
 
@@ -40,6 +40,8 @@ def settings_env(settings_env: dict[str, str]) -> dict[str, str]:
         "UPTIME_OAUTH_GITHUB_CLIENT_SECRET": "gh-secret",
         "UPTIME_RATE_LIMIT": "off",
         "UPTIME_LOGIN_RATE_LIMIT": "off",
+        # Agent management takes an admin (tests/agents covers who may).
+        "UPTIME_ADMINS": "alice@example.com",
     }
 
 
@@ -48,6 +50,8 @@ def routes(app: Any) -> list[tuple[str, str, bool]]:
     found = []
     for public in (False, True):
         for method, path, endpoint in api_routes(app, public=public):
+            if is_agent_only(app.view_functions[endpoint]):
+                continue  # agent tokens only: tests/agents/test_agent_api.py
             only = is_session_only(app.view_functions[endpoint])
             if public and not only:
                 continue  # the API document: no credential involved

@@ -55,6 +55,9 @@ COMMANDS = {
     ("POST", "/api/v1/tokens"): "tokens create",
     ("GET", "/api/v1/tokens"): "tokens list",
     ("DELETE", "/api/v1/tokens/<>"): "tokens revoke",
+    ("POST", "/api/v1/agents"): "agents create",
+    ("GET", "/api/v1/agents"): "agents list",
+    ("DELETE", "/api/v1/agents/<>"): "agents revoke",
     ("GET", "/api/v1/channels"): "channels list",
     ("POST", "/api/v1/channels"): "channels add",
     ("GET", "/api/v1/channels/<>"): "channels show",
@@ -72,6 +75,10 @@ COMMANDS = {
 # Endpoints that are not user data, and why they have no command.
 NOT_COMMANDS = {
     ("GET", "/api/v1/openapi.json"): "the API's own machine-readable description",
+    # The agent API: called by `uptime agent run`, with an agent token.
+    ("POST", "/api/v1/agent/claims"): "agent run",
+    ("POST", "/api/v1/agent/leases"): "agent run",
+    ("POST", "/api/v1/agent/results"): "agent run",
 }
 
 

@@ -19,6 +19,7 @@ NEVER_REUSED = {
     "channels",
     "outbox",
     "api_tokens",
+    "agent_tokens",  # an agent's id is in its lease owner tokens (0011)
 }
 
 

@@ -133,3 +133,81 @@ def session(
         typer.echo(f"uptime: {exc}", err=True)
         raise typer.Exit(2) from None
     sys.stdout.write(token + "\n")
+
+
+@app.command("agent-token")
+def agent_token(
+    location: Annotated[
+        str, typer.Option(help="The location it runs checks of (UPTIME_LOCATIONS).")
+    ],
+    name: Annotated[str | None, typer.Option(help="A name to tell agents apart.")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print the agent as JSON.")] = False,
+) -> None:
+    """Create a probe agent's token for one location and print it (shown this once)."""
+    from uptime_server.agents import tokens
+    from uptime_server.clock import Clock
+    from uptime_server.daemon import prepare
+    from uptime_server.db import database
+    from uptime_server.schemas.agents import AgentCreated
+
+    with _startup_errors():
+        settings = prepare(_settings())
+        try:
+            with database.connection_context():
+                secret, row = tokens.create_agent(
+                    settings, location=location, name=name, now=Clock().now()
+                )
+        except tokens.UnknownLocation as exc:
+            typer.echo(f"uptime: {exc}", err=True)
+            raise typer.Exit(2) from None
+    if json_:
+        from uptime_cli import output
+
+        output.print_json(AgentCreated.from_row(row, token=secret).to_json())
+        return
+    sys.stdout.write(secret + "\n")
+    typer.echo(
+        f"Agent {row.id} ({row.name}) for location {row.location}; run it with: "
+        "uptime agent run --server URL --token TOKEN",
+        err=True,
+    )
+
+
+@app.command()
+def agents(
+    json_: Annotated[bool, typer.Option("--json", help="Print the agents as JSON.")] = False,
+) -> None:
+    """List probe agents: location, version, last seen, checks per second, lag, degraded."""
+    from uptime_cli import output
+    from uptime_server.agents import tokens
+    from uptime_server.daemon import prepare
+    from uptime_server.db import database
+    from uptime_server.schemas.agents import Agent
+
+    with _startup_errors():
+        prepare(_settings())
+        with database.connection_context():
+            items = [Agent.of(row).to_json() for row in tokens.list_agents()]
+    if json_:
+        output.print_json({"data": items})
+    elif not items:
+        output.info("No probe agents. Create one with: uptime server agent-token --location L")
+    else:
+        output.out().print(output.agents_table(items))
+
+
+@app.command("revoke-agent")
+def revoke_agent(agent_id: Annotated[int, typer.Argument(help="The agent's id.")]) -> None:
+    """Revoke a probe agent's token: its next call is refused."""
+    from uptime_server.agents import tokens
+    from uptime_server.daemon import prepare
+    from uptime_server.db import database
+
+    with _startup_errors():
+        prepare(_settings())
+        with database.connection_context():
+            found = tokens.revoke_agent(agent_id)
+    if not found:
+        typer.echo(f"uptime: no agent {agent_id}", err=True)
+        raise typer.Exit(4)
+    typer.echo(f"Agent {agent_id} revoked", err=True)

@@ -30,6 +30,16 @@ def ping_limited(view: Callable[..., Any]) -> Callable[..., Any]:
     return view
 
 
+def agent_only(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a view as the agent API: an agent token only, never a session or API token."""
+    view.uptime_agent_only = True  # type: ignore[attr-defined]
+    return view
+
+
+def is_agent_only(view: Callable[..., Any] | None) -> bool:
+    return bool(view is not None and getattr(view, "uptime_agent_only", False))
+
+
 def is_ping_limited(view: Callable[..., Any]) -> bool:
     return bool(getattr(view, "uptime_ping_limited", False))
 

@@ -10,12 +10,13 @@ from typing import Any
 
 from flask import Blueprint, current_app, request
 
+from uptime_server.agents.service import degraded_agents
 from uptime_server.api.access import public
 from uptime_server.api.operations import documented, json_response
 from uptime_server.context import now, state
 from uptime_server.engine.dispatcher import scheduler_lag
 from uptime_server.health_wsgi import ENVIRON_KEY
-from uptime_server.schemas.service import Health
+from uptime_server.schemas.service import DegradedAgent, Health
 
 log = logging.getLogger(__name__)
 bp = Blueprint("health", __name__)
@@ -52,12 +53,22 @@ def healthz() -> Any:
     lag_of = state().services.get("scheduler_lag") or scheduler_lag_seconds
     try:
         lag = lag_of()
+        degraded = [
+            DegradedAgent(id=a.id, name=a.name, location=a.location)
+            for a in degraded_agents(asked_at)
+        ]
     except Exception:  # health must answer whatever broke
         log.exception("health check: database unavailable")
         memo.pop("last", None)
         down = Health(status="error", database="unavailable", scheduler_lag_seconds=None)
-        return down.to_json(), 503
-    body = Health(status="ok", database="ok", scheduler_lag_seconds=lag).to_json()
+        body = down.to_json()
+        del body["degraded_agents"]  # unknown without the database
+        return body, 503
+    body = Health(
+        status="ok", database="ok", scheduler_lag_seconds=lag, degraded_agents=degraded
+    ).to_json()
+    if not degraded:
+        del body["degraded_agents"]
     memo["last"] = request.environ[ENVIRON_KEY] = Remembered(asked_at, at, body)
     return body
 

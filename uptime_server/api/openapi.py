@@ -63,6 +63,7 @@ TAGS = (
     "channels",
     "status-pages",
     "maintenance",
+    "agents",
     "pings",
     "public",
     "service",
@@ -111,6 +112,13 @@ def build_document(settings: Settings, app: Flask) -> JSON:
                     "bearerFormat": "upt_...",
                     "description": "An API token (POST /api/v1/tokens). read: every GET; "
                     "write: everything but tokens and sign-in; ping: no API endpoint.",
+                },
+                "agentToken": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "bearerFormat": "upa_...",
+                    "description": "A probe agent's token (uptime server agent-token, "
+                    "POST /api/v1/agents): the agent API only.",
                 },
                 "metricsToken": {"type": "http", "scheme": "bearer"},
             },

@@ -137,8 +137,12 @@ class Dispatcher:
         location: str | None = None,
         worker_id: str | None = None,
         batch_size: int = DEFAULT_BATCH,
+        types: Sequence[str] = CHECKED_TYPES,
     ) -> None:
         self.settings = settings
+        # The monitor types this claimer runs: a probe agent runs no heartbeat
+        # (its verdict reads the server's state), the server's scheduler all.
+        self.types = tuple(types)
         self.location = location or settings.locations[0]
         self.worker_id = worker_id or new_worker_id()
         self.batch_size = batch_size
@@ -181,7 +185,7 @@ class Dispatcher:
                 & (MonitorLocation.next_check_at <= now)
                 & _lease_free(now)
                 & ~Monitor.paused
-                & Monitor.type.in_(CHECKED_TYPES)
+                & Monitor.type.in_(self.types)
             )
             .order_by(MonitorLocation.next_check_at, MonitorLocation.id)
             .limit(limit)

@@ -49,6 +49,11 @@ class CheckOutcome:
     expect_version: int | None = None
     # A ping of a heartbeat monitor (``ping_service``); None for a check.
     ping: PingFacts | None = None
+    # False: a failure seen while the probe agent's own uplink failed (its
+    # connectivity canary, docs/agents.md). Recorded as a history run marked
+    # uncounted; it moves the schedule on but changes no location status,
+    # state, alert or roll-up. Anything judging statuses reads counted runs only.
+    counted: bool = True
 
     @property
     def history_only(self) -> bool:

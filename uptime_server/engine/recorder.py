@@ -102,6 +102,7 @@ class Recorder:
                     if p.done.run_id is not None
                     and not p.outcome.history_only
                     and not p.in_maintenance
+                    and p.outcome.counted
                 ]
             )
         return [plan.done for plan in plans]
@@ -147,6 +148,10 @@ class Recorder:
                 now=outcome.checked_at,
             )
             done = Recorded(monitor.id, None, run_status, monitor.status)
+            if not outcome.counted:
+                # The agent's uplink was down: history only; the lease is
+                # given back with the next due time, the location's status kept.
+                return Plan(outcome, done, record_run=True, push_forward=True)
             plan = Plan(outcome, done, record_run=True)
             if monitor.paused or not monitor.checks_supported:
                 done.skipped = "paused" if monitor.paused else "unsupported"

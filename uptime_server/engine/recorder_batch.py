@@ -23,6 +23,7 @@ from uptime_server.engine.state import AlertRules
 from uptime_server.models import (
     CHECKED_TYPES,
     AlertSettings,
+    CheckRun,
     Monitor,
     MonitorLocation,
     Notification,
@@ -219,12 +220,11 @@ class Batch:
         _insert_runs([p for p in plans if p.record_run])
         if not _update_monitors([p for p in plans if p.transition is not None]):
             return False
-        leased = [p for p in plans if p.record_run and p.outcome.lease_owner is not None]
-        adhoc = [
-            p
-            for p in plans
-            if p.record_run and p.outcome.lease_owner is None and not p.outcome.history_only
-        ]
+        # An uncounted run leaves the location's status alone (its lease is
+        # given back below, with the push-forwards).
+        counted = [p for p in plans if p.record_run and p.outcome.counted]
+        leased = [p for p in counted if p.outcome.lease_owner is not None]
+        adhoc = [p for p in counted if p.outcome.lease_owner is None and not p.outcome.history_only]
         _update_leased_slots(leased)
         execute_many(_UPDATE_SLOT_ADHOC, [_slot_params(p, _ADHOC_SLOT) for p in adhoc])
         execute_many(_UPDATE_RUN_START, [_run_start_params(p) for p in plans if _moves_start(p)])
@@ -274,6 +274,7 @@ _RUN = (
     ("source_ip", ""),
     ("user_agent", ""),
     ("quorum_status", ""),
+    ("counted", "::boolean"),
 )
 _INSERT_RUNS = f"INSERT INTO check_runs ({', '.join(_names(_RUN))}) VALUES "
 
@@ -316,6 +317,7 @@ def _run_params(plan: Plan) -> tuple[Any, ...]:
         "source_ip": o.ping.source_ip if o.ping else None,
         "user_agent": o.ping.user_agent if o.ping else None,
         "quorum_status": plan.done.monitor_status,
+        "counted": CheckRun.counted.db_value(o.counted),
     }
     return tuple(values[name] for name in _names(_RUN))
 

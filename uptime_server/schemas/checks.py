@@ -51,6 +51,14 @@ class CheckRecord(ResponseModel):
     )
     source_ip: str | None = Field(None, description="heartbeat: the ping's source address.")
     user_agent: str | None = Field(None, description="heartbeat: the ping's user agent.")
+    counted: bool = Field(
+        True,
+        description=(
+            "false: the run failed while its probe agent's connectivity canary failed; "
+            "kept as history, counted in no status, alert or uptime figure (docs/agents.md). "
+            "Present only when false."
+        ),
+    )
 
     @classmethod
     def of(cls, run: Any) -> CheckRecord:
@@ -59,10 +67,14 @@ class CheckRecord(ResponseModel):
     @model_serializer(mode="wrap")
     def _ping_fields_of_pings(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # A check's record keeps the shape it always had; a ping's has these.
-        # Runs recorded before migration 0013 have no quorum_status.
-        return drop_absent(
+        # Runs recorded before migration 0013 have no quorum_status; ``counted``
+        # appears only on the rare uncounted run (docs/agents.md).
+        out = drop_absent(
             handler(self), ("quorum_status",) if self.kind else ("quorum_status", *_PING_FIELDS)
         )
+        if self.counted:
+            out.pop("counted", None)
+        return out
 
 
 _PING_FIELDS = ("kind", "exit_code", "message", "source_ip", "user_agent")

@@ -1,0 +1,293 @@
+"""Probe agents against a real daemon on loopback (docs/agents.md).
+
+The daemon is a real ``uptime server run`` process with two locations; it
+runs the ``local`` checks itself and leaves ``eu-west`` to agents. The agent
+is the real ``Agent`` driven turn by turn (``loop(now)``) on a manual clock,
+with the real probe loop, HTTP client and disk buffer: the clock decides
+when its leases lapse, the daemon is stopped and started for real.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.e2e.conftest import UPTIME, Cluster, DaemonProcess, free_port, wait_for
+from uptime_server.clock import ManualClock
+from uptime_server.db import connect_url
+from uptime_server.engine.probe import ProbeConfig
+from uptime_server.engine.probe_loop import ProbeLoop
+from uptime_server.probe_agent.buffer import DiskBuffer
+from uptime_server.probe_agent.canary import Canary
+from uptime_server.probe_agent.client import AgentClient
+from uptime_server.probe_agent.runner import Agent
+
+pytestmark = pytest.mark.slow
+
+LEASE = 60  # seconds: room for a daemon restart on a loaded machine
+
+
+@pytest.fixture
+def server(make_cluster: Any) -> Iterator[tuple[Cluster, DaemonProcess]]:
+    cluster = make_cluster()
+    cluster.env.update(
+        UPTIME_LOCATIONS="local,eu-west",
+        UPTIME_LEASE_SECONDS=str(LEASE),
+        UPTIME_ADMINS="owner@example.com",
+    )
+    daemon = cluster.daemon().start()
+    cluster.sign_in()
+    yield cluster, daemon
+
+
+def agent_token(cluster: Cluster) -> str:
+    out = subprocess.run(
+        [*UPTIME, "server", "agent-token", "--location", "eu-west", "--name", "paris"],
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    token = out.stdout.strip()
+    assert token.startswith("upa_")
+    return token
+
+
+@pytest.fixture
+def make_agent(server: Any, tmp_path: Path) -> Iterator[Any]:
+    made: list[Agent] = []
+    cluster, daemon = server
+
+    def make(
+        *,
+        buffer_dir: Path | None = None,
+        canary: tuple[str, ...] = (),
+        token: str | None = None,
+        **kw: Any,
+    ) -> Agent:
+        probes = ProbeLoop(ProbeConfig(), concurrency=10, name="test-agent")
+        agent = Agent(
+            AgentClient(daemon.base, token or agent_token(cluster), timeout=2),
+            probes,
+            DiskBuffer(buffer_dir or tmp_path / f"buffer-{len(made)}"),
+            clock=ManualClock(datetime.now(UTC)),
+            canary=Canary(canary, interval=1),
+            **kw,
+        )
+        made.append(agent)
+        return agent
+
+    yield make
+    for agent in made:
+        agent.probes.close()
+        agent.client.close()
+
+
+def eu_monitor(
+    cluster: Cluster, daemon: DaemonProcess, name: str, url: str, interval: int = 30
+) -> int:
+    return cluster.add_monitor(
+        daemon, name, url, locations=["eu-west"], check_interval=interval, timeout=5
+    )
+
+
+def claim_and_run(agent: Agent, expected: int) -> None:
+    """Turns until *expected* checks are claimed, then wait for them to end."""
+    wait_for(
+        lambda: agent.loop(agent.clock.now()) is not None and len(agent.leases) >= expected,
+        60,
+        f"{expected} claims",
+    )
+    assert agent.probes.wait_idle(60)
+
+
+def runs(cluster: Cluster, monitor_id: int) -> list[tuple[int, str, bool]]:
+    """(run id, status, counted) of the monitor's runs, oldest first, read from the database."""
+    db = connect_url(cluster.env["UPTIME_DATABASE_URL"])
+    with db.connection_context():
+        rows = db.execute_sql(
+            f"SELECT id, status, counted FROM check_runs WHERE monitor_id = {db.param} ORDER BY id",
+            (monitor_id,),
+        ).fetchall()
+    db.close()
+    return [(i, s, bool(c)) for i, s, c in rows]
+
+
+def monitor(cluster: Cluster, daemon: DaemonProcess, monitor_id: int) -> dict[str, Any]:
+    return cluster.api(daemon, "GET", f"/monitors/{monitor_id}").json()["data"]
+
+
+def test_claims_results_state_and_email(server, make_agent, target, mailbox):
+    cluster, daemon = server
+    monitor_id = eu_monitor(cluster, daemon, "far", target.url)  # the target answers 503
+    agent = make_agent()
+
+    claim_and_run(agent, 1)
+    agent.loop(agent.clock.now())
+
+    assert runs(cluster, monitor_id)[0][1:] == ("offline", True)
+    assert monitor(cluster, daemon, monitor_id)["status"] == "offline"
+    assert agent.counts.recorded == 1 and len(agent.buffer) == 0
+    subjects = wait_for(lambda: mailbox[0].subjects(), 60, "the DOWN email")
+    assert len(subjects) == 1 and "far" in subjects[0]
+
+
+def test_the_server_unreachable_buffers_on_disk_and_flushes_in_order(
+    server, make_agent, target, tmp_path
+):
+    cluster, daemon = server
+    ids = [eu_monitor(cluster, daemon, f"m{i}", target.url) for i in range(3)]
+    agent = make_agent(buffer_dir=tmp_path / "buf", batch_size=1)
+    claim_and_run(agent, 3)
+
+    daemon.stop()
+    agent.loop(agent.clock.now())  # the results go to disk; posting fails
+
+    assert not agent.online
+    files = sorted((tmp_path / "buf").glob("*.json"))
+    assert len(files) == 3 and len(agent.buffer) == 3
+    order = [b.results[0]["monitor_id"] for b in agent.buffer.batches]
+    assert sorted(order) == sorted(ids)
+    assert agent.loop(agent.clock.now()) > 0  # still down: waits, keeps everything
+    assert len(agent.buffer) == 3
+
+    daemon.start()
+    agent.clock.advance(30)  # past the retry delay, within the 60 s lease
+    agent.loop(agent.clock.now())
+
+    assert agent.online and len(agent.buffer) == 0
+    assert list((tmp_path / "buf").glob("*.json")) == []
+    run_ids = [runs(cluster, m)[0][0] for m in order]
+    assert run_ids == sorted(run_ids)  # recorded in the order they were buffered
+    assert agent.counts.recorded == 3 and agent.counts.expired == 0
+
+
+def test_results_whose_lease_expired_offline_are_dropped_and_counted(server, make_agent, target):
+    cluster, daemon = server
+    ids = [eu_monitor(cluster, daemon, f"m{i}", target.url) for i in range(2)]
+    agent = make_agent()
+    claim_and_run(agent, 2)
+    daemon.stop()
+    agent.loop(agent.clock.now())
+    assert len(agent.buffer) == 2
+
+    agent.clock.advance(LEASE + 1)
+    daemon.start()
+    agent.loop(agent.clock.now())
+
+    assert agent.online and len(agent.buffer) == 0
+    assert agent.counts.expired == 2 and agent.counts.posted == 0
+    assert agent.status()["dropped_results"] == 2
+    assert all(runs(cluster, m) == [] for m in ids)
+    listed = cluster.api(daemon, "GET", "/agents").json()["data"]
+    assert [a["dropped_results"] for a in listed] == [2]
+
+
+def test_a_batch_whose_answer_was_lost_is_posted_again_under_its_id_and_recorded_once(
+    server, make_agent, target, tmp_path
+):
+    cluster, daemon = server
+    monitor_id = eu_monitor(cluster, daemon, "once", target.url)
+    agent = make_agent(buffer_dir=tmp_path / "buf")
+    claim_and_run(agent, 1)
+    agent._buffer_ended(agent.clock.now())
+    [batch] = agent.buffer.batches
+    posted = [{k: v for k, v in r.items() if k != "lease_expires_at"} for r in batch.results]
+    first = agent.client.post_results(batch.batch_id, posted, agent.status())  # answer "lost"
+
+    # The agent restarts from its buffer, which still holds the batch.
+    token = agent.client.session.headers["Authorization"].removeprefix("Bearer ")
+    again = make_agent(buffer_dir=tmp_path / "buf", token=token)
+    again.loop(again.clock.now())
+
+    assert first["duplicate"] is False and first["recorded"] == 1
+    assert len(again.buffer) == 0 and again.counts.recorded == 1
+    assert len(runs(cluster, monitor_id)) == 1
+    repeat = agent.client.post_results(batch.batch_id, posted, agent.status())
+    assert repeat == {**first, "duplicate": True}
+
+
+def test_tokens_are_separated_both_ways(server, make_agent):
+    cluster, daemon = server
+    agent = make_agent()
+    token = agent.client.session.headers["Authorization"]
+
+    as_agent = requests.get(
+        f"{daemon.base}/api/v1/monitors", headers={"Authorization": token}, timeout=10
+    )
+    as_user = cluster.api(daemon, "POST", "/agent/claims", json={})
+
+    assert as_agent.status_code == 403 and as_agent.json()["error"]["code"] == "FORBIDDEN"
+    assert as_user.status_code == 403 and as_user.json()["error"]["code"] == "FORBIDDEN"
+
+
+def test_a_failing_canary_makes_the_agent_degraded_and_its_failures_uncounted(
+    server, make_agent, target
+):
+    cluster, daemon = server
+    monitor_id = eu_monitor(cluster, daemon, "far", target.url, interval=5)  # answers 503
+    closed = f"127.0.0.1:{free_port()}"  # nothing listens: the uplink looks down
+    agent = make_agent(canary=(closed,))
+
+    claim_and_run(agent, 1)
+    agent.loop(agent.clock.now())
+
+    assert agent.degraded
+    assert runs(cluster, monitor_id)[0][1:] == ("offline", False)
+    assert monitor(cluster, daemon, monitor_id)["status"] == "pending"
+    assert cluster.api(daemon, "GET", "/notifications").json()["data"] == []
+    health = requests.get(f"{daemon.base}/healthz", timeout=10).json()
+    assert [a["name"] for a in health["degraded_agents"]] == ["paris"]
+    listed = subprocess.run(
+        [*UPTIME, "server", "agents", "--json"],
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert '"degraded": true' in listed.stdout
+
+    # The uplink is back: the next failure counts.
+    agent.canary.targets = (target.url.split("/")[2],)
+    agent.clock.advance(6)
+    claim_and_run(agent, 1)  # due again 5 s later on the daemon's clock
+    agent.loop(agent.clock.now())
+
+    assert not agent.degraded
+    assert [r[1:] for r in runs(cluster, monitor_id)] == [("offline", False), ("offline", True)]
+    assert monitor(cluster, daemon, monitor_id)["status"] == "offline"
+
+
+def test_uptime_agent_run_records_checks_and_stops_on_sigterm(server, target, tmp_path):
+    cluster, daemon = server
+    target.status = 200
+    monitor_id = eu_monitor(cluster, daemon, "cli", target.url)
+    env = {
+        **cluster.env,
+        "UPTIME_AGENT_TOKEN": agent_token(cluster),
+        "UPTIME_AGENT_BUFFER_DIR": str(tmp_path / "agent-buffer"),
+    }
+    log = (tmp_path / "agent.log").open("wb")
+    agent = subprocess.Popen(
+        [*UPTIME, "agent", "run", "--server", daemon.base, "--grace", "5"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_for(lambda: runs(cluster, monitor_id), 90, "the agent's first run")
+        assert monitor(cluster, daemon, monitor_id)["status"] == "online"
+        listed = cluster.api(daemon, "GET", "/agents").json()["data"]
+        assert listed[0]["version"] and listed[0]["last_seen_at"]
+    finally:
+        agent.terminate()
+        code = agent.wait(60)
+    assert code == 0, (tmp_path / "agent.log").read_text()

@@ -1,0 +1,1 @@
+"""The server's side of probe agents: their tokens, claims, renewals and results."""

@@ -1,0 +1,74 @@
+"""Managing probe agents: /api/v1/agents (docs/agents.md#managing-agents).
+
+An agent runs the checks of every user's monitors in its location, so its
+token is a server-wide credential: only users listed in ``UPTIME_ADMINS``
+may create, list or revoke agents here (a session or an API token; creating
+and revoking take a write token). Anyone else gets 403. On the server's own
+machine, ``uptime server agent-token`` and ``uptime server agents`` do the
+same without the API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint
+from flask_login import current_user
+
+from uptime_server.agents import tokens
+from uptime_server.api.body import json_body
+from uptime_server.api.operations import documenter
+from uptime_server.context import now, settings
+from uptime_server.errors import ApiError, validation_error
+from uptime_server.schemas.agents import (
+    Agent,
+    AgentCreate,
+    AgentCreated,
+    AgentList,
+    parse_agent_create,
+)
+from uptime_server.schemas.base import Message, data, data_of
+
+bp = Blueprint("agents", __name__, url_prefix="/agents")
+doc = documenter("agents")
+
+
+def require_admin() -> None:
+    if (current_user.email or "").lower() not in settings().admins:
+        raise ApiError(
+            "FORBIDDEN",
+            "Managing probe agents takes an admin: a user listed in UPTIME_ADMINS",
+        )
+
+
+@bp.post("")
+@doc("createAgent", ok={201: data(AgentCreated)}, body=AgentCreate)
+def create_agent() -> Any:
+    """Create a probe agent's token for one location; the response shows it this once."""
+    require_admin()
+    request = parse_agent_create(json_body())
+    try:
+        secret, row = tokens.create_agent(
+            settings(), location=request.location, name=request.name, now=now()
+        )
+    except tokens.UnknownLocation as exc:
+        raise validation_error({"location": [str(exc)]}) from None
+    return data_of(AgentCreated.from_row(row, token=secret)), 201
+
+
+@bp.get("")
+@doc("listAgents", ok=AgentList)
+def list_agents() -> Any:
+    """List probe agents: location, version, last seen, checks per second, lag, degraded."""
+    require_admin()
+    return AgentList(data=[Agent.of(row) for row in tokens.list_agents()]).to_json()
+
+
+@bp.delete("/<int:agent_id>")
+@doc("revokeAgent", ok=Message, errors=(404,))
+def revoke_agent(agent_id: int) -> Any:
+    """Revoke a probe agent's token: its next call is refused, its leases expire."""
+    require_admin()
+    if not tokens.revoke_agent(agent_id):
+        raise ApiError("NOT_FOUND", "Agent not found")
+    return Message(message=f"Agent {agent_id} revoked").to_json()
