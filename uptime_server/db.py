@@ -22,7 +22,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import peewee
@@ -202,32 +202,74 @@ class Prepared:
 
     def __init__(self, build: Callable[..., peewee.Query]) -> None:
         self.build = build
-        self._prepared: dict[int, tuple[peewee.Database, peewee.Query, str, list[object]]] = {}
+        # (database, list lengths) -> (database, query, its SQL, params or _Slots)
+        self._prepared: dict[tuple[int, ...], tuple[Any, ...]] = {}
 
-    def first(self, *args: int | str | datetime) -> object | None:
+    def first(self, *args: Arg) -> object | None:
         """The first row of the query for *args*, or None."""
+        return next(iter(self.rows(*args)), None)
+
+    def rows(self, *args: Arg) -> Any:
+        """The rows of the query for *args* (an iterable of what the query yields).
+
+        An argument may be a list (or tuple) of ints or strings, for an
+        ``IN`` list: the text is then built once per database and list length.
+        """
+        query, cursor = self._execute(args)
+        return query._get_cursor_wrapper(cursor)
+
+    def execute(self, *args: Arg) -> int:
+        """Run a prepared UPDATE or DELETE for *args*; the number of rows it changed."""
+        return self._execute(args)[1].rowcount
+
+    def _execute(self, args: tuple[Arg, ...]) -> tuple[peewee.Query, Any]:
         db = database.obj
-        entry = self._prepared.get(id(db))
+        shape = (id(db), *(len(a) if isinstance(a, list | tuple) else -1 for a in args))
+        entry = self._prepared.get(shape)
         if entry is None or entry[0] is not db:
-            entry = self._prepared[id(db)] = (db, *self._prepare(db, args))
+            entry = self._prepared[shape] = (db, *self._prepare(db, args))
         _, query, sql, slots = entry
-        values = [naive_utc(a) if isinstance(a, datetime) else a for a in args]
-        params = [values[s.index] if isinstance(s, _Slot) else s for s in slots]
-        wrapper = query._get_cursor_wrapper(db.execute_sql(sql, params))
-        return next(iter(wrapper), None)
+        flat = [_flat(a) for a in args]
+        params = [flat[s.index][s.item] if isinstance(s, _Slot) else s for s in slots]
+        return query, db.execute_sql(sql, params)
 
     def _prepare(
-        self, db: peewee.Database, args: tuple[int | str | datetime, ...]
+        self, db: peewee.Database, args: tuple[Arg, ...]
     ) -> tuple[peewee.Query, str, list[object]]:
-        stand_ins = [_stand_in(i, a) for i, a in enumerate(args)]
+        counter = iter(range(1, 1 << 30))
+        stand_ins = [
+            [_stand_in(next(counter), v) for v in a]
+            if isinstance(a, list | tuple)
+            else _stand_in(next(counter), a)
+            for a in args
+        ]
         query = self.build(*stand_ins)
         sql, params = db.get_sql_context().sql(query).query()
-        where = {value: i for i, value in enumerate(stand_ins)}
-        slots = [_Slot(where[p]) if p in where else p for p in params]
-        missing = set(range(len(args))) - {s.index for s in slots if isinstance(s, _Slot)}
-        if missing:
-            raise ValueError(f"Prepared: arguments {sorted(missing)} were converted or unused")
+        where = {}
+        for i, stand_in in enumerate(stand_ins):
+            for item, value in enumerate(stand_in if isinstance(stand_in, list) else [stand_in]):
+                where[value] = _Slot(i, item)
+        slots = [where.get(p, p) if _hashable(p) else p for p in params]
+        used = {(s.index, s.item) for s in slots if isinstance(s, _Slot)}
+        if used != {(s.index, s.item) for s in where.values()}:
+            raise ValueError("Prepared: some arguments were converted or unused")
         return query, sql, slots
+
+
+Arg = int | str | datetime | list[int] | list[str] | tuple[int, ...] | tuple[str, ...]
+
+
+def _flat(arg: Arg) -> list[object]:
+    items = arg if isinstance(arg, list | tuple) else [arg]
+    return [naive_utc(a) if isinstance(a, datetime) else a for a in items]
+
+
+def _hashable(value: object) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _stand_in(i: int, arg: object) -> object:
@@ -243,7 +285,8 @@ def naive_utc(value: datetime) -> datetime:
 
 
 class _Slot:
-    __slots__ = ("index",)
+    __slots__ = ("index", "item")
 
-    def __init__(self, index: int) -> None:
-        self.index = index
+    def __init__(self, index: int, item: int = 0) -> None:
+        self.index = index  # which argument
+        self.item = item  # which element of a list argument (0 for a single value)
