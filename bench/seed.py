@@ -74,3 +74,12 @@ def seed_monitors(
         for chunk in peewee.chunked(slots, 500):
             MonitorLocation.insert_many(chunk).execute()
     database.close()
+
+
+def point_some_at(url: str, every: int, target: str) -> int:
+    """Point every *every*-th monitor (by id) at *target*; how many were moved."""
+    database = dbmod.bind(url)
+    with database.connection_context():
+        moved = Monitor.update(url=target).where(Monitor.id % every == 0).execute()
+    database.close()
+    return moved

@@ -11,12 +11,12 @@ in between, in memory.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import peewee
 
-from uptime_server.db import database, execute_many, execute_values, is_sqlite
+from uptime_server.db import Prepared, database, execute_many, execute_values, is_sqlite
 from uptime_server.engine.dispatcher import give_back
 from uptime_server.engine.outcomes import Plan
 from uptime_server.engine.state import AlertRules
@@ -101,41 +101,13 @@ class Batch:
     def load(cls, monitor_ids: set[int]) -> Batch:
         batch = cls()
         ids = sorted(monitor_ids)
-        query = Monitor.select(*_MONITOR_COLUMNS).where(Monitor.id.in_(ids)).order_by(Monitor.id)
-        if not is_sqlite():
-            # Serialises writers of one monitor on PostgreSQL; SQLite's
-            # BEGIN IMMEDIATE already admits one writer at a time.
-            query = query.for_update(of=Monitor)
-        batch.monitors = {row[0]: BatchMonitor(*row) for row in query.tuples()}
-        slots = MonitorLocation.select(
-            MonitorLocation.monitor,
-            MonitorLocation.location,
-            MonitorLocation.last_status,
-            MonitorLocation.lease_owner,
-        ).where(MonitorLocation.monitor.in_(ids))
-        if not is_sqlite():
-            # Who holds each lease is decided here: no claim may take it over
-            # between this read and the run's insert (claimers skip locked rows).
-            slots = slots.order_by(MonitorLocation.id).for_update(of=MonitorLocation)
-        for monitor_id, location, last_status, lease_owner in slots.tuples():
+        batch.monitors = {row[0]: BatchMonitor(*row) for row in _MONITORS.rows(ids)}
+        for monitor_id, location, last_status, lease_owner in _SLOTS.rows(ids):
             batch.slots.setdefault(monitor_id, {})[location] = [last_status, lease_owner]
-        rules = AlertSettings.select(
-            AlertSettings.monitor,
-            AlertSettings.cert_expiry_days,
-            AlertSettings.alert_threshold,
-            AlertSettings.recovery_threshold,
-            AlertSettings.flap_threshold,
-            AlertSettings.flap_window,
-        ).where(AlertSettings.monitor.in_(ids))
-        for monitor_id, cert_days, *rule in rules.tuples():
+        for monitor_id, cert_days, *rule in _RULES.rows(ids):
             batch.rules[monitor_id] = AlertRules(*rule)
             batch.cert_days[monitor_id] = cert_days
-        active = Notification.select().where(
-            Notification.monitor.in_(ids)
-            & (Notification.status == "active")
-            & (Notification.type == "downtime")
-        )
-        batch.active = {n.monitor_id: n for n in active}
+        batch.active = {n.monitor_id: n for n in _ACTIVE.rows(ids)}
         return batch
 
     def has_active(self, monitor_id: int) -> bool:
@@ -190,6 +162,62 @@ class Batch:
         return True
 
 
+# The four reads of ``Batch.load``, their SQL text built once per database and
+# batch size (``db.Prepared``), not by peewee on every batch.
+
+
+def _build_monitors(ids: list[int]) -> Any:
+    query = Monitor.select(*_MONITOR_COLUMNS).where(Monitor.id.in_(ids)).order_by(Monitor.id)
+    if not is_sqlite():
+        # Serialises writers of one monitor on PostgreSQL; SQLite's
+        # BEGIN IMMEDIATE already admits one writer at a time.
+        query = query.for_update(of=Monitor)
+    return query.tuples()
+
+
+def _build_slots(ids: list[int]) -> Any:
+    slots = MonitorLocation.select(
+        MonitorLocation.monitor,
+        MonitorLocation.location,
+        MonitorLocation.last_status,
+        MonitorLocation.lease_owner,
+    ).where(MonitorLocation.monitor.in_(ids))
+    if not is_sqlite():
+        # Who holds each lease is decided here: no claim may take it over
+        # between this read and the run's insert (claimers skip locked rows).
+        slots = slots.order_by(MonitorLocation.id).for_update(of=MonitorLocation)
+    return slots.tuples()
+
+
+def _build_rules(ids: list[int]) -> Any:
+    return (
+        AlertSettings.select(
+            AlertSettings.monitor,
+            AlertSettings.cert_expiry_days,
+            AlertSettings.alert_threshold,
+            AlertSettings.recovery_threshold,
+            AlertSettings.flap_threshold,
+            AlertSettings.flap_window,
+        )
+        .where(AlertSettings.monitor.in_(ids))
+        .tuples()
+    )
+
+
+def _build_active(ids: list[int]) -> Any:
+    return Notification.select().where(
+        Notification.monitor.in_(ids)
+        & (Notification.status == "active")
+        & (Notification.type == "downtime")
+    )
+
+
+_MONITORS = Prepared(_build_monitors)
+_SLOTS = Prepared(_build_slots)
+_RULES = Prepared(_build_rules)
+_ACTIVE = Prepared(_build_active)
+
+
 # Each statement below is built from one list of (column, PostgreSQL cast)
 # pairs, and its parameters from the same list by name, so the SQL, the
 # VALUES template and the parameter rows cannot disagree on an order. The casts
@@ -206,6 +234,9 @@ def _template(columns: Columns) -> str:
 
 
 def _dt(value: datetime | None) -> Any:
+    """A time as the database takes it: naive UTC (``UTCDateTimeField.db_value``)."""
+    if value is not None and value.tzinfo is UTC:
+        return value.replace(tzinfo=None)  # the common case, without a method chain
     return Monitor.last_check.db_value(value)
 
 

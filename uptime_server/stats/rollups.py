@@ -22,8 +22,9 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from uptime_server.db import execute_many, execute_values, is_sqlite
+from uptime_server.db import Prepared, execute_many, execute_values, is_sqlite
 from uptime_server.models import Rollup
 
 FIVE_MIN, HOUR, DAY = 300, 3600, 86400
@@ -278,6 +279,19 @@ _LOAD_COLUMNS = (
 )
 
 
+def _build_load(monitors: list[int], res: int, buckets: list[int]) -> Any:
+    query = Rollup.select(*_LOAD_COLUMNS).where(
+        Rollup.monitor.in_(monitors) & (Rollup.resolution == res) & Rollup.bucket.in_(buckets)
+    )
+    if not is_sqlite():
+        query = query.order_by(Rollup.monitor, Rollup.bucket).for_update()
+    return query.tuples()
+
+
+# Its SQL text built once per database and list lengths, not on every batch.
+_LOAD = Prepared(_build_load)
+
+
 def _load_for_update(keys: list[Key]) -> dict[Key, Aggregate]:
     """The rows of *keys*, fetched by primary key (one query per resolution).
 
@@ -293,12 +307,8 @@ def _load_for_update(keys: list[Key]) -> dict[Key, Aggregate]:
         buckets = sorted({b for _, r, b in keys if r == res})
         if not monitors:
             continue
-        query = Rollup.select(*_LOAD_COLUMNS).where(
-            Rollup.monitor.in_(monitors) & (Rollup.resolution == res) & Rollup.bucket.in_(buckets)
-        )
-        if not is_sqlite():
-            query = query.order_by(Rollup.monitor, Rollup.bucket).for_update()
-        for monitor, r, bucket, checks, failed, count, total, low, high, hist in query.tuples():
+        rows = _LOAD.rows(monitors, res, buckets)
+        for monitor, r, bucket, checks, failed, count, total, low, high, hist in rows:
             key = (monitor, r, bucket)
             if key in wanted:
                 found[key] = Aggregate(checks, failed, count, total, low, high, decode_hist(hist))
