@@ -79,6 +79,9 @@ def decode_hist(text: str | None) -> dict[int, int]:
 def encode_hist(hist: Mapping[int, int]) -> str:
     # A flat list of ints decodes about twice as fast as {"index": count}:
     # no key conversion, and stats merge up to a few hundred of these.
+    if len(hist) == 1:  # most new cells: one run, or runs alike (no json.dumps)
+        ((index, count),) = hist.items()
+        return f"[{index},{count}]" if count else "[]"
     flat = [x for pair in sorted(hist.items()) if pair[1] for x in pair]
     return json.dumps(flat, separators=(",", ":"))
 
@@ -255,8 +258,19 @@ def add_runs(samples: Sequence[RunSample]) -> None:
 
 
 def _row(key: Key, cell: Aggregate) -> tuple[object, ...]:
-    values = cell.as_values()
-    return (*(values[c] for c in _UPDATED_COLUMNS), *key)
+    """``_UPDATED_COLUMNS`` of *cell*, then *key* (``as_values`` without its dict)."""
+    hist = cell.hist
+    return (
+        cell.checks,
+        cell.failed,
+        cell.rt_count,
+        cell.rt_sum,
+        cell.rt_min,
+        cell.rt_max,
+        percentile(hist, 0.95),
+        encode_hist(hist),
+        *key,
+    )
 
 
 def _merged_rows(
