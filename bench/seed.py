@@ -80,6 +80,7 @@ def point_some_at(url: str, every: int, target: str) -> int:
     """Point every *every*-th monitor (by id) at *target*; how many were moved."""
     database = dbmod.bind(url)
     with database.connection_context():
-        moved = Monitor.update(url=target).where(Monitor.id % every == 0).execute()
+        # Not `Monitor.id % every`: peewee reads % as LIKE.
+        moved = Monitor.update(url=target).where(peewee.SQL(f"id % {int(every)} = 0")).execute()
     database.close()
     return moved
