@@ -150,8 +150,9 @@ def _measure(
         "engines": best["engine_cpu"],
         "recorders": best["recorder_cpu"],
         "target": best["target_cpu"],
-        "PostgreSQL (all clients)": best["pg_cpu"],
     }
+    if best["pg_cpu"] >= 0:  # backends of others that ended can make it negative
+        spent["PostgreSQL (all clients)"] = best["pg_cpu"]
     cores = sum(spent.values()) / best["seconds"]
     print(
         f"{label:5}   CPU per recorded check (µs): "

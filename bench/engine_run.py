@@ -8,7 +8,8 @@ database and CA of the environment (UPTIME_*), then prints one JSON line:
 - ``steady``: for SECONDS: dispatch lags (start − due) and the process's RSS.
 
 ``BENCH_SHARED=1`` (several engine processes on one database, ``bench_scale``):
-a burst also ends once nothing more was recorded for ``IDLE_STOP`` seconds,
+a burst also ends once nothing more was recorded for ``IDLE_STOP`` seconds
+and nothing is left to claim (the other processes hold or did the rest),
 and ``last_recorded_s`` says when this process recorded its last check.
 ``BENCH_TRACEMALLOC=1`` adds ``top_allocations``: the Python heap by line.
 
@@ -34,7 +35,7 @@ from uptime_server.engine.probe_loop import ProbeJob
 from uptime_server.engine.scheduler import CheckScheduler
 from uptime_server.loops import LoopRunner
 
-IDLE_STOP = 2.0  # seconds without a recorded check: a shared burst is over
+IDLE_STOP = 1.0  # seconds without a recorded check before a shared burst looks if it is over
 
 
 def _rss_mb(pid: int) -> dict[str, float]:
@@ -63,6 +64,15 @@ def _threads_cpu() -> dict[str, float]:
         except (OSError, TypeError):
             continue
     return out
+
+
+def _nothing_left(scheduler: CheckScheduler) -> bool:
+    """Nothing running or unwritten here, and no claimable check due in the database."""
+    if scheduler.probes.pending or scheduler.writer.backlog:
+        return False
+    now = datetime.now(UTC)
+    oldest = scheduler.dispatcher.oldest_due(now)
+    return oldest is None or oldest > now
 
 
 def _top_allocations(limit: int = 8) -> list[str]:
@@ -140,7 +150,12 @@ def main() -> None:
         now = time.perf_counter()
         if scheduler.writer.recorded > last_recorded:
             last_recorded, last_recorded_at = scheduler.writer.recorded, now
-        elif shared and last_recorded_at is not None and now - last_recorded_at > IDLE_STOP:
+        elif (
+            shared
+            and last_recorded_at is not None
+            and now - last_recorded_at > IDLE_STOP
+            and _nothing_left(scheduler)
+        ):
             break  # the other processes took the rest: nothing left for this one
         if completed_at is None and scheduler.dispatched >= count and not scheduler.probes.pending:
             completed_at = now
