@@ -213,7 +213,10 @@ class Prepared:
         """The rows of the query for *args* (an iterable of what the query yields).
 
         An argument may be a list (or tuple) of ints or strings, for an
-        ``IN`` list: the text is then built once per database and list length.
+        ``IN`` list only: it is padded to a size class (``size_class``) by
+        repeating its last value, which an ``IN`` list does not mind, and the
+        text is built once per database and size class (a few dozen texts per
+        query, however the batches vary).
         """
         query, cursor = self._execute(args)
         return query._get_cursor_wrapper(cursor)
@@ -224,6 +227,7 @@ class Prepared:
 
     def _execute(self, args: tuple[Arg, ...]) -> tuple[peewee.Query, Any]:
         db = database.obj
+        args = tuple(_padded(a) if isinstance(a, list | tuple) else a for a in args)
         shape = (id(db), *(len(a) if isinstance(a, list | tuple) else -1 for a in args))
         entry = self._prepared.get(shape)
         if entry is None or entry[0] is not db:
@@ -257,6 +261,22 @@ class Prepared:
 
 
 Arg = int | str | datetime | list[int] | list[str] | tuple[int, ...] | tuple[str, ...]
+
+
+def size_class(n: int) -> int:
+    """The length a list argument is padded to: 0-8 as is, then 16, 32, 64, then by 64."""
+    if n <= 8:
+        return n
+    if n <= 64:
+        return 1 << (n - 1).bit_length()
+    return -(-n // 64) * 64
+
+
+def _padded(items: list[Any] | tuple[Any, ...]) -> list[Any]:
+    items = list(items)
+    if items:
+        items.extend([items[-1]] * (size_class(len(items)) - len(items)))
+    return items
 
 
 def _flat(arg: Arg) -> list[object]:

@@ -81,7 +81,7 @@ def test_a_prepared_query_refuses_an_argument_a_field_converts(db: Any) -> None:
         prepared.first("x")
 
 
-def test_a_prepared_query_takes_lists_for_in_and_builds_once_per_length(db: Any) -> None:
+def test_a_prepared_query_takes_lists_for_in_and_builds_once_per_size(db: Any) -> None:
     from datetime import UTC, datetime
 
     from uptime_server.models import User
@@ -103,6 +103,12 @@ def test_a_prepared_query_takes_lists_for_in_and_builds_once_per_length(db: Any)
     assert list(prepared.rows(ids, "none")) == [(i,) for i in ids]
     assert list(prepared.rows((ids[2],), "x")) == [(ids[2],)]
     assert built == [3, 4, 1]  # once per list length, not per call
+    more = [
+        User.create(email=f"w{i}@example.com", name=f"w{i}", created_at=now).id for i in range(12)
+    ]
+    assert list(prepared.rows(more[:9], "w0")) == [(i,) for i in more[1:9]]
+    assert list(prepared.rows(more, "x")) == [(i,) for i in more]
+    assert built == [3, 4, 1, 16]  # 9 and 12 ids: one text, padded to 16 values
 
 
 def test_a_prepared_update_reports_the_rows_it_changed(db: Any) -> None:
