@@ -65,6 +65,17 @@ def _postgres_cpu_s() -> float:
     return total
 
 
+def _stored_runs(url: str) -> int:
+    from uptime_server import db as dbmod
+    from uptime_server.models import CheckRun
+
+    database = dbmod.bind(url)
+    with database.connection_context():
+        count = CheckRun.select().count()
+    database.close()
+    return count
+
+
 def _engines(args: argparse.Namespace, env: dict[str, str]) -> list[dict]:
     """``--processes`` engine processes started together; their JSON reports."""
     env = {**env, "BENCH_SHARED": "1"}
@@ -101,13 +112,16 @@ def engine_round(args: argparse.Namespace, url: str, target: Target, scheme_url:
     )
     reports = _engines(args, _env(args, workdir, url, target.ca_file))
     wall = time.perf_counter() - wall
-    recorded = sum(r["recorded"] for r in reports)
+    # Runs in the database: a result handed to a recorder after its lease was
+    # lost (another process took the check over) is refused, not stored.
+    recorded = _stored_runs(url)
     # Each process times from its own start; the slower one's last check ends the burst.
     seconds = max((r["last_recorded_s"] or r["elapsed"]) for r in reports)
     return {
         "recorded": recorded,
         "rate": recorded / seconds,
         "per_process": [r["recorded"] for r in reports],
+        "refused": sum(r["recorded"] for r in reports) - recorded,
         "engine_cpu": sum(r["cpu_s"] for r in reports),
         "recorder_cpu": sum(r["recorder_cpu_s"] or 0.0 for r in reports),
         "target_cpu": cpu_s(f"/proc/{target.process.pid}/stat") - target_cpu,
@@ -145,6 +159,7 @@ def _measure(
         f"{best['recorder_cpu'] / best['recorded'] * 1e6:.0f})   rounds: "
         + " ".join(f"{r['rate']:.0f}" for r in rounds)
         + f"   split {'/'.join(str(n) for n in best['per_process'])}"
+        + (f", {best['refused']} late results refused" if best["refused"] else "")
     )
     spent = {
         "engines": best["engine_cpu"],
