@@ -16,11 +16,12 @@ and recorded checks/s, beside prometheus-blackbox-exporter's ``tcp_connect``
 prober on the same port in the same run (``bench.blackbox``), and their ratio.
 SQLite by default; ``--database-url postgresql://...`` for PostgreSQL.
 
-Figures of 2026-11-24 (2 shared cores, load 12-14, aiohttp target; more and
-their reading in bench/README.md): HTTP b/a 0.64 (CPU per check raw/engine
-0.72; 0.46 and 0.64 before issue 17's changes), HTTPS b/a 1.14; (c) p99
-dispatch lag 623 ms at 262 checks/s with 5 % hanging; (e) 137 MB for engine
-+ recorder at 10,000 monitors (186 MB before); (d) tcp engine/blackbox 1.27.
+Figures of 2026-11-24 (2 shared cores, aiohttp target; more and their
+reading in bench/README.md): HTTP b/a 0.50-0.75 at load 2-4.5 (CPU per check
+raw/engine 0.68-0.77; 0.46 and 0.64 before issue 17's changes), HTTPS b/a
+0.66-0.83; (c) p99 dispatch lag 623 ms at 262 checks/s with 5 % hanging;
+(e) 137 MB for engine + recorder at 10,000 monitors (186 MB before); (d) tcp
+engine/blackbox 1.27-1.41.
 """
 
 from __future__ import annotations
