@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP_FLAGS := --disable-pip-version-check -q
 
-.PHONY: run test lint format bench bench-api bench-checks bench-stats bench-jsonpath bench-pings bench-status bench-agents clean
+.PHONY: run test lint format bench bench-api bench-checks bench-scale bench-stats bench-jsonpath bench-pings bench-status bench-agents clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,13 +61,19 @@ bench-api: $(VENV)/.installed-postgres
 bench-stats: $(VENV)/.installed-dev
 	$(BIN)/python bench/bench_stats.py
 
-bench: bench-api bench-checks bench-stats bench-jsonpath bench-pings bench-status
+bench: bench-api bench-checks bench-scale bench-stats bench-jsonpath bench-pings bench-status bench-agents
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
 
 bench-checks: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.bench_checks
+
+# Two engine processes on one PostgreSQL (127.0.0.1:5432, a scratch database)
+# beside prometheus-blackbox-exporter's http_2xx prober, HTTP and HTTPS, and
+# their ratio (a few minutes).
+bench-scale: $(VENV)/.installed-postgres
+	$(BIN)/python -m bench.bench_scale
 
 # Dispatch lag of N ordinary monitors with and without one pathological
 # JSONPath monitor (about a minute).

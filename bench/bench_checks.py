@@ -3,13 +3,25 @@
 Prints (figures, not assertions):
 (a) the raw ceiling: plain aiohttp with a fresh connection per request, req/s;
 (b) the engine with N monitors all due: completed and recorded checks/s, b/a;
-(c) a steady run at half of (b): p50/p99/max dispatch lag and the engine's RSS.
+(c) a steady run at half of (b), with ``--hanging`` (5 %) of the monitors
+    pointed at a listener that accepts and never answers (each such check
+    hangs until its 5 s timeout): p50/p99/max dispatch lag and the RSS.
 (a) and (b) over HTTP and HTTPS. The target runs in a separate process (nginx
 when installed, else aiohttp); the engine runs in a process of its own too.
+(e) memory: RSS of the engine plus its recorder process once each of
+``--memory-monitors`` (10,000) monitors ran (``--trace-memory``: and where
+the engine's Python heap is, by line).
 (d) tcp: the engine with N ``tcp://`` monitors of the target's port, completed
 and recorded checks/s, beside prometheus-blackbox-exporter's ``tcp_connect``
 prober on the same port in the same run (``bench.blackbox``), and their ratio.
 SQLite by default; ``--database-url postgresql://...`` for PostgreSQL.
+
+Figures of 2026-11-24 (2 shared cores, aiohttp target; more and their
+reading in bench/README.md): HTTP b/a 0.50-0.75 at load 2-4.5 (CPU per check
+raw/engine 0.68-0.77; 0.46 and 0.64 before issue 17's changes), HTTPS b/a
+0.66-0.83; (c) p99 dispatch lag 623 ms at 262 checks/s with 5 % hanging;
+(e) 137 MB for engine + recorder at 10,000 monitors (186 MB before); (d) tcp
+engine/blackbox 1.27-1.41.
 """
 
 from __future__ import annotations
@@ -25,8 +37,8 @@ from pathlib import Path
 
 from bench.blackbox import INSTALL_HINT, Blackbox, find_binary
 from bench.raw_ceiling import raw_ceiling
-from bench.seed import reset, seed_monitors
-from bench.target import Target, start_target
+from bench.seed import point_some_at, reset, seed_monitors
+from bench.target import HangServer, Target, start_target
 
 
 def _engine(mode: str, count: int, seconds: float, env: dict[str, str]) -> dict:
@@ -71,16 +83,25 @@ def burst(
 
 
 def steady(
-    args: argparse.Namespace, workdir: Path, target_url: str, ca_file: str, rate: float
+    args: argparse.Namespace,
+    workdir: Path,
+    target_url: str,
+    ca_file: str,
+    rate: float,
+    hang_url: str | None = None,
 ) -> tuple[dict, int, int]:
     interval = max(5, round(args.monitors / rate))
     count = max(1, round(rate * interval))
     url = _db_url(args, workdir, "steady")
     reset(url)
-    first_due = datetime.now(UTC) + timedelta(seconds=3)
+    # The first checks fall due once the engine is up (imports take seconds on a
+    # loaded machine): a start-up backlog is not dispatch lag.
+    first_due = datetime.now(UTC) + timedelta(seconds=args.warmup)
     seed_monitors(url, target_url, count, interval=interval, first_due=first_due, spread=interval)
+    if hang_url is not None and args.hanging > 0:
+        point_some_at(url, round(1 / args.hanging), hang_url)
     env = _env(args, workdir, url, ca_file)
-    return _engine("steady", count, args.steady_seconds, env), interval, count
+    return _engine("steady", count, args.warmup + args.steady_seconds, env), interval, count
 
 
 def _measure_scheme(
@@ -143,6 +164,24 @@ def main() -> None:
     parser.add_argument("--target", choices=("auto", "aiohttp"), default="auto")
     parser.add_argument("--skip-steady", action="store_true")
     parser.add_argument(
+        "--warmup", type=float, default=10, help="(c): seconds before the first check is due"
+    )
+    parser.add_argument(
+        "--hanging",
+        type=float,
+        default=0.05,
+        help="(c): share of monitors whose target accepts and never answers (0: none)",
+    )
+    parser.add_argument(
+        "--memory-monitors",
+        type=int,
+        default=10000,
+        help="(e): RSS of engine + recorder after a burst of this many monitors (0: skip)",
+    )
+    parser.add_argument(
+        "--trace-memory", action="store_true", help="(e): also the engine's heap by line"
+    )
+    parser.add_argument(
         "--only", choices=("all", "tcp"), default="all", help="tcp: the tcp phase (d) alone"
     )
     parser.add_argument("--tcp-rounds", type=int, default=2, help="best of N for (d)")
@@ -163,6 +202,8 @@ def main() -> None:
             _measure_scheme(args, workdir, target, "https", target.https_url)
             if not args.skip_steady:
                 _steady_report(args, workdir, target, best_http / 2)
+            if args.memory_monitors:
+                _memory_report(args, workdir, target)
         _measure_tcp(args, workdir, target)
     finally:
         target.stop()
@@ -227,22 +268,61 @@ def _measure_tcp(args: argparse.Namespace, workdir: Path, target: Target) -> Non
 
 
 def _steady_report(args: argparse.Namespace, workdir: Path, target: Target, rate: float) -> None:
-    result, interval, count = steady(args, workdir, target.http_url, target.ca_file, rate)
+    hang = HangServer() if args.hanging > 0 else None
+    try:
+        result, interval, count = steady(
+            args, workdir, target.http_url, target.ca_file, rate, hang.url if hang else None
+        )
+    finally:
+        if hang is not None:
+            hang.stop()
     ms = {k: (result[k] or 0) * 1000 for k in ("lag_p50", "lag_p99", "lag_max")}
+    hanging = f", {args.hanging:.0%} of them hanging until their 5 s timeout" if hang else ""
     print(
         f"HTTP  (c) steady {count / interval:.0f} checks/s ({count} monitors every "
-        f"{interval}s) for {args.steady_seconds:.0f}s: {result['dispatched']} checks, "
+        f"{interval}s{hanging}) for {args.steady_seconds:.0f}s: {result['dispatched']} checks, "
         f"{result['recorded']} recorded"
     )
     print(
         f"          dispatch lag p50 {ms['lag_p50']:.0f} ms, p99 {ms['lag_p99']:.0f} ms, "
-        f"max {ms['lag_max']:.0f} ms"
+        f"max {ms['lag_max']:.0f} ms   (goal: p99 < 1000 ms)"
     )
     rss = result["rss_mb"]
     print(
         f"          RSS: engine {rss.get('VmRSS')} MB (peak {rss.get('VmHWM')} MB) "
-        f"+ recorder process {rss.get('recorder_VmRSS', 0)} MB"
+        f"+ recorder process {rss.get('recorder_VmRSS', 0)} MB "
+        f"= {rss.get('VmRSS', 0) + rss.get('recorder_VmRSS', 0):.1f} MB"
     )
+
+
+def _memory_report(args: argparse.Namespace, workdir: Path, target: Target) -> None:
+    """(e): RSS of the engine and its recorder child after every one of N monitors ran."""
+    memory_args = argparse.Namespace(**{**vars(args), "monitors": args.memory_monitors})
+    result = burst(memory_args, workdir, target.http_url, target.ca_file, "memory")
+    rss = result["rss_mb"]
+    total = rss.get("VmRSS", 0) + rss.get("recorder_VmRSS", 0)
+    print(
+        f"MEM   (e) {args.memory_monitors} monitors, each checked once: RSS engine "
+        f"{rss.get('VmRSS')} MB (peak {rss.get('VmHWM')} MB) + recorder process "
+        f"{rss.get('recorder_VmRSS', 0)} MB = {total:.1f} MB   (goal < 200 MB)"
+    )
+    if args.trace_memory:
+        env = {**_env(args, workdir, _db_url(args, workdir, "memory"), target.ca_file)}
+        env["BENCH_TRACEMALLOC"] = "1"
+        url = _db_url(args, workdir, "memory")
+        reset(url)
+        seed_monitors(
+            url,
+            target.http_url,
+            args.memory_monitors,
+            interval=3600,
+            first_due=datetime.now(UTC),
+            spread=0,
+        )
+        traced = _engine("burst", args.memory_monitors, args.burst_timeout, env)
+        print("          engine's Python heap by line (tracemalloc):")
+        for line in traced["top_allocations"]:
+            print(f"            {line}")
 
 
 if __name__ == "__main__":

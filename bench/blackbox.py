@@ -1,8 +1,9 @@
-"""prometheus-blackbox-exporter's ``tcp_connect`` prober, as a yardstick for tcp checks.
+"""prometheus-blackbox-exporter's probers, as a yardstick for our checks.
 
 The exporter runs in its own process on 127.0.0.1 at a free port with a
-generated config (one ``tcp_connect`` module, timeout 5s); a bounded number of
-aiohttp clients drive ``/probe?module=tcp_connect&target=...`` for a fixed
+generated config (a ``tcp_connect`` module and an ``http_2xx`` one that trusts
+the bench target's CA, timeout 5s each); a bounded number of
+aiohttp clients drive ``/probe?module=...&target=...`` for a fixed
 time over keep-alive connections, counting answers with ``probe_success 1``.
 Nothing is installed here: when the binary is missing the caller prints how to
 install it and skips the column.
@@ -29,6 +30,13 @@ CONFIG = """modules:
     timeout: 5s
     tcp:
       preferred_ip_protocol: ip4
+  http_2xx:
+    prober: http
+    timeout: 5s
+    http:
+      preferred_ip_protocol: ip4
+      tls_config:
+        ca_file: {ca_file}
 """
 
 
@@ -50,9 +58,9 @@ class BlackboxResult:
 class Blackbox:
     """A running exporter bound to loopback; ``stop()`` ends it."""
 
-    def __init__(self, binary: str, workdir: Path) -> None:
+    def __init__(self, binary: str, workdir: Path, ca_file: str = "") -> None:
         config = workdir / "blackbox.yml"
-        config.write_text(CONFIG)
+        config.write_text(CONFIG.format(ca_file=ca_file or "/etc/ssl/certs/ca-certificates.crt"))
         self.port = free_port()
         self.process = subprocess.Popen(
             [
@@ -75,17 +83,21 @@ class Blackbox:
     def _process_cpu_s(self) -> float:
         return cpu_s(f"/proc/{self.process.pid}/stat")
 
-    def measure(self, target: str, *, concurrency: int, seconds: float) -> BlackboxResult:
-        """Saturate ``/probe`` on *target* (``host:port``) for *seconds*."""
+    def measure(
+        self, target: str, *, concurrency: int, seconds: float, module: str = "tcp_connect"
+    ) -> BlackboxResult:
+        """Saturate ``/probe`` on *target* (``host:port``, or a URL for ``http_2xx``)."""
         cpu, client_cpu = self._process_cpu_s(), time.process_time()
-        ok, failed = asyncio.run(self._drive(target, concurrency, seconds))
+        ok, failed = asyncio.run(self._drive(target, concurrency, seconds, module))
         return BlackboxResult(
             ok / seconds, failed, self._process_cpu_s() - cpu, time.process_time() - client_cpu
         )
 
-    async def _drive(self, target: str, concurrency: int, seconds: float) -> tuple[int, int]:
+    async def _drive(
+        self, target: str, concurrency: int, seconds: float, module: str
+    ) -> tuple[int, int]:
         url = f"http://127.0.0.1:{self.port}/probe"
-        params = {"module": "tcp_connect", "target": target}
+        params = {"module": module, "target": target}
         ok = failed = 0
         connector = aiohttp.TCPConnector(limit=concurrency)
         timeout = aiohttp.ClientTimeout(total=10)

@@ -7,6 +7,12 @@ database and CA of the environment (UPTIME_*), then prints one JSON line:
   the time to the last completed and the last recorded check;
 - ``steady``: for SECONDS: dispatch lags (start − due) and the process's RSS.
 
+``BENCH_SHARED=1`` (several engine processes on one database, ``bench_scale``):
+a burst also ends once nothing more was recorded for ``IDLE_STOP`` seconds
+and nothing is left to claim (the other processes hold or did the rest),
+and ``last_recorded_s`` says when this process recorded its last check.
+``BENCH_TRACEMALLOC=1`` adds ``top_allocations``: the Python heap by line.
+
 ``BENCH_EXCLUDE_MONITORS`` (comma list of monitor ids) leaves those monitors'
 runs out of the lag figures (a monitor under test, not one of "the others").
 """
@@ -19,6 +25,7 @@ import statistics
 import sys
 import threading
 import time
+import tracemalloc
 from datetime import UTC, datetime
 
 from uptime_server.clock import Clock
@@ -27,6 +34,8 @@ from uptime_server.daemon import prepare
 from uptime_server.engine.probe_loop import ProbeJob
 from uptime_server.engine.scheduler import CheckScheduler
 from uptime_server.loops import LoopRunner
+
+IDLE_STOP = 1.0  # seconds without a recorded check before a shared burst looks if it is over
 
 
 def _rss_mb(pid: int) -> dict[str, float]:
@@ -55,6 +64,29 @@ def _threads_cpu() -> dict[str, float]:
         except (OSError, TypeError):
             continue
     return out
+
+
+def _nothing_left(scheduler: CheckScheduler) -> bool:
+    """Nothing running or unwritten here, and no claimable check due in the database."""
+    if scheduler.probes.pending or scheduler.writer.backlog:
+        return False
+    now = datetime.now(UTC)
+    oldest = scheduler.dispatcher.oldest_due(now)
+    return oldest is None or oldest > now
+
+
+def _top_allocations(limit: int = 8) -> list[str]:
+    """Where the engine process's Python heap is, by file and line (tracemalloc)."""
+    snapshot = tracemalloc.take_snapshot().filter_traces(
+        [tracemalloc.Filter(False, "<frozen importlib._bootstrap*>")]
+    )
+    stats = snapshot.statistics("lineno")
+    total = sum(stat.size for stat in stats)
+    return [f"total {total / 2**20:.1f} MB"] + [
+        f"{stat.size / 2**20:.1f} MB {stat.traceback[0].filename.rsplit('/', 2)[-2:]}"
+        f":{stat.traceback[0].lineno}"
+        for stat in stats[:limit]
+    ]
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -94,6 +126,10 @@ def _exclude_from_lags(scheduler: CheckScheduler, monitor_ids: set[int]) -> list
 
 def main() -> None:
     mode, count, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    shared = os.environ.get("BENCH_SHARED") == "1"
+    tracing = os.environ.get("BENCH_TRACEMALLOC") == "1"
+    if tracing:
+        tracemalloc.start()
     settings = prepare(load_settings())
     in_process = os.environ.get("BENCH_RECORDER") == "thread"
     scheduler = CheckScheduler(settings, recorder_process=not in_process)
@@ -105,12 +141,22 @@ def main() -> None:
     started, cpu = time.perf_counter(), time.process_time()
     runner.start()
     completed_at = recorded_at = None
+    last_recorded, last_recorded_at = 0, None
     deadline = started + seconds
     while time.perf_counter() < deadline:
         time.sleep(0.005)
         if mode != "burst":
             continue
         now = time.perf_counter()
+        if scheduler.writer.recorded > last_recorded:
+            last_recorded, last_recorded_at = scheduler.writer.recorded, now
+        elif (
+            shared
+            and last_recorded_at is not None
+            and now - last_recorded_at > IDLE_STOP
+            and _nothing_left(scheduler)
+        ):
+            break  # the other processes took the rest: nothing left for this one
         if completed_at is None and scheduler.dispatched >= count and not scheduler.probes.pending:
             completed_at = now
         if scheduler.writer.recorded >= count:
@@ -119,6 +165,7 @@ def main() -> None:
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     lags = list(scheduler.dispatch_lags if kept_lags is None else kept_lags)
     rss = _rss_mb(os.getpid())
+    heap = _top_allocations() if tracing else None
     threads_cpu = {
         name: round(value - threads_before.get(name, 0.0), 2)
         for name, value in _threads_cpu().items()
@@ -138,6 +185,12 @@ def main() -> None:
                 "recorded": scheduler.writer.recorded,
                 "completed_s": None if completed_at is None else completed_at - started,
                 "recorded_s": None if recorded_at is None else recorded_at - started,
+                "last_recorded_s": (
+                    None if last_recorded_at is None else last_recorded_at - started
+                ),
+                "recorder_pid": None
+                if child is None or child._process is None
+                else child._process.pid,
                 "lag_p50": _percentile(lags, 0.50),
                 "lag_p99": _percentile(lags, 0.99),
                 "lag_max": max(lags) if lags else None,
@@ -145,6 +198,7 @@ def main() -> None:
                 "rss_mb": rss,
                 "threads_cpu_s": threads_cpu,
                 "recorder_cpu_s": recorder_cpu,
+                "top_allocations": heap,
             }
         )
     )

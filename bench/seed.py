@@ -74,3 +74,13 @@ def seed_monitors(
         for chunk in peewee.chunked(slots, 500):
             MonitorLocation.insert_many(chunk).execute()
     database.close()
+
+
+def point_some_at(url: str, every: int, target: str) -> int:
+    """Point every *every*-th monitor (by id) at *target*; how many were moved."""
+    database = dbmod.bind(url)
+    with database.connection_context():
+        # Not `Monitor.id % every`: peewee reads % as LIKE.
+        moved = Monitor.update(url=target).where(peewee.SQL(f"id % {int(every)} = 0")).execute()
+    database.close()
+    return moved

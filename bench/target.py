@@ -13,7 +13,9 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,6 +71,45 @@ def stop_process(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+class HangServer:
+    """A TCP listener on 127.0.0.1 that accepts connections and never answers.
+
+    A check of ``url`` hangs until its own timeout; each connection is held
+    for ``hold`` seconds, then closed. Runs in a daemon thread of the bench.
+    """
+
+    def __init__(self, hold: float = 30.0) -> None:
+        self.hold = hold
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(4096)
+        self._sock.settimeout(0.2)
+        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}/hang"
+        self.accepted = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="hang", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        held: deque[tuple[float, socket.socket]] = deque()
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+                self.accepted += 1
+                held.append((time.monotonic(), conn))
+            except TimeoutError:
+                pass
+            while held and time.monotonic() - held[0][0] > self.hold:
+                held.popleft()[1].close()
+        for _, conn in held:
+            conn.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self._sock.close()
 
 
 def free_port() -> int:

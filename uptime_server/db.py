@@ -182,7 +182,7 @@ def retry_locked(fn: Callable[..., T], attempts: int = 8) -> Callable[..., T]:
 
 
 Arg = int | str | datetime
-PreparedArg = Arg | list[int] | list[str]
+PreparedArg = Arg | list[int] | list[str] | tuple[int, ...] | tuple[str, ...]
 
 
 class Prepared:
@@ -195,9 +195,9 @@ class Prepared:
     parameters, and from then on sends that text with the real arguments;
     rows come back as the query built them (models, joins, ``.tuples()``).
 
-    An argument may be a list (of ints or strings, for an ``IN``): the text
-    is then built once per database and list length, and the texts of the
-    most recent ``MAX_SHAPES`` such shapes are kept.
+    An argument may be a list (of ints or strings, for an ``IN``): it is
+    padded to a size class (``size_class``), so the text is built once per
+    database and size class; at most ``MAX_SHAPES`` texts are kept.
 
     Arguments must reach the SQL unchanged: ints and strings compared with
     integer, key and text columns, and datetimes compared with UTC columns
@@ -211,33 +211,24 @@ class Prepared:
 
     def __init__(self, build: Callable[..., peewee.Query]) -> None:
         self.build = build
-        self._prepared: dict[
-            tuple[int, tuple[int, ...]],
-            tuple[peewee.Database, peewee.Query, str, list[object], dict[str, Any]],
-        ] = {}
+        # (database, list lengths) -> (database, query, its SQL, params or _Slots, row layout)
+        self._prepared: dict[tuple[int, ...], tuple[Any, ...]] = {}
 
     def first(self, *args: PreparedArg) -> object | None:
         """The first row of the query for *args*, or None."""
-        return next(iter(self._cursor(args)), None)
+        return next(iter(self.rows(*args)), None)
 
     def rows(self, *args: PreparedArg) -> list[Any]:
-        """Every row of the query for *args*."""
-        return list(self._cursor(args))
+        """The rows of the query for *args* (a list of what the query yields).
 
-    all = rows
-
-    def _cursor(self, args: tuple[PreparedArg, ...]) -> Any:
-        db = database.obj
-        key = (id(db), tuple(len(a) if isinstance(a, list) else -1 for a in args))
-        entry = self._prepared.get(key)
-        if entry is None or entry[0] is not db:
-            if len(self._prepared) >= self.MAX_SHAPES:
-                self._prepared.clear()
-            entry = self._prepared[key] = (db, *self._prepare(db, args), {})
-        _, query, sql, slots, layout = entry
-        values = _flat(args)
-        params = [values[s.index] if isinstance(s, _Slot) else s for s in slots]
-        wrapper = query._get_cursor_wrapper(db.execute_sql(sql, params))
+        An argument may be a list (or tuple) of ints or strings, for an
+        ``IN`` list only: it is padded to a size class (``size_class``) by
+        repeating its last value, which an ``IN`` list does not mind, and the
+        text is built once per database and size class (a few dozen texts per
+        query, however the batches vary).
+        """
+        query, cursor, layout = self._execute(args)
+        wrapper = query._get_cursor_wrapper(cursor)
         # A cursor wrapper works out from the columns which converter and
         # which model attribute each takes: the same each time for one text,
         # and dearer than the query for a row or two. Done once, then copied.
@@ -247,28 +238,48 @@ class Prepared:
             wrapper.initialize()
             wrapper.initialized = True
             layout.update((k, v) for k, v in wrapper.__dict__.items() if k not in _PER_EXECUTION)
-        return wrapper
+        return list(wrapper)
+
+    all = rows
+
+    def execute(self, *args: PreparedArg) -> int:
+        """Run a prepared UPDATE or DELETE for *args*; the number of rows it changed."""
+        return self._execute(args)[1].rowcount
+
+    def _execute(self, args: tuple[PreparedArg, ...]) -> tuple[peewee.Query, Any, dict[str, Any]]:
+        db = database.obj
+        args = tuple(_padded(a) if isinstance(a, list | tuple) else a for a in args)
+        shape = (id(db), *(len(a) if isinstance(a, list | tuple) else -1 for a in args))
+        entry = self._prepared.get(shape)
+        if entry is None or entry[0] is not db:
+            if len(self._prepared) >= self.MAX_SHAPES:
+                self._prepared.clear()
+            entry = self._prepared[shape] = (db, *self._prepare(db, args), {})
+        _, query, sql, slots, layout = entry
+        flat = [_flat(a) for a in args]
+        params = [flat[s.index][s.item] if isinstance(s, _Slot) else s for s in slots]
+        return query, db.execute_sql(sql, params), layout
 
     def _prepare(
         self, db: peewee.Database, args: tuple[PreparedArg, ...]
     ) -> tuple[peewee.Query, str, list[object]]:
-        stand_ins: list[object] = []
-        built: list[object] = []
-        for arg in args:
-            if isinstance(arg, list):
-                items = [_stand_in(len(stand_ins) + k, a) for k, a in enumerate(arg)]
-                stand_ins += items
-                built.append(items)
-            else:
-                stand_ins.append(_stand_in(len(stand_ins), arg))
-                built.append(stand_ins[-1])
-        query = self.build(*built)
+        counter = iter(range(1, 1 << 30))
+        stand_ins = [
+            [_stand_in(next(counter), v) for v in a]
+            if isinstance(a, list | tuple)
+            else _stand_in(next(counter), a)
+            for a in args
+        ]
+        query = self.build(*stand_ins)
         sql, params = db.get_sql_context().sql(query).query()
-        where = {value: i for i, value in enumerate(stand_ins)}
-        slots = [_Slot(where[p]) if p in where else p for p in params]
-        missing = set(range(len(stand_ins))) - {s.index for s in slots if isinstance(s, _Slot)}
-        if missing:
-            raise ValueError(f"Prepared: arguments {sorted(missing)} were converted or unused")
+        where = {}
+        for i, stand_in in enumerate(stand_ins):
+            for item, value in enumerate(stand_in if isinstance(stand_in, list) else [stand_in]):
+                where[value] = _Slot(i, item)
+        slots = [where.get(p, p) if _hashable(p) else p for p in params]
+        used = {(s.index, s.item) for s in slots if isinstance(s, _Slot)}
+        if used != {(s.index, s.item) for s in where.values()}:
+            raise ValueError("Prepared: some arguments were converted or unused")
         return query, sql, slots
 
 
@@ -276,12 +287,33 @@ class Prepared:
 _PER_EXECUTION = frozenset({"cursor", "count", "index", "populated", "row_cache"})
 
 
-def _flat(args: tuple[PreparedArg, ...]) -> list[object]:
-    values: list[object] = []
-    for arg in args:
-        items = arg if isinstance(arg, list) else [arg]
-        values += [naive_utc(a) if isinstance(a, datetime) else a for a in items]
-    return values
+def size_class(n: int) -> int:
+    """The length a list argument is padded to: 0-8 as is, then 16, 32, 64, then by 64."""
+    if n <= 8:
+        return n
+    if n <= 64:
+        return 1 << (n - 1).bit_length()
+    return -(-n // 64) * 64
+
+
+def _padded(items: list[Any] | tuple[Any, ...]) -> list[Any]:
+    items = list(items)
+    if items:
+        items.extend([items[-1]] * (size_class(len(items)) - len(items)))
+    return items
+
+
+def _flat(arg: PreparedArg) -> list[object]:
+    items = arg if isinstance(arg, list | tuple) else [arg]
+    return [naive_utc(a) if isinstance(a, datetime) else a for a in items]
+
+
+def _hashable(value: object) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _stand_in(i: int, arg: object) -> object:
@@ -297,7 +329,8 @@ def naive_utc(value: datetime) -> datetime:
 
 
 class _Slot:
-    __slots__ = ("index",)
+    __slots__ = ("index", "item")
 
-    def __init__(self, index: int) -> None:
-        self.index = index
+    def __init__(self, index: int, item: int = 0) -> None:
+        self.index = index  # which argument
+        self.item = item  # which element of a list argument (0 for a single value)

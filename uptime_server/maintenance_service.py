@@ -13,14 +13,13 @@ the recorder asks once per batch, the API once per request.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from uptime_server.db import Prepared, write_tx
+from uptime_server.db import write_tx
 from uptime_server.errors import ApiError, validation_error
-from uptime_server.maintenance_schedule import Schedule, Span, is_open, spans, union_seconds
+from uptime_server.maintenance_schedule import Schedule, Span, spans, union_seconds
+from uptime_server.maintenance_windows import active_monitor_ids, covered_ids
 from uptime_server.models import MaintenanceWindow, Monitor, User
-from uptime_server.monitor_tags import having_all
 from uptime_server.query_params import INT64_MAX
 from uptime_server.schemas.maintenance import MaintenanceBody
 
@@ -120,38 +119,6 @@ def end_window(window: MaintenanceWindow, *, now: datetime) -> MaintenanceWindow
 
 
 # -- which monitors are in maintenance --------------------------------------------
-
-
-def covered_ids(window: MaintenanceWindow) -> set[int]:
-    """The owner's monitors the window covers (ids of deleted monitors dropped)."""
-    mine = Monitor.user == window.user_id
-    ids: set[int] = set()
-    if window.monitor_ids:
-        query = Monitor.select(Monitor.id).where(mine & Monitor.id.in_(window.monitor_ids))
-        ids |= {mid for (mid,) in query.tuples()}
-    if window.tags:
-        query = Monitor.select(Monitor.id).where(mine & having_all(Monitor.id, window.tags))
-        ids |= {mid for (mid,) in query.tuples()}
-    return ids
-
-
-# The recorder asks for every batch: its SQL written once per number of users.
-_WINDOWS_OF = Prepared(
-    lambda user_ids: MaintenanceWindow.select().where(MaintenanceWindow.user.in_(user_ids))
-)
-
-
-def active_monitor_ids(now: datetime, user_ids: Iterable[int] | None = None) -> set[int]:
-    """Ids of the monitors in maintenance at *now* (of *user_ids*' windows; None: everyone's)."""
-    if user_ids is None:
-        windows = list(MaintenanceWindow.select())
-    else:
-        windows = _WINDOWS_OF.rows(sorted(set(user_ids)))
-    found: set[int] = set()
-    for window in windows:
-        if is_open(Schedule.of(window), now):
-            found |= covered_ids(window)
-    return found
 
 
 def in_maintenance(monitor: Monitor, now: datetime) -> bool:

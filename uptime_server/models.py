@@ -81,9 +81,19 @@ class UTCDateTimeField(pw.DateTimeField):
         return super().db_value(value)
 
     def python_value(self, value: Any) -> Any:
-        value = super().python_value(value)
-        if isinstance(value, datetime) and value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
+        if isinstance(value, str):
+            # SQLite's text: ISO 8601, parsed in C (peewee tries strptime formats).
+            try:
+                value = datetime.fromisoformat(value)
+            except ValueError:
+                value = super().python_value(value)
+        else:
+            value = super().python_value(value)
+        if isinstance(value, datetime):
+            if value.tzinfo is None:
+                return value.replace(tzinfo=UTC)
+            if value.tzinfo is not UTC:
+                return value.astimezone(UTC)
         return value
 
 

@@ -148,3 +148,68 @@ def test_a_prepared_query_takes_lists_of_any_length(db: Any) -> None:
     assert prepared.rows([ids[3]], "nobody") == [(ids[3], "u3")]  # another length
     assert prepared.rows([], "nobody") == []
     assert prepared.first(ids, "u0") == (ids[1], "u1")
+
+
+def test_a_prepared_query_takes_lists_for_in_and_builds_once_per_size(db: Any) -> None:
+    from datetime import UTC, datetime
+
+    from uptime_server.models import User
+
+    now = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    ids = [
+        User.create(email=f"u{i}@example.com", name=f"u{i}", created_at=now).id for i in range(4)
+    ]
+    built: list[int] = []
+
+    def build(user_ids: list[int], name: str) -> Any:
+        built.append(len(user_ids))
+        query = User.select(User.id).where(User.id.in_(user_ids) & (User.name != name))
+        return query.order_by(User.id).tuples()
+
+    prepared = dbmod.Prepared(build)
+    assert list(prepared.rows(ids[:3], "u1")) == [(ids[0],), (ids[2],)]
+    assert list(prepared.rows([ids[3], ids[1], ids[0]], "u0")) == [(ids[1],), (ids[3],)]
+    assert list(prepared.rows(ids, "none")) == [(i,) for i in ids]
+    assert list(prepared.rows((ids[2],), "x")) == [(ids[2],)]
+    assert built == [3, 4, 1]  # once per list length, not per call
+    more = [
+        User.create(email=f"w{i}@example.com", name=f"w{i}", created_at=now).id for i in range(12)
+    ]
+    assert list(prepared.rows(more[:9], "w0")) == [(i,) for i in more[1:9]]
+    assert list(prepared.rows(more, "x")) == [(i,) for i in more]
+    assert built == [3, 4, 1, 16]  # 9 and 12 ids: one text, padded to 16 values
+
+
+def test_a_prepared_update_reports_the_rows_it_changed(db: Any) -> None:
+    from datetime import UTC, datetime
+
+    from uptime_server.models import User
+
+    now = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    ids = [User.create(email=f"v{i}@example.com", name="old", created_at=now).id for i in range(3)]
+    rename = dbmod.Prepared(
+        lambda name, user_ids: User.update(name=name).where(User.id.in_(user_ids))
+    )
+    assert rename.execute("new", ids[:2]) == 2
+    assert rename.execute("newer", [ids[2], -1]) == 1
+    names = {u.id: u.name for u in User.select()}
+    assert [names[i] for i in ids] == ["new", "new", "newer"]
+
+
+@pytest.mark.parametrize(
+    ("stored", "expected"),
+    [
+        ("2026-01-02 03:04:05.123456", (2026, 1, 2, 3, 4, 5, 123456)),
+        ("2026-01-02 03:04:05", (2026, 1, 2, 3, 4, 5, 0)),
+        ("2026-01-02T03:04:05+02:00", (2026, 1, 2, 1, 4, 5, 0)),
+        ("2026-01-02", (2026, 1, 2, 0, 0, 0, 0)),
+    ],
+)
+def test_a_stored_time_reads_as_aware_utc(stored: str, expected: tuple[int, ...]) -> None:
+    from datetime import UTC, datetime
+
+    from uptime_server.models import Monitor
+
+    value = Monitor.last_check.python_value(stored)
+    assert value == datetime(*expected, tzinfo=UTC)
+    assert value.tzinfo is UTC

@@ -67,7 +67,14 @@ from typing import Any
 from peewee import fn
 
 from uptime_server.config import Settings
-from uptime_server.db import database, execute_many, is_sqlite, retry_locked, write_tx
+from uptime_server.db import (
+    Prepared,
+    database,
+    execute_many,
+    is_sqlite,
+    retry_locked,
+    write_tx,
+)
 from uptime_server.engine.probe_types import CheckSpec
 from uptime_server.engine.spec import SPEC_FIELDS, check_spec
 from uptime_server.models import CHECKED_TYPES, Monitor, MonitorLocation
@@ -170,38 +177,10 @@ class Dispatcher:
         return [c for c in claims if c.row_id in taken]
 
     def _due_rows(self, now: datetime, limit: int) -> Any:
-        query = (
-            MonitorLocation.select(
-                MonitorLocation.id,
-                MonitorLocation.monitor,
-                MonitorLocation.next_check_at,
-                MonitorLocation.last_status,
-                Monitor.created_at,
-                *(getattr(Monitor, name) for name in SPEC_FIELDS),
-            )
-            .join(Monitor, on=(MonitorLocation.monitor == Monitor.id))
-            .where(
-                (MonitorLocation.location == self.location)
-                & (MonitorLocation.next_check_at <= now)
-                & _lease_free(now)
-                & ~Monitor.paused
-                & Monitor.type.in_(self.types)
-            )
-            .order_by(MonitorLocation.next_check_at, MonitorLocation.id)
-            .limit(limit)
-            .dicts()
-        )
-        if not is_sqlite():
-            # Concurrent claimers skip rows another transaction is claiming.
-            query = query.for_update(of=MonitorLocation, skip_locked=True)
-        return query
+        return _DUE_ROWS.rows(now, self.location, limit, list(self.types))
 
     def _take(self, ids: list[int], token: str, now: datetime, expires: datetime) -> set[int]:
-        updated = (
-            MonitorLocation.update(lease_owner=token, lease_expires_at=expires)
-            .where(MonitorLocation.id.in_(ids) & _lease_free(now))
-            .execute()
-        )
+        updated = _TAKE.execute(token, expires, ids, now)
         if updated == len(ids):
             return set(ids)
         # Cannot happen under the row locks, but the guard decides, not the select.
@@ -277,6 +256,47 @@ class Dispatcher:
         """The earliest ``next_check_at`` this location could claim now or later."""
         with database.connection_context():
             return oldest_due(now, self.location)
+
+
+def _build_due_rows(now: datetime, location: str, limit: int, types: list[str]) -> Any:
+    """Due, free rows of *location* (monitors of *types*) with their check columns, oldest first."""
+    query = (
+        MonitorLocation.select(
+            MonitorLocation.id,
+            MonitorLocation.monitor,
+            MonitorLocation.next_check_at,
+            MonitorLocation.last_status,
+            Monitor.created_at,
+            *(getattr(Monitor, name) for name in SPEC_FIELDS),
+        )
+        .join(Monitor, on=(MonitorLocation.monitor == Monitor.id))
+        .where(
+            (MonitorLocation.location == location)
+            & (MonitorLocation.next_check_at <= now)
+            & _lease_free(now)
+            & ~Monitor.paused
+            & Monitor.type.in_(types)
+        )
+        .order_by(MonitorLocation.next_check_at, MonitorLocation.id)
+        .limit(limit)
+        .dicts()
+    )
+    if not is_sqlite():
+        # Concurrent claimers skip rows another transaction is claiming.
+        query = query.for_update(of=MonitorLocation, skip_locked=True)
+    return query
+
+
+def _build_take(token: str, expires: datetime, ids: list[int], now: datetime) -> Any:
+    return MonitorLocation.update(lease_owner=token, lease_expires_at=expires).where(
+        MonitorLocation.id.in_(ids) & _lease_free(now)
+    )
+
+
+# Claims run many times a second under load: their SQL text is built once
+# (per database and batch size), not by peewee on every claim.
+_DUE_ROWS = Prepared(_build_due_rows)
+_TAKE = Prepared(_build_take)
 
 
 def oldest_due(now: datetime, location: str | None = None) -> datetime | None:

@@ -12,10 +12,12 @@ import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from uptime_server.models import DEFAULT_EXPECTED_STATUS
-from uptime_server.net.certs import PeerCert
+
+if TYPE_CHECKING:  # the recorder process imports this module; cryptography stays out of it
+    from uptime_server.net.certs import PeerCert
 
 RETRY_DELAY_CAP = 10  # seconds; a retry waits min(check_interval, this)
 

@@ -31,7 +31,7 @@ from datetime import datetime
 
 from peewee import IntegrityError
 
-from uptime_server import maintenance_service
+from uptime_server import maintenance_windows
 from uptime_server.config import Settings
 from uptime_server.db import database, retry_locked, write_tx
 from uptime_server.engine import cert_alerts, state
@@ -81,7 +81,7 @@ class Recorder:
         with database.connection_context(), write_tx():
             batch = Batch.load({o.monitor_id for o in outcomes})
             # Windows are few: which monitors they cover is read once per batch.
-            batch.maintenance = maintenance_service.active_monitor_ids(
+            batch.maintenance = maintenance_windows.active_monitor_ids(
                 now, {m.user_id for m in batch.monitors.values()}
             )
             plans = [self._plan(outcome, batch) for outcome in outcomes]

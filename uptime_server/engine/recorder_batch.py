@@ -11,7 +11,7 @@ in between, in memory.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import peewee
@@ -254,6 +254,9 @@ def _template(columns: Columns) -> str:
 
 
 def _dt(value: datetime | None) -> Any:
+    """A time as the database takes it: naive UTC (``UTCDateTimeField.db_value``)."""
+    if value is not None and value.tzinfo is UTC:
+        return value.replace(tzinfo=None)  # the common case, without a method chain
     return Monitor.last_check.db_value(value)
 
 

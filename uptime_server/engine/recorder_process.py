@@ -18,7 +18,10 @@ import dataclasses
 import logging
 import multiprocessing
 import signal
+import sys
 import threading
+import types
+from collections.abc import Iterator
 from datetime import datetime
 from multiprocessing.connection import Connection
 from typing import Any
@@ -93,7 +96,8 @@ class RecorderProcess:
                 name="uptime-recorder",
                 daemon=True,
             )
-            self._process.start()
+            with _main_module_hidden():
+                self._process.start()
             child.close()
             self._conn = parent
         return self._conn
@@ -131,6 +135,24 @@ def unpack(packed: list[tuple[Any, ...]]) -> list[CheckOutcome]:
             fields["ping"] = PingFacts(**dict(zip(_PING_FIELDS, fields["ping"], strict=True)))
         outcomes.append(CheckOutcome(**fields))
     return outcomes
+
+
+@contextlib.contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """Spawn the child without importing the parent's ``__main__`` in it.
+
+    ``spawn`` imports the parent's main module in the child (the ``uptime``
+    CLI, a bench script), and with it Flask, aiohttp and the rest: ~35 MB of
+    the child's memory for code it never runs. The child needs only ``serve``
+    and what the recorder imports, so for the moment of the start the parent's
+    main module is a blank one.
+    """
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
 
 
 def serve(settings: Settings, location: str | None, conn: Connection) -> None:

@@ -8,12 +8,14 @@ the `ProbeConfig` every Prober of the process shares.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from uptime_server.config import Settings
-from uptime_server.engine.probe import ProbeConfig
 from uptime_server.engine.probe_types import RETRY_DELAY_CAP, CheckSpec
 from uptime_server.models import DEFAULT_EXPECTED_STATUS, TYPE_FIELDS
+
+if TYPE_CHECKING:
+    from uptime_server.engine.probe import ProbeConfig
 
 # The CheckSpec's own fields; the other type fields go to CheckSpec.options.
 _COMMON = (
@@ -46,6 +48,10 @@ SPEC_FIELDS = (
 
 
 def probe_config(settings: Settings) -> ProbeConfig:
+    # Imported here: the recorder process reads check specs' fields (through
+    # the dispatcher) but never probes, and the prober pulls in aiohttp.
+    from uptime_server.engine.probe import ProbeConfig
+
     return ProbeConfig(
         block_private=settings.block_private_targets,
         max_body_bytes=settings.max_body_bytes,

@@ -22,8 +22,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-
-import peewee
+from typing import Any
 
 from uptime_server.db import Prepared, execute_many, execute_values, is_sqlite
 from uptime_server.models import Rollup
@@ -80,6 +79,9 @@ def decode_hist(text: str | None) -> dict[int, int]:
 def encode_hist(hist: Mapping[int, int]) -> str:
     # A flat list of ints decodes about twice as fast as {"index": count}:
     # no key conversion, and stats merge up to a few hundred of these.
+    if len(hist) == 1:  # most new cells: one run, or runs alike (no json.dumps)
+        ((index, count),) = hist.items()
+        return f"[{index},{count}]" if count else "[]"
     flat = [x for pair in sorted(hist.items()) if pair[1] for x in pair]
     return json.dumps(flat, separators=(",", ":"))
 
@@ -270,8 +272,19 @@ def _bump_versions(monitor_ids: list[int]) -> None:
 
 
 def _row(key: Key, cell: Aggregate) -> tuple[object, ...]:
-    values = cell.as_values()
-    return (*(values[c] for c in _UPDATED_COLUMNS), *key)
+    """``_UPDATED_COLUMNS`` of *cell*, then *key* (``as_values`` without its dict)."""
+    hist = cell.hist
+    return (
+        cell.checks,
+        cell.failed,
+        cell.rt_count,
+        cell.rt_sum,
+        cell.rt_min,
+        cell.rt_max,
+        percentile(hist, 0.95),
+        encode_hist(hist),
+        *key,
+    )
 
 
 def _merged_rows(
@@ -294,7 +307,7 @@ _LOAD_COLUMNS = (
 )
 
 
-def _load_query(monitors: list[int], res: int, buckets: list[int]) -> peewee.Query:
+def _build_load(monitors: list[int], res: int, buckets: list[int]) -> Any:
     query = Rollup.select(*_LOAD_COLUMNS).where(
         Rollup.monitor.in_(monitors) & (Rollup.resolution == res) & Rollup.bucket.in_(buckets)
     )
@@ -303,8 +316,8 @@ def _load_query(monitors: list[int], res: int, buckets: list[int]) -> peewee.Que
     return query.tuples()
 
 
-# Written once per shape (monitors, buckets): a batch's statement costs less than building it.
-_LOAD = Prepared(_load_query)
+# Its SQL text built once per database and list lengths, not on every batch.
+_LOAD = Prepared(_build_load)
 
 
 def _load_for_update(keys: list[Key]) -> dict[Key, Aggregate]:

@@ -1,0 +1,108 @@
+"""The engine's database work per check, in-process: ``python -m bench.engine_costs``.
+
+Seeds ``--monitors`` monitors all due in a scratch SQLite file, then claims
+them in batches of ``--batch`` (``Dispatcher.claim``) and records a passing
+run for each claim (``Recorder.record``, the transaction the recorder process
+runs), and prints the CPU time of this process per check for each: no probe,
+no target, no other process, so the figure moves with the code, little with
+the machine's load. ``--profile`` prints the top of a cProfile of each part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--monitors", type=int, default=5000)
+    parser.add_argument("--batch", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3, help="best of N")
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="uptime-costs-"))
+    os.environ.update(
+        UPTIME_DATABASE_URL=f"sqlite:///{workdir / 'costs.db'}",
+        UPTIME_DATA_DIR=str(workdir / "data"),
+        UPTIME_SECRET_KEY="bench",
+    )
+    claims, records = [], []
+    for _ in range(args.rounds):
+        claim_s, record_s = _round(args)
+        claims.append(claim_s)
+        records.append(record_s)
+    print(
+        f"{args.monitors} checks in batches of {args.batch}, best of {args.rounds}: "
+        f"claim {min(claims) * 1e6:.0f} µs CPU per check, record {min(records) * 1e6:.0f} µs"
+    )
+
+
+def _round(args: argparse.Namespace) -> tuple[float, float]:
+    from bench.seed import reset, seed_monitors
+    from uptime_server.config import load_settings
+    from uptime_server.daemon import prepare
+    from uptime_server.db import database
+    from uptime_server.engine.dispatcher import Dispatcher, next_due
+    from uptime_server.engine.outcomes import CheckOutcome
+    from uptime_server.engine.recorder import Recorder
+
+    url = os.environ["UPTIME_DATABASE_URL"]
+    reset(url)
+    seed_monitors(url, "http://127.0.0.1:9/", args.monitors, interval=3600,
+                  first_due=datetime.now(UTC), spread=0)  # fmt: skip
+    settings = prepare(load_settings())
+    dispatcher, recorder = Dispatcher(settings), Recorder(settings)
+    profiles = (cProfile.Profile(), cProfile.Profile()) if args.profile else None
+    claim_s = record_s = 0.0
+    done = 0
+    with database.connection_context():
+        while True:
+            started = time.process_time()
+            if profiles:
+                profiles[0].enable()
+            claims = dispatcher.claim(datetime.now(UTC), args.batch)
+            if profiles:
+                profiles[0].disable()
+            claim_s += time.process_time() - started
+            if not claims:
+                break
+            done += len(claims)
+            at = datetime.now(UTC)
+            outcomes = [
+                CheckOutcome(
+                    monitor_id=c.monitor_id,
+                    monitor_created_at=c.monitor_created_at,
+                    location=c.location,
+                    checked_at=at,
+                    passed=True,
+                    response_time=3,
+                    status_code=200,
+                    error=None,
+                    next_check_at=next_due(c, at),
+                    lease_owner=c.lease_owner,
+                )
+                for c in claims
+            ]
+            started = time.process_time()
+            if profiles:
+                profiles[1].enable()
+            recorder.record(outcomes, now=at)
+            if profiles:
+                profiles[1].disable()
+            record_s += time.process_time() - started
+    if profiles:
+        for name, profile in zip(("claim", "record"), profiles, strict=True):
+            print(f"== {name}")
+            pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
+    return claim_s / max(done, 1), record_s / max(done, 1)
+
+
+if __name__ == "__main__":
+    main()
