@@ -43,17 +43,17 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bench.bench_api import EMAIL, build
 from bench.engine_run import cpu_s
-from bench.target import daemon_env, free_port, start_daemon, stop_process
+from bench.target import daemon_env, free_port, start_daemon, start_target, stop_process
 from uptime_server import db as dbmod
 from uptime_server import migrations
 from uptime_server.config import load_settings
 from uptime_server.local_users import mint_local_session
-from uptime_server.models import Monitor
+from uptime_server.models import Monitor, MonitorLocation
 
 SECRET = "bench-api-load"
 GOALS = {"/healthz": 2000, "GET /api/v1/monitors/{id}": 1000, "GET /api/v1/monitors?limit=100": 300}
@@ -103,15 +103,28 @@ def idle_cpu_rate(pid: int, seconds: float = 3.0) -> float:
     return (process_cpu_s(pid) - before) / (time.monotonic() - at)
 
 
-def seed(env: dict[str, str], count: int) -> tuple[str, list[int]]:
-    """The database of *count* monitors; a session token and the ids with 30 days of history."""
+def seed(env: dict[str, str], count: int, target_url: str) -> tuple[str, list[int]]:
+    """The database of *count* monitors; a session token and the ids with 30 days of history.
+
+    The monitors check *target_url* (a local server that answers 200), their
+    first checks spread over their 60 s interval: the daemon's scheduler does
+    what it does for 300 healthy monitors, not a burst of failing DNS lookups
+    of made-up hosts every minute (which made the rounds' figures depend on
+    whether a burst fell inside them).
+    """
     settings = load_settings(env)
     database = dbmod.bind(settings.database_url)
     with database.connection_context():
         migrations.migrate(database)
     token = mint_local_session(settings, email=EMAIL)
     with database.connection_context():
-        build(count, datetime.now(UTC))
+        now = datetime.now(UTC)
+        build(count, now)
+        Monitor.update(url=target_url, type="http").execute()
+        for i, (monitor_id,) in enumerate(Monitor.select(Monitor.id).tuples()):
+            MonitorLocation.update(next_check_at=now + timedelta(seconds=5 + i % 60)).where(
+                MonitorLocation.monitor == monitor_id
+            ).execute()
         ids = [m for (m,) in Monitor.select(Monitor.id).order_by(Monitor.id).limit(50).tuples()]
     database.close()
     return token, ids
@@ -182,10 +195,13 @@ def main(argv: list[str] | None = None) -> int:
             UPTIME_SECRET_KEY=SECRET,
             UPTIME_RATE_LIMIT="off",
             UPTIME_MAX_MONITORS_PER_USER="100000",
+            UPTIME_BLOCK_PRIVATE_TARGETS="false",  # the monitors check a local target
         )
         if args.http_threads:
             env["UPTIME_HTTP_THREADS"] = str(args.http_threads)
-        token, ids = seed(env, args.monitors)
+        (data_dir / "target").mkdir()
+        target = start_target(data_dir / "target", prefer_nginx=False)
+        token, ids = seed(env, args.monitors, target.http_url)
         daemon = start_daemon(env)
         base = f"http://127.0.0.1:{port}"
         cases = {
@@ -220,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                         best[label] = got
         finally:
             stop_process(daemon)
+            target.stop()
     print(
         f"api under load: {args.monitors} monitors on embedded SQLite, uptime server run, "
         f"wrk -c{args.connections}, best of {args.rounds} rounds of {args.seconds:g} s; "
