@@ -35,10 +35,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,8 +44,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from bench import wrk as wrkmod
 from bench.bench_api import EMAIL, build
-from bench.engine_run import cpu_s
+from bench.engine_run import tree_cpu_s
 from bench.target import daemon_env, free_port, start_daemon, start_target, stop_process
 from uptime_server import db as dbmod
 from uptime_server import migrations
@@ -61,17 +60,8 @@ GOALS = {"/healthz": 2000, "GET /api/v1/monitors/{id}": 1000, "GET /api/v1/monit
 # one GIL, N req/s leaves at most 1000/N ms of CPU for each.
 CPU_GOALS = {label: 1000 / rps for label, rps in GOALS.items()}
 
+
 # wrk cycles through the paths of ``wrk.paths`` (one per connection's request).
-CYCLE_LUA = """
-local paths = {%s}
-local i = 0
-request = function()
-  i = i + 1
-  return wrk.format("GET", paths[(i %% #paths) + 1])
-end
-"""
-
-
 @dataclass
 class Round:
     rps: float
@@ -83,24 +73,11 @@ class Round:
     gross_cpu_ms: float = 0.0  # the same, idle included
 
 
-def process_cpu_s(pid: int) -> float:
-    """utime + stime of *pid* (all its threads) and of its live descendants."""
-    total = 0.0
-    try:
-        total += cpu_s(f"/proc/{pid}/stat")
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as children:
-                total += sum(process_cpu_s(int(c)) for c in children.read().split())
-    except OSError:  # gone meanwhile
-        pass
-    return total
-
-
 def idle_cpu_rate(pid: int, seconds: float = 3.0) -> float:
     """CPU seconds per second the daemon spends with no request (scheduler, delivery)."""
-    before, at = process_cpu_s(pid), time.monotonic()
+    before, at = tree_cpu_s(pid), time.monotonic()
     time.sleep(seconds)
-    return (process_cpu_s(pid) - before) / (time.monotonic() - at)
+    return (tree_cpu_s(pid) - before) / (time.monotonic() - at)
 
 
 def seed(env: dict[str, str], count: int, target_url: str) -> tuple[str, list[int]]:
@@ -134,42 +111,17 @@ def wrk(
     url: str, paths: list[str], token: str, connections: int, seconds: float
 ) -> tuple[Round, float]:
     """One wrk run; with the wall-clock seconds it took."""
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
-        script.write(CYCLE_LUA % ", ".join(f'"{p}"' for p in paths))
     started = time.monotonic()
-    try:
-        out = subprocess.run(
-            [
-                "wrk",
-                f"-c{connections}",
-                "-t2",
-                f"-d{seconds:g}s",
-                "--latency",
-                "-H",
-                f"Cookie: session_cookie={token}",
-                "-s",
-                script.name,
-                url,
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    finally:
-        os.unlink(script.name)
+    got = wrkmod.run(
+        url,
+        connections=connections,
+        seconds=seconds,
+        paths=paths,
+        headers=[f"Cookie: session_cookie={token}"],
+        latency=True,
+    )
     took = time.monotonic() - started
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    latency = dict(re.findall(r"^\s+(50|99)%\s+(\S+)", out, re.M))
-    errors = 0
-    detail = []
-    if m := re.search(r"Socket errors: (.*)", out):
-        errors += sum(int(n) for n in re.findall(r"\d+", m.group(1)))
-        detail.append(m.group(0).strip())
-    if m := re.search(r"Non-2xx or 3xx responses: (\d+)", out):
-        errors += int(m.group(1))
-        detail.append(m.group(0).strip())
-    done = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
-    return Round(rps, latency, errors, "; ".join(detail), done), took
+    return Round(got.rps, got.latency, got.errors, got.detail, got.requests), took
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -221,9 +173,9 @@ def main(argv: list[str] | None = None) -> int:
             idle = idle_cpu_rate(daemon.pid)
             for _ in range(args.rounds):
                 for label, paths in cases.items():
-                    cpu_before = process_cpu_s(daemon.pid)
+                    cpu_before = tree_cpu_s(daemon.pid)
                     got, took = wrk(base, paths, token, args.connections, args.seconds)
-                    used = process_cpu_s(daemon.pid) - cpu_before
+                    used = tree_cpu_s(daemon.pid) - cpu_before
                     got.gross_cpu_ms = 1000 * used / max(got.requests, 1)
                     got.cpu_ms = 1000 * (used - idle * took) / max(got.requests, 1)
                     cpu_ms.setdefault(label, []).append(got.cpu_ms)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import multiprocessing
 import os
 import re
@@ -45,7 +44,8 @@ from typing import Any
 
 import peewee
 
-from bench.engine_run import cpu_s
+from bench import wrk
+from bench.engine_run import cpu_s, tree_cpu_s
 from bench.target import daemon_env, free_port, start_daemon, stop_process
 from uptime_server import db as dbmod
 from uptime_server import migrations
@@ -161,51 +161,19 @@ async def _open_loop(base: str, tokens: list[str], rate: float, seconds: float) 
 
 # wrk's Lua: each connection's next request pings the next token of the list
 # (each wrk thread starts at its own offset), so pings spread over the monitors.
-CYCLE_LUA = """
-local tokens = {%s}
-local i = 0
-setup = function(thread)
-  i = i + 1
-  thread:set("offset", i * 7919)
-end
-init = function(args)
-  i = offset or 0
-end
-request = function()
-  i = i + 1
-  return wrk.format("GET", "/ping/" .. tokens[(i %% #tokens) + 1])
-end
-"""
-
-
 def wrk_closed_loop(
     base: str, tokens: list[str], seconds: float, connections: int
 ) -> tuple[float, dict[int, int]]:
     """Success pings from ``wrk`` for *seconds*: wall time and statuses (200 vs. others)."""
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
-        script.write(CYCLE_LUA % ", ".join(f'"{t}"' for t in tokens))
-    try:
-        out = subprocess.run(
-            ["wrk", f"-c{connections}", "-t2", f"-d{seconds:g}s", "-s", script.name, base],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    finally:
-        os.unlink(script.name)
-    done = re.search(r"(\d+) requests in ([\d.]+)(m?s)", out)
-    if done is None:
-        raise RuntimeError(f"wrk's output has no request count:\n{out}")
-    total, wall, unit = done.groups()
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    socket_errors = re.search(r"Socket errors: (.*)", out)
-    bad = int(errors.group(1)) if errors else 0
-    statuses = {200: int(total) - bad}
-    if bad:
-        statuses[0] = bad  # non-2xx: which ones wrk does not say
-    if socket_errors:
-        print(f"  wrk: {socket_errors.group(0).strip()}")
-    return float(wall) / (1000 if unit == "ms" else 1), statuses
+    got = wrk.run(
+        base, connections=connections, seconds=seconds, paths=[f"/ping/{t}" for t in tokens]
+    )
+    statuses = {200: got.requests - got.non_2xx}
+    if got.non_2xx:
+        statuses[0] = got.non_2xx  # non-2xx: which ones wrk does not say
+    if got.socket_errors:
+        print(f"  wrk: {got.detail}")
+    return got.wall_s, statuses
 
 
 def _load(kind: str, args: tuple[Any, ...], queue: Any) -> None:
@@ -237,12 +205,8 @@ def start_pinged_daemon(
 
 def daemon_cpu(pid: int) -> tuple[float, float]:
     """CPU seconds of the daemon itself and of its children (the recorder processes)."""
-    children = 0.0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            with contextlib.suppress(OSError):
-                children += cpu_s(f"/proc/{child}/stat")
-    return cpu_s(f"/proc/{pid}/stat"), children
+    own = cpu_s(f"/proc/{pid}/stat")
+    return own, tree_cpu_s(pid) - own
 
 
 def recorded(url: str) -> int:

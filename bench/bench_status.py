@@ -35,10 +35,8 @@ import argparse
 import http.client
 import math
 import os
-import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -51,8 +49,9 @@ from typing import Any
 import requests
 from werkzeug.test import EnvironBuilder
 
+from bench import wrk
 from bench.bench_stats import insert_rows, signed_in
-from bench.engine_run import cpu_s
+from bench.engine_run import tree_cpu_s
 from bench.target import daemon_env, free_port, start_daemon, stop_process
 from uptime_server import db as dbmod
 from uptime_server.badge_tokens import new_token
@@ -170,36 +169,16 @@ class Load:
 def load(url: str, seconds: float, connections: int, daemon_pid: int) -> Load:
     """Requests/s on *url* (all answers 200) and the daemon's CPU per request."""
     cpu0 = tree_cpu_s(daemon_pid)
-    wrk = shutil.which("wrk")
-    if wrk:
-        out = subprocess.run(
-            [wrk, "-t2", f"-c{connections}", f"-d{seconds:g}s", "-H", GZIP, url],
-            capture_output=True, text=True, check=True,
-        ).stdout  # fmt: skip
-        if "Non-2xx" in out:
-            raise RuntimeError(f"wrk saw errors:\n{out}")
-        rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-        count = int(re.search(r"(\d+) requests in", out).group(1))
-        tool = "wrk"
+    if shutil.which("wrk"):
+        got = wrk.run(url, connections=connections, seconds=seconds, headers=[GZIP])
+        if got.non_2xx:
+            raise RuntimeError(f"wrk saw errors: {got.detail}")
+        rate, count, tool = got.rps, got.requests, "wrk"
     else:
         rate, count = _python_load(url, seconds, connections)
         tool = "python threads (http.client)"
     cpu_ms = (tree_cpu_s(daemon_pid) - cpu0) * 1000 / max(count, 1)
     return Load(rate, count, tool, cpu_ms)
-
-
-def tree_cpu_s(pid: int) -> float:
-    """utime + stime of *pid* and its descendants, in seconds (from /proc)."""
-    total, todo = 0.0, [pid]
-    while todo:
-        pid = todo.pop()
-        try:
-            total += cpu_s(f"/proc/{pid}/stat")
-            for task in Path(f"/proc/{pid}/task").iterdir():
-                todo.extend(int(c) for c in (task / "children").read_text().split())
-        except (OSError, ValueError):
-            continue  # gone meanwhile
-    return total
 
 
 def _python_load(url: str, seconds: float, connections: int) -> tuple[float, int]:

@@ -55,6 +55,21 @@ def cpu_s(stat_path: str) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu_s(pid: int) -> float:
+    """utime + stime of *pid* and its live descendants, in seconds (from /proc)."""
+    total, todo = 0.0, [pid]
+    while todo:
+        pid = todo.pop()
+        try:
+            total += cpu_s(f"/proc/{pid}/stat")
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as children:
+                    todo.extend(int(c) for c in children.read().split())
+        except (OSError, ValueError):
+            continue  # gone meanwhile
+    return total
+
+
 def _threads_cpu() -> dict[str, float]:
     """CPU seconds per live thread of this process, by thread name."""
     out: dict[str, float] = {}

@@ -240,8 +240,6 @@ class Prepared:
             layout.update((k, v) for k, v in wrapper.__dict__.items() if k not in _PER_EXECUTION)
         return list(wrapper)
 
-    all = rows
-
     def execute(self, *args: PreparedArg) -> int:
         """Run a prepared UPDATE or DELETE for *args*; the number of rows it changed."""
         return self._execute(args)[1].rowcount

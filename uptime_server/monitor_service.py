@@ -18,7 +18,7 @@ from peewee import SQL, NodeList, fn
 from uptime_server import channel_service, maintenance_service, ping_tokens
 from uptime_server.badge_tokens import ensure_token, new_token
 from uptime_server.config import Settings
-from uptime_server.db import Prepared, database, is_sqlite, write_tx
+from uptime_server.db import Prepared, is_sqlite, write_tx
 from uptime_server.engine import quorum
 from uptime_server.engine.heartbeat_schedule import HeartbeatSchedule
 from uptime_server.errors import ApiError, monitor_not_found, validation_error
@@ -141,7 +141,7 @@ def list_monitors(user: User, filters: Filters, *, page: int, limit: int, now: d
     if filters == Filters():
         (total,) = _COUNT_ALL.first(user.id)  # type: ignore[misc]
         if offset < total:
-            rows = _PAGE_ALL.all(user.id, limit, offset)
+            rows = _PAGE_ALL.rows(user.id, limit, offset)
     else:
         query = _filtered(user, filters, list(in_maintenance))
         total = query.count()
@@ -200,7 +200,7 @@ def _like(expr: Any, needle: str) -> Any:
 def figures(monitor: Monitor, *, now: datetime, settings: Settings) -> dict[str, Any]:
     """What the API shows beside the row: uptime per window, the next check, the
     tags, and for a heartbeat its ping URL, deadline and last ping."""
-    slots = _slot_rows(monitor.id)
+    slots = _SLOTS.rows(monitor.id)
     due = _next_due(monitor, [slot[1] for slot in slots])
     heartbeat = monitor.type == "heartbeat"
     return {
@@ -477,19 +477,19 @@ def delete_monitor(monitor: Monitor) -> None:
         Monitor.delete().where(Monitor.id == monitor.id).execute()
 
 
-# Read on every GET of a monitor: the text is written once, not built by peewee.
-_SLOTS_SQL = (
-    'SELECT "location", "next_check_at", "last_status", "last_checked_at" '
-    'FROM "monitor_locations" WHERE "monitor_id" = {param}'
+# Read on every GET of a monitor: its SQL built once (db.Prepared).
+_SLOTS = Prepared(
+    lambda monitor_id: (
+        MonitorLocation.select(
+            MonitorLocation.location,
+            MonitorLocation.next_check_at,
+            MonitorLocation.last_status,
+            MonitorLocation.last_checked_at,
+        )
+        .where(MonitorLocation.monitor == monitor_id)
+        .tuples()
+    )
 )
-
-
-def _slot_rows(monitor_id: int) -> list[tuple[str, datetime | None, str | None, datetime | None]]:
-    """(location, next_check_at, last_status, last_checked_at) of each scheduling row."""
-    db = database.obj
-    cursor = db.execute_sql(_SLOTS_SQL.format(param=db.param), (monitor_id,))
-    as_time = MonitorLocation.last_checked_at.python_value
-    return [(loc, as_time(due), status, as_time(at)) for loc, due, status, at in cursor]
 
 
 def _next_due(monitor: Monitor, due_times: list[datetime | None]) -> datetime | None:

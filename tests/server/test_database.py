@@ -82,7 +82,7 @@ def test_a_prepared_query_refuses_an_argument_a_field_converts(db: Any) -> None:
 
 
 def test_a_prepared_query_gives_every_row_each_time_with_its_own_values(db: Any) -> None:
-    """``all`` and ``first`` reuse the statement and the row layout worked out on the
+    """``rows`` and ``first`` reuse the statement and the row layout worked out on the
     first run: later runs still convert each column and build each joined model."""
     from datetime import UTC, datetime, timedelta
 
@@ -110,20 +110,20 @@ def test_a_prepared_query_gives_every_row_each_time_with_its_own_values(db: Any)
         )
     )
     for _ in range(3):
-        mine, theirs = prepared.all(alice.id), prepared.all(bob.id)
+        mine, theirs = prepared.rows(alice.id), prepared.rows(bob.id)
         assert [(m.name, m.user.email, m.last_check) for m in mine] == [
             ("one", "a@example.com", now + timedelta(minutes=3)),
             ("three", "a@example.com", now + timedelta(minutes=5)),
         ]
         assert [(m.name, m.user.email) for m in theirs] == [("three", "b@example.com")]
-        assert prepared.all(-1) == [] and prepared.first(-1) is None
+        assert prepared.rows(-1) == [] and prepared.first(-1) is None
     as_dicts = dbmod.Prepared(
         lambda user_id: (
             Monitor.select(Monitor.name, Monitor.paused).where(Monitor.user == user_id).dicts()
         )
     )
     for _ in range(2):
-        assert as_dicts.all(bob.id) == [{"name": "three", "paused": False}]
+        assert as_dicts.rows(bob.id) == [{"name": "three", "paused": False}]
 
 
 def test_a_prepared_query_takes_lists_of_any_length(db: Any) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -32,6 +32,7 @@ from uptime_server.config import Settings
 from uptime_server.db import database, retry_locked, write_tx
 from uptime_server.engine.dispatcher import Claim, Dispatcher, LeaseKey, next_due
 from uptime_server.engine.outcomes import CheckOutcome
+from uptime_server.engine.probe_types import RunResult
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import CHECKED_TYPES, AgentBatch, AgentToken, Monitor, MonitorLocation
 from uptime_server.probe_agent.wire import spec_to_json
@@ -270,21 +271,21 @@ def _outcome(agent: AgentToken, result: ResultIn, row: _Held, now: datetime) -> 
         lease_owner=result.lease_owner,
         spec=None,
     )
-    return CheckOutcome(
+    # The agent's run, as the in-process engine would have handed it over.
+    run = RunResult(**result.model_dump(include=_RUN_FIELDS))
+    outcome = CheckOutcome.from_run(
+        run,
         monitor_id=result.monitor_id,
         monitor_created_at=row.created_at,
         location=agent.location,
         checked_at=result.checked_at,
-        passed=result.passed,
-        response_time=result.response_time,
-        status_code=result.status_code,
-        error=result.error,
-        attempts=result.attempts,
-        retried=result.retried,
-        cert_expires_at=result.cert_expires_at,
-        cert_serial=result.cert_serial,
         next_check_at=next_due(claim, now),
         lease_owner=result.lease_owner,
-        # Only a failure can be uncounted: a pass proves the uplink works.
-        counted=result.counted or result.passed,
     )
+    # Only a failure can be uncounted: a pass proves the uplink works.
+    return replace(outcome, counted=result.counted or result.passed)
+
+
+# What a posted result carries of a probe's RunResult (not a heartbeat verdict's
+# expect_version or next_due: agents never run heartbeats).
+_RUN_FIELDS = {f.name for f in fields(RunResult)} & set(ResultIn.model_fields)
