@@ -1,17 +1,20 @@
 """Probe agents against a real daemon on loopback (docs/agents.md).
 
-The daemon is a real ``uptime server run`` process with two locations; it
-runs the ``local`` checks itself and leaves ``eu-west`` to agents. The agent
-is the real ``Agent`` driven turn by turn (``loop(now)``) on a manual clock,
-with the real probe loop, HTTP client and disk buffer: the clock decides
-when its leases lapse, the daemon is stopped and started for real.
+The daemon is a real ``uptime server run`` process with three locations; it
+runs the ``local`` checks itself and leaves ``eu-west`` and ``us-east`` to
+agents. An agent is the real ``Agent`` driven turn by turn (``loop(now)``)
+on a manual clock, with the real probe loop, HTTP client and disk buffer:
+the clock decides when its leases lapse, the daemon is stopped and started
+for real. Where the database matters (claims, results, duplicate batches,
+leases, the quorum), a test runs on SQLite and on PostgreSQL.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
-from collections.abc import Iterator
-from datetime import UTC, datetime
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ from uptime_server.clock import ManualClock
 from uptime_server.db import connect_url
 from uptime_server.engine.probe import ProbeConfig
 from uptime_server.engine.probe_loop import ProbeLoop
+from uptime_server.models import MonitorLocation
 from uptime_server.probe_agent.buffer import DiskBuffer
 from uptime_server.probe_agent.canary import Canary
 from uptime_server.probe_agent.client import AgentClient
@@ -34,10 +38,21 @@ LEASE = 60  # seconds: room for a daemon restart on a loaded machine
 
 
 @pytest.fixture
-def server(make_cluster: Any) -> Iterator[tuple[Cluster, DaemonProcess]]:
-    cluster = make_cluster()
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """SQLite unless a test asks for both (``on_both_databases``)."""
+    if getattr(request, "param", "sqlite") == "sqlite":
+        return f"sqlite:///{tmp_path / 'uptime.db'}"
+    return request.getfixturevalue("fresh_pg_url")
+
+
+on_both_databases = pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
+
+
+@pytest.fixture
+def server(make_cluster: Any, database_url: str) -> Iterator[tuple[Cluster, DaemonProcess]]:
+    cluster = make_cluster(database_url)
     cluster.env.update(
-        UPTIME_LOCATIONS="local,eu-west",
+        UPTIME_LOCATIONS="local,eu-west,us-east",
         UPTIME_LEASE_SECONDS=str(LEASE),
         UPTIME_ADMINS="owner@example.com",
     )
@@ -46,9 +61,9 @@ def server(make_cluster: Any) -> Iterator[tuple[Cluster, DaemonProcess]]:
     yield cluster, daemon
 
 
-def agent_token(cluster: Cluster) -> str:
+def agent_token(cluster: Cluster, location: str = "eu-west", name: str = "paris") -> str:
     out = subprocess.run(
-        [*UPTIME, "server", "agent-token", "--location", "eu-west", "--name", "paris"],
+        [*UPTIME, "server", "agent-token", "--location", location, "--name", name],
         env=cluster.env,
         capture_output=True,
         text=True,
@@ -70,11 +85,15 @@ def make_agent(server: Any, tmp_path: Path) -> Iterator[Any]:
         buffer_dir: Path | None = None,
         canary: tuple[str, ...] = (),
         token: str | None = None,
+        location: str = "eu-west",
+        name: str = "paris",
+        probe_config: ProbeConfig | None = None,
         **kw: Any,
     ) -> Agent:
-        probes = ProbeLoop(ProbeConfig(), concurrency=10, name="test-agent")
+        probes = ProbeLoop(probe_config or ProbeConfig(), concurrency=10, name="test-agent")
+        token = token or agent_token(cluster, location, name)
         agent = Agent(
-            AgentClient(daemon.base, token or agent_token(cluster), timeout=2),
+            AgentClient(daemon.base, token, timeout=2),
             probes,
             DiskBuffer(buffer_dir or tmp_path / f"buffer-{len(made)}"),
             clock=ManualClock(datetime.now(UTC)),
@@ -124,6 +143,7 @@ def monitor(cluster: Cluster, daemon: DaemonProcess, monitor_id: int) -> dict[st
     return cluster.api(daemon, "GET", f"/monitors/{monitor_id}").json()["data"]
 
 
+@on_both_databases
 def test_claims_results_state_and_email(server, make_agent, target, mailbox):
     cluster, daemon = server
     monitor_id = eu_monitor(cluster, daemon, "far", target.url)  # the target answers 503
@@ -169,6 +189,7 @@ def test_the_server_unreachable_buffers_on_disk_and_flushes_in_order(
     assert agent.counts.recorded == 3 and agent.counts.expired == 0
 
 
+@on_both_databases
 def test_results_whose_lease_expired_offline_are_dropped_and_counted(server, make_agent, target):
     cluster, daemon = server
     ids = [eu_monitor(cluster, daemon, f"m{i}", target.url) for i in range(2)]
@@ -190,6 +211,7 @@ def test_results_whose_lease_expired_offline_are_dropped_and_counted(server, mak
     assert [a["dropped_results"] for a in listed] == [2]
 
 
+@on_both_databases
 def test_a_batch_whose_answer_was_lost_is_posted_again_under_its_id_and_recorded_once(
     server, make_agent, target, tmp_path
 ):
@@ -291,3 +313,163 @@ def test_uptime_agent_run_records_checks_and_stops_on_sigterm(server, target, tm
         agent.terminate()
         code = agent.wait(60)
     assert code == 0, (tmp_path / "agent.log").read_text()
+
+
+# -- two agents, two locations, a quorum of two --------------------------------------
+
+
+def due_now(cluster: Cluster, monitor_id: int) -> None:
+    """The monitor's checks due now in every location.
+
+    The daemon's scheduler keeps the real clock: bringing the due time forward
+    is how a test takes the next round without waiting an interval.
+    """
+    db = connect_url(cluster.env["UPTIME_DATABASE_URL"])
+    with db.bind_ctx([MonitorLocation]), db.connection_context():
+        due = datetime.now(UTC) - timedelta(seconds=1)
+        MonitorLocation.update(next_check_at=due).where(
+            MonitorLocation.monitor == monitor_id
+        ).execute()
+    db.close()
+
+
+def take_round(cluster: Cluster, monitor_id: int, agents: Sequence[Agent]) -> None:
+    """Each agent claims and runs the monitor's check, then posts it, in *agents*' order."""
+    due_now(cluster, monitor_id)
+    for agent in agents:
+        claim_and_run(agent, 1)
+    for agent in agents:
+        agent.loop(agent.clock.now())
+        assert agent.online and len(agent.buffer) == 0
+
+
+def history(cluster: Cluster, daemon: DaemonProcess, monitor_id: int) -> list[dict[str, Any]]:
+    r = cluster.api(daemon, "GET", f"/monitors/{monitor_id}/history", params={"limit": 1000})
+    assert r.status_code == 200, r.text
+    return r.json()["data"]
+
+
+def downtimes(cluster: Cluster, daemon: DaemonProcess) -> list[dict[str, Any]]:
+    r = cluster.api(daemon, "GET", "/notifications", params={"type": "downtime"})
+    return r.json()["data"]
+
+
+def location_states(cluster: Cluster, daemon: DaemonProcess, monitor_id: int) -> dict[str, str]:
+    shown = monitor(cluster, daemon, monitor_id)["locations_status"]
+    return {s["location"]: "stale" if s["stale"] else s["status"] for s in shown}
+
+
+def degraded_in_health(daemon: DaemonProcess) -> list[str]:
+    """The names /healthz lists as degraded."""
+    health = requests.get(f"{daemon.base}/healthz", timeout=10).json()
+    return [a["name"] for a in health.get("degraded_agents", [])]
+
+
+def listed_degraded(cluster: Cluster, daemon: DaemonProcess) -> dict[str, tuple[str, bool]]:
+    """Each agent's (location, degraded), by name, from the API and from the CLI (which agree)."""
+    api = cluster.api(daemon, "GET", "/agents").json()["data"]
+    out = subprocess.run(
+        [*UPTIME, "server", "agents", "--json"],
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    cli = json.loads(out.stdout)["data"]
+    by_api = {a["name"]: (a["location"], a["degraded"]) for a in api}
+    assert {a["name"]: (a["location"], a["degraded"]) for a in cli} == by_api
+    return by_api
+
+
+@on_both_databases
+def test_two_agents_in_two_locations_with_a_quorum_of_two(server, make_agent, target, mailbox):
+    """eu-west follows the target; us-east refuses private targets, so it always fails.
+
+    The daemon itself runs only ``local``: every run of the monitor is an agent's.
+    """
+    cluster, daemon = server
+    box, _ = mailbox
+    target.status = 200
+    uplink = target.url.split("/")[2]  # host:port that answers: the canary passes
+    eu = make_agent(location="eu-west", name="paris")
+    us = make_agent(
+        location="us-east",
+        name="new-york",
+        probe_config=ProbeConfig(block_private=True),
+        canary=(uplink,),
+    )
+    mid = cluster.add_monitor(
+        daemon, "api", target.url, check_interval=5, timeout=5, locations=["eu-west", "us-east"]
+    )
+    r = cluster.api(daemon, "PUT", f"/monitors/{mid}/alerts", json={"min_failed_locations": 2})
+    assert r.status_code == 200, r.text
+    assert r.json()["data"]["effective_min_failed_locations"] == 2
+
+    # 1. One location failing: warning, and nothing sent however many rounds.
+    take_round(cluster, mid, (eu, us))
+    assert monitor(cluster, daemon, mid)["status"] == "warning"
+    assert location_states(cluster, daemon, mid) == {"eu-west": "online", "us-east": "offline"}
+    take_round(cluster, mid, (eu, us))
+    assert monitor(cluster, daemon, mid)["status"] == "warning"
+    assert cluster.api(daemon, "GET", "/notifications").json()["data"] == []
+
+    # 2. Both failing: offline, one downtime and one DOWN email over three rounds.
+    target.status = 503
+    for _ in range(3):
+        take_round(cluster, mid, (eu, us))
+        assert monitor(cluster, daemon, mid)["status"] == "offline"
+    wait_for(lambda: box.subjects(), 30, "the DOWN email")
+    assert len(downtimes(cluster, daemon)) == 1
+
+    # 3. eu-west passes again: one location failing, the downtime resolves.
+    target.status = 200
+    take_round(cluster, mid, (eu, us))
+    wait_for(lambda: len(box.subjects()) == 2, 30, "the UP email")
+    assert box.subjects() == ["[Uptime] DOWN: api", "[Uptime] UP: api"]
+    assert monitor(cluster, daemon, mid)["status"] == "warning"
+    assert [d["status"] for d in downtimes(cluster, daemon)] == ["resolved"]
+
+    # 4. us-east's own uplink fails: its agent is degraded and its failures are
+    # kept as history but not counted. us-east then goes stale (1.5 intervals
+    # after its last counted run) and is left out: the quorum reads eu-west
+    # alone, which passes, so the monitor is online (it would be warning at
+    # most had eu-west failed: one fresh location cannot reach a quorum of 2).
+    us.canary.targets = (f"127.0.0.1:{free_port()}",)  # nothing listens there
+    us.clock.advance(1)  # the canary's interval
+    seen = len(history(cluster, daemon, mid))
+
+    def online() -> bool:
+        take_round(cluster, mid, (eu, us))
+        return monitor(cluster, daemon, mid)["status"] == "online"
+
+    wait_for(online, 30, "us-east stale and the monitor online on eu-west alone")
+    assert us.degraded and not eu.degraded
+    shown = monitor(cluster, daemon, mid)
+    assert shown["stale_locations"] == ["us-east"]
+    assert location_states(cluster, daemon, mid) == {"eu-west": "online", "us-east": "stale"}
+    runs_now = history(cluster, daemon, mid)  # newest first
+    since = runs_now[: len(runs_now) - seen]
+    assert {(h["location"], h["status"], h.get("counted", True)) for h in since} == {
+        ("eu-west", "online", True),
+        ("us-east", "offline", False),
+    }
+    assert len(downtimes(cluster, daemon)) == 1 and len(box.subjects()) == 2
+    # /healthz serves a healthy answer again for a second: it shows up within that.
+    wait_for(lambda: degraded_in_health(daemon) == ["new-york"], 5, "/healthz: new-york")
+    assert listed_degraded(cluster, daemon) == {
+        "paris": ("eu-west", False),
+        "new-york": ("us-east", True),
+    }
+
+    # The uplink is back: us-east's failures count again. It reports first,
+    # so the round closes at eu-west with both fresh: one failing, warning.
+    us.canary.targets = (uplink,)
+    us.clock.advance(1)
+    take_round(cluster, mid, (us, eu))
+    assert not us.degraded
+    assert monitor(cluster, daemon, mid)["status"] == "warning"
+    assert location_states(cluster, daemon, mid) == {"eu-west": "online", "us-east": "offline"}
+    wait_for(lambda: degraded_in_health(daemon) == [], 5, "/healthz: no degraded agent")
+    assert listed_degraded(cluster, daemon)["new-york"] == ("us-east", False)
+    assert len(downtimes(cluster, daemon)) == 1 and len(box.subjects()) == 2
