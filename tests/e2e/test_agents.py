@@ -462,6 +462,15 @@ def test_two_agents_in_two_locations_with_a_quorum_of_two(server, make_agent, ta
         "new-york": ("us-east", True),
     }
 
+    # Both agents fail now, but us-east's failures still do not count: eu-west
+    # failing alone is one location of the two needed, a warning, nothing sent.
+    target.status = 503
+    take_round(cluster, mid, (eu, us))
+    assert monitor(cluster, daemon, mid)["status"] == "warning"
+    assert location_states(cluster, daemon, mid) == {"eu-west": "offline", "us-east": "stale"}
+    assert len(downtimes(cluster, daemon)) == 1
+    target.status = 200
+
     # The uplink is back: us-east's failures count again. It reports first,
     # so the round closes at eu-west with both fresh: one failing, warning.
     us.canary.targets = (uplink,)
