@@ -482,3 +482,12 @@ def test_two_agents_in_two_locations_with_a_quorum_of_two(server, make_agent, ta
     wait_for(lambda: degraded_in_health(daemon) == [], 5, "/healthz: no degraded agent")
     assert listed_degraded(cluster, daemon)["new-york"] == ("us-east", False)
     assert len(downtimes(cluster, daemon)) == 1 and len(box.subjects()) == 2
+
+    # The listing shows what each agent last said of itself.
+    listed = {a["name"]: a for a in cluster.api(daemon, "GET", "/agents").json()["data"]}
+    for name, agent in (("paris", eu), ("new-york", us)):
+        said = agent.status()
+        shown = listed[name]
+        assert shown["last_seen_at"] and shown["version"] == said["version"]
+        assert shown["checks_per_second"] == said["checks_per_second"] > 0
+        assert shown["lag_seconds"] == said["lag_seconds"]
