@@ -49,7 +49,8 @@ on_both_databases = pytest.mark.parametrize("database_url", ["sqlite", "postgres
 
 
 @pytest.fixture
-def server(make_cluster: Any, database_url: str) -> Iterator[tuple[Cluster, DaemonProcess]]:
+def server(database_url: str, make_cluster: Any) -> Iterator[tuple[Cluster, DaemonProcess]]:
+    # The database first, so that it is dropped after the daemon has stopped.
     cluster = make_cluster(database_url)
     cluster.env.update(
         UPTIME_LOCATIONS="local,eu-west,us-east",
@@ -413,6 +414,7 @@ def test_two_agents_in_two_locations_with_a_quorum_of_two(server, make_agent, ta
     take_round(cluster, mid, (eu, us))
     assert monitor(cluster, daemon, mid)["status"] == "warning"
     assert cluster.api(daemon, "GET", "/notifications").json()["data"] == []
+    assert box.subjects() == []
 
     # 2. Both failing: offline, one downtime and one DOWN email over three rounds.
     target.status = 503
@@ -420,6 +422,7 @@ def test_two_agents_in_two_locations_with_a_quorum_of_two(server, make_agent, ta
         take_round(cluster, mid, (eu, us))
         assert monitor(cluster, daemon, mid)["status"] == "offline"
     wait_for(lambda: box.subjects(), 30, "the DOWN email")
+    assert box.subjects() == ["[Uptime] DOWN: api"]
     assert len(downtimes(cluster, daemon)) == 1
 
     # 3. eu-west passes again: one location failing, the downtime resolves.
