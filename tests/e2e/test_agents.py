@@ -27,6 +27,7 @@ from uptime_server.db import connect_url
 from uptime_server.engine.probe import ProbeConfig
 from uptime_server.engine.probe_loop import ProbeLoop
 from uptime_server.models import MonitorLocation
+from uptime_server.net.guard import TARGET_NOT_ALLOWED
 from uptime_server.probe_agent.buffer import DiskBuffer
 from uptime_server.probe_agent.canary import Canary
 from uptime_server.probe_agent.client import AgentClient
@@ -289,31 +290,52 @@ def test_a_failing_canary_makes_the_agent_degraded_and_its_failures_uncounted(
     assert monitor(cluster, daemon, monitor_id)["status"] == "offline"
 
 
-def test_uptime_agent_run_records_checks_and_stops_on_sigterm(server, target, tmp_path):
+def test_uptime_agent_run_records_checks_honours_block_private_and_stops_on_sigterm(
+    server, target, tmp_path
+):
+    """Two real agent processes: paris as configured by default, new-york with
+    UPTIME_BLOCK_PRIVATE_TARGETS (the agent reads it as the server does), so
+    its check of the loopback target is refused before any connection."""
     cluster, daemon = server
     target.status = 200
-    monitor_id = eu_monitor(cluster, daemon, "cli", target.url)
-    env = {
-        **cluster.env,
-        "UPTIME_AGENT_TOKEN": agent_token(cluster),
-        "UPTIME_AGENT_BUFFER_DIR": str(tmp_path / "agent-buffer"),
-    }
-    log = (tmp_path / "agent.log").open("wb")
-    agent = subprocess.Popen(
-        [*UPTIME, "agent", "run", "--server", daemon.base, "--grace", "5"],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
+    paris_mid = eu_monitor(cluster, daemon, "cli", target.url)
+    guarded_mid = cluster.add_monitor(
+        daemon, "guarded", target.url, locations=["us-east"], check_interval=30, timeout=5
     )
+    agents = []
+    for name, location, extra in (
+        ("paris", "eu-west", {}),
+        ("new-york", "us-east", {"UPTIME_BLOCK_PRIVATE_TARGETS": "true"}),
+    ):
+        env = {
+            **cluster.env,
+            **extra,
+            "UPTIME_AGENT_TOKEN": agent_token(cluster, location, name),
+            "UPTIME_AGENT_BUFFER_DIR": str(tmp_path / f"buffer-{name}"),
+        }
+        log = (tmp_path / f"agent-{name}.log").open("wb")
+        agents.append(
+            subprocess.Popen(
+                [*UPTIME, "agent", "run", "--server", daemon.base, "--grace", "5"],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        )
     try:
-        wait_for(lambda: runs(cluster, monitor_id), 90, "the agent's first run")
-        assert monitor(cluster, daemon, monitor_id)["status"] == "online"
+        wait_for(lambda: runs(cluster, paris_mid), 90, "paris's first run")
+        wait_for(lambda: runs(cluster, guarded_mid), 90, "new-york's first run")
+        assert monitor(cluster, daemon, paris_mid)["status"] == "online"
+        assert monitor(cluster, daemon, guarded_mid)["status"] == "offline"
+        [refused] = history(cluster, daemon, guarded_mid)
+        assert refused["error"] == TARGET_NOT_ALLOWED
         listed = cluster.api(daemon, "GET", "/agents").json()["data"]
-        assert listed[0]["version"] and listed[0]["last_seen_at"]
+        assert all(a["version"] and a["last_seen_at"] for a in listed) and len(listed) == 2
     finally:
-        agent.terminate()
-        code = agent.wait(60)
-    assert code == 0, (tmp_path / "agent.log").read_text()
+        for agent in agents:
+            agent.terminate()
+        codes = [agent.wait(60) for agent in agents]
+    assert codes == [0, 0], [p.read_text() for p in sorted(tmp_path.glob("agent-*.log"))]
 
 
 # -- two agents, two locations, a quorum of two --------------------------------------
