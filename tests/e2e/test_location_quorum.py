@@ -43,7 +43,7 @@ def _downtimes(cluster: Cluster, daemon: DaemonProcess) -> list[dict[str, Any]]:
     return r.json()["data"]
 
 
-def test_two_locations_with_a_quorum_of_two(make_cluster, mailbox, target, database_url):
+def test_two_locations_with_a_quorum_of_two(database_url, make_cluster, mailbox, target):
     box, _ = mailbox
     target.status = 200
     cluster = make_cluster(database_url)

@@ -59,7 +59,7 @@ def _pid_of(owner: str) -> int:
 
 
 def test_a_sigkilled_holder_s_check_is_taken_over_within_one_lease(
-    make_cluster, held, database_url
+    database_url, make_cluster, held
 ):
     cluster = make_cluster(database_url)
     cluster.env["UPTIME_LEASE_SECONDS"] = str(LEASE)
