@@ -1,7 +1,7 @@
 """'Test now' cannot take the API down: at most a few runs hold threads at once.
 
 The server is waitress as the daemon runs it (``tests.live_server``), with
-the default ``UPTIME_HTTP_THREADS`` (24), ``UPTIME_TEST_CONCURRENCY`` (4) and
+the default ``UPTIME_HTTP_THREADS`` (32), ``UPTIME_TEST_CONCURRENCY`` (4) and
 ``UPTIME_TEST_CONCURRENCY_PER_USER`` (2); the target is a real HTTP server on
 127.0.0.1 that holds every check until the test releases it.
 """
@@ -39,13 +39,13 @@ def cookie(user: Any) -> dict[str, str]:
 def test_health_and_reads_answer_while_test_runs_hang(
     app: Any, settings: Any, make_user: Any, make_monitor: Any, target: HangingTarget
 ) -> None:
-    assert (settings.http_threads, settings.test_concurrency) == (24, 4)
+    assert (settings.http_threads, settings.test_concurrency) == (32, 4)
     users = [make_user(f"user{i}@example.com") for i in range(6)]
     runs = [
         (user, make_monitor(f"m{j}", owner=user, url=target.url, timeout=60).id)
         for user in users
         for j in range(6)
-    ]  # 36 test runs: more than the 24 threads
+    ]  # 36 test runs: more than the 32 threads
 
     with serving(app) as base, ThreadPoolExecutor(len(runs)) as pool:
 
