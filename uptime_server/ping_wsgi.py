@@ -11,9 +11,13 @@ the ordinary (a declared body over the request limit, a chunked body),
 falls through to Flask.
 
 The answer waits for the ping's commit (``PingSink``): a ping answered 200 is
-in the database. The per-token rate limit is the limiter's own storage and
-strategy, with the keys flask-limiter would use, so the budget and its
-headers are those of any other limited route.
+in the database. This process only parses the request, counts it against
+the limit and hands the ping over; the token's lookup (unknown: 404, paused:
+200 with nothing recorded) and the ping's outcome are the recorder's, a
+batch at a time (``engine/pings.py``), off this process's one GIL. The
+per-token rate limit is the limiter's own storage and strategy, with the
+keys flask-limiter would use, so the budget and its headers are those of
+any other limited route.
 """
 
 from __future__ import annotations
