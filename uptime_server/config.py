@@ -80,7 +80,7 @@ class Settings:
     admins: tuple[str, ...] = ()
     oauth_providers: Mapping[str, OAuthProvider] = field(default_factory=dict)
     log_level: str = "INFO"
-    http_threads: int = 16
+    http_threads: int = 32
     test_run_timeout: int = 60
     test_concurrency: int = 4
     test_concurrency_per_user: int = 2
@@ -132,7 +132,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     base_url = (env.str("UPTIME_BASE_URL") or "http://127.0.0.1:8080").rstrip("/")
     _check_http_url("UPTIME_BASE_URL", base_url)
     # At least two: one thread must stay free of "test now" runs (see below).
-    http_threads = env.int("UPTIME_HTTP_THREADS", 16, lo=2, hi=256)
+    http_threads = env.int("UPTIME_HTTP_THREADS", 32, lo=2, hi=256)
     settings = Settings(
         data_dir=data_dir,
         database_url=database_url,

@@ -1,4 +1,4 @@
-"""Heartbeat pings: the token's monitor, the outcome a ping makes, and recording it.
+"""Heartbeat pings: their kinds, and their group commit (``PingSink``).
 
 A ping is recorded through the same recorder as a check run (one transaction:
 the history entry, the monitor's new state, notifications and outbox rows,
@@ -18,10 +18,13 @@ What each ping does (docs/monitors.md#heartbeat-monitors):
   finished".
 - ``log``: a history entry only.
 
-The daemon records through a ``PingSink`` (group commit: the pings that
-arrived during the previous commit written in one transaction, by a child
+The answering thread only hands the ping over (``engine.pings.PingIn``: the
+token's hash and what the ping carried); the token lookup, the outcome and
+the write are ``engine.pings.record_pings``, for a whole batch at once. The
+daemon records through a ``PingSink`` (group commit: the pings that arrived
+during the previous commit looked up and written together, by a child
 process); without one (tests, embedding, ``server run --no-api`` has no
-pings) each ping is written in its own transaction. Either way a ping is
+pings) each ping is looked up and written on its own. Either way a ping is
 answered only once it is committed.
 """
 
@@ -31,44 +34,27 @@ import contextlib
 import logging
 import re
 import threading
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.db import database
-from uptime_server.engine.heartbeat_schedule import HeartbeatSchedule
-from uptime_server.engine.outcomes import CheckOutcome, PingFacts
+from uptime_server.engine.pings import (
+    FAILED,
+    MAX_MESSAGE,
+    PAUSED,
+    RECORDED,
+    UNKNOWN,
+    PingIn,
+    record_pings,
+)
 from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.recorder_process import RecorderProcess
-from uptime_server.models import Monitor
-from uptime_server.ping_tokens import MAX_TOKEN, token_hash
 
 log = logging.getLogger(__name__)
 
-MAX_MESSAGE = 10 * 1024  # bytes of a ping's body kept as its message
-ERROR_MESSAGE_START = 200  # characters of the message quoted in a failure's error
-
-# What the ping path reads of a monitor: one indexed lookup by token hash,
-# its SQL written once (building it per request costs more than running it).
-# Plain text rather than db.Prepared: 14 µs against 20 µs a lookup, on every ping.
-_COLUMNS = (
-    Monitor.id,
-    Monitor.created_at,
-    Monitor.paused,
-    Monitor.period,
-    Monitor.grace,
-    Monitor.cron,
-    Monitor.timezone,
-    Monitor.locations,
-    Monitor.ping_started_at,
-)
-_LOOKUP = (
-    f"SELECT {', '.join(c.column_name for c in _COLUMNS)} FROM monitors "
-    "WHERE ping_token_hash = ? AND type = 'heartbeat'"
-)
-
+__all__ = ["FAILED", "MAX_MESSAGE", "PAUSED", "RECORDED", "UNKNOWN", "PingIn", "PingSink"]
 
 _EXIT_CODE = re.compile(r"^[0-9]{1,3}$")
 MAX_EXIT_CODE = 255
@@ -86,69 +72,11 @@ def kind_of(suffix: str | None) -> tuple[str, int | None] | None:
     return None
 
 
-@dataclass(frozen=True)
-class Ping:
-    kind: str  # PING_KINDS
-    exit_code: int | None
-    body: bytes
-    source_ip: str | None
-    user_agent: str | None
-
-
-def find_monitor(token: str) -> dict[str, Any] | None:
-    """The heartbeat monitor of *token* (the columns the ping path needs), or None."""
-    if not token or len(token) > MAX_TOKEN:
-        return None
-    row = database.execute_sql(_LOOKUP.replace("?", database.param), (token_hash(token),))
-    found = row.fetchone()
-    if found is None:
-        return None
-    return {f.name: f.python_value(v) for f, v in zip(_COLUMNS, found, strict=True)}
-
-
-def outcome_of(monitor: dict[str, Any], ping: Ping, now: datetime) -> CheckOutcome:
-    """The run a ping makes of *monitor* (a ``find_monitor`` row) at *now*."""
-    message = ping.body[:MAX_MESSAGE].decode("utf-8", "replace").replace("\x00", "") or None
-    facts = PingFacts(
-        kind=ping.kind,
-        exit_code=ping.exit_code,
-        message=message,
-        source_ip=(ping.source_ip or "")[:64] or None,
-        user_agent=(ping.user_agent or "")[:512] or None,
-    )
-    finishing = ping.kind in ("success", "fail", "exit")
-    passed = ping.kind == "success" or (ping.kind == "exit" and ping.exit_code == 0)
-    started: datetime | None = monitor["ping_started_at"]
-    duration = None
-    if finishing and started is not None and started <= now:
-        duration = round((now - started).total_seconds() * 1000)
-    return CheckOutcome(
-        monitor_id=monitor["id"],
-        monitor_created_at=monitor["created_at"],
-        location=(monitor["locations"] or ["local"])[0],
-        checked_at=now,
-        passed=passed or not finishing,
-        response_time=duration,
-        status_code=None,
-        error=None if passed or not finishing else _failure(ping, message),
-        next_check_at=HeartbeatSchedule.of(monitor).deadline_after(now) if finishing else None,
-        ping=facts,
-    )
-
-
-def _failure(ping: Ping, message: str | None) -> str:
-    what = f"exit code {ping.exit_code}" if ping.kind == "exit" else "failure reported"
-    first = (message or "").strip().splitlines()[:1]
-    if first and first[0].strip():
-        return f"{what}: {first[0].strip()[:ERROR_MESSAGE_START]}"
-    return what
-
-
-def record(outcome: CheckOutcome, settings: Settings, *, now: datetime, sink: Any) -> None:
+def record(ping: PingIn, settings: Settings, *, now: datetime, sink: Any) -> str:
+    """The answer to *ping* once it is recorded (``engine.pings``: RECORDED, PAUSED...)."""
     if sink is not None:
-        sink.record(outcome)
-        return
-    Recorder(settings).record([outcome], now=now)
+        return sink.record(ping)
+    return record_pings(Recorder(settings), [ping], now=now)[0]
 
 
 class PingNotRecorded(RuntimeError):
@@ -158,10 +86,11 @@ class PingNotRecorded(RuntimeError):
 class _Batch:
     """The pings of one commit, and the one event all their requests wait on."""
 
-    __slots__ = ("outcomes", "committed", "error")
+    __slots__ = ("pings", "answers", "committed", "error")
 
     def __init__(self) -> None:
-        self.outcomes: list[CheckOutcome] = []
+        self.pings: list[PingIn] = []
+        self.answers: list[str] = []
         self.committed = threading.Event()
         self.error: BaseException | None = None
 
@@ -176,15 +105,17 @@ class PingSink:
     committed, so a ping answered 200 is in the database and a killed daemon
     loses no acknowledged ping; a batch that cannot be written fails its
     requests (503, sent again by the client) rather than being retried under
-    them. The transaction runs in a child process (``RecorderProcess``) so
-    the database work does not take the GIL from the threads answering.
+    them. The batch's token lookup and its transaction run in a child
+    process (``RecorderProcess.record_pings``) so the database work does not
+    take the GIL from the threads answering; the child answers each ping
+    (recorded, paused, unknown token).
     """
 
     COMMIT_TIMEOUT = 10.0  # seconds a request waits for its commit before a 503
 
     def __init__(self, settings: Settings, clock: Clock, *, in_process: bool = False) -> None:
         self.child = None if in_process else RecorderProcess(settings)
-        self.recorder: Any = self.child or Recorder(settings)
+        self.recorder: Any = Recorder(settings)  # without a child
         self.clock = clock
         self._ready = threading.Condition()
         self._pending = _Batch()
@@ -200,18 +131,20 @@ class PingSink:
                 self._thread = threading.Thread(target=self._run, name="ping-writer", daemon=True)
                 self._thread.start()
 
-    def record(self, outcome: CheckOutcome) -> None:
-        """Return once *outcome* is committed; ``PingNotRecorded`` if it was not."""
+    def record(self, ping: PingIn) -> str:
+        """*ping*'s answer once its batch is committed; ``PingNotRecorded`` if it was not."""
         with self._ready:
             if self._closing or self._thread is None:
                 raise PingNotRecorded("the ping writer is not running")
             batch = self._pending
-            batch.outcomes.append(outcome)
+            index = len(batch.pings)
+            batch.pings.append(ping)
             self._ready.notify()
         if not batch.committed.wait(self.COMMIT_TIMEOUT):
             raise PingNotRecorded("the ping's commit did not end in time")
         if batch.error is not None:
             raise PingNotRecorded("the ping's commit failed") from batch.error
+        return batch.answers[index]
 
     def close(self) -> None:
         """Commit what is queued, then stop the writer (after the last request)."""
@@ -230,20 +163,22 @@ class PingSink:
         with database.connection_context() if self.child is None else contextlib.nullcontext():
             while True:
                 with self._ready:
-                    self._ready.wait_for(lambda: self._pending.outcomes or self._closing)
+                    self._ready.wait_for(lambda: self._pending.pings or self._closing)
                     batch, self._pending = self._pending, _Batch()
-                if batch.outcomes:
+                if batch.pings:
                     self._commit(batch)
                 elif self._closing:
                     return
 
     def _commit(self, batch: _Batch) -> None:
         try:
-            # The child sends back no results: the requests need only the commit.
-            record = getattr(self.recorder, "record_quietly", self.recorder.record)
-            record(batch.outcomes, now=self.clock.now())
+            now = self.clock.now()
+            if self.child is not None:
+                batch.answers = self.child.record_pings(batch.pings, now=now)
+            else:
+                batch.answers = record_pings(self.recorder, batch.pings, now=now)
             self.commits += 1
         except Exception as exc:  # its requests answer 503: the clients send them again
-            log.exception("ping writer: committing %d pings failed", len(batch.outcomes))
+            log.exception("ping writer: committing %d pings failed", len(batch.pings))
             batch.error = exc
         batch.committed.set()

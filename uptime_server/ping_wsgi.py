@@ -11,9 +11,13 @@ the ordinary (a declared body over the request limit, a chunked body),
 falls through to Flask.
 
 The answer waits for the ping's commit (``PingSink``): a ping answered 200 is
-in the database. The per-token rate limit is the limiter's own storage and
-strategy, with the keys flask-limiter would use, so the budget and its
-headers are those of any other limited route.
+in the database. This process only parses the request, counts it against
+the limit and hands the ping over; the token's lookup (unknown: 404, paused:
+200 with nothing recorded) and the ping's outcome are the recorder's, a
+batch at a time (``engine/pings.py``), off this process's one GIL. The
+per-token rate limit is the limiter's own storage and strategy, with the
+keys flask-limiter would use, so the budget and its headers are those of
+any other limited route.
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ from limits.strategies import RateLimiter
 from uptime_server import ping_service
 from uptime_server.context import UptimeState
 from uptime_server.db import database
+from uptime_server.engine import pings
 from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
-from uptime_server.ping_tokens import token_hash
+from uptime_server.ping_tokens import MAX_TOKEN, token_hash
 
 log = logging.getLogger(__name__)
 
@@ -74,11 +79,11 @@ class PingLimit:
             *((item, "global") for item in (parse_many(app_limit) if app_limit else [])),
         ]
 
-    def hit(self, token: str) -> tuple[bool, Headers]:
-        """Count a ping of *token*: whether it is allowed, and the rate-limit headers."""
+    def hit(self, hashed: str) -> tuple[bool, Headers]:
+        """Count a ping of the token of hash *hashed*: whether it is allowed, and the headers."""
         if not self.items:
             return True, []
-        key = "ping:" + token_hash(token)
+        key = "ping:" + hashed
         shown, allowed = self.items[0], True
         for item, scope in self.items:
             if not self.strategy.hit(item, key, scope):
@@ -127,8 +132,9 @@ class PingDispatcher:
         read_body: Callable[[], bytes],
     ) -> tuple[int, Headers, bytes]:
         """Status, headers and body of a ping (also the Flask routes', for what falls through)."""
+        hashed = token_hash(token)  # the limiter's key and the lookup's
         try:
-            allowed, limit_headers = self.limit.hit(token)
+            allowed, limit_headers = self.limit.hit(hashed)
         except (
             Exception
         ):  # the limiter's storage (Redis, say) failed: the error shape, not waitress's
@@ -139,8 +145,10 @@ class PingDispatcher:
         kind = ping_service.kind_of(suffix)
         if kind is None:
             return _error(404, "NOT_FOUND", ping_service.UNKNOWN_KIND, limit_headers)
+        if not token or len(token) > MAX_TOKEN:
+            return _error(404, "NOT_FOUND", "Unknown ping token", limit_headers)
         try:
-            recorded = self._record(environ, token, kind, read_body)
+            answer = self._record(environ, hashed, kind, read_body)
         except ping_service.PingNotRecorded:
             headers = [h for h in limit_headers if h[0] != "Retry-After"]
             headers.append(("Retry-After", str(RETRY_UNRECORDED)))
@@ -149,36 +157,37 @@ class PingDispatcher:
             log.exception("unhandled error")
             database.close()  # a broken connection is not kept for the next ping
             return _error(500, "INTERNAL_ERROR", "Internal error", limit_headers)
-        if not recorded:
+        if answer == pings.UNKNOWN:
             return _error(404, "NOT_FOUND", "Unknown ping token", limit_headers)
+        if answer == pings.FAILED:
+            return _error(500, "INTERNAL_ERROR", "Internal error", limit_headers)
         return 200, [("Content-Type", "text/plain; charset=utf-8"), *limit_headers], _OK
 
     def _record(
         self,
         environ: dict[str, Any],
-        token: str,
+        hashed: str,
         kind: tuple[str, int | None],
         read_body: Callable[[], bytes],
-    ) -> bool:
-        # The thread's database connection stays open between pings: opening
-        # one (and its pragmas) costs more than the ping.
-        monitor = ping_service.find_monitor(token)
-        if monitor is None:
-            return False
-        if monitor["paused"]:
-            return True
-        ping = ping_service.Ping(
-            kind=kind[0],
-            exit_code=kind[1],
-            body=read_body()[: ping_service.MAX_MESSAGE],
-            source_ip=environ.get("REMOTE_ADDR"),
-            user_agent=environ.get("HTTP_USER_AGENT"),
-        )
+    ) -> str:
+        """Hand the ping over as a plain tuple; its answer once it is committed.
+
+        The token's lookup and the ping's outcome are the recorder's
+        (engine/pings.py), a batch at a time: this process, whose one GIL
+        answers every ping, only parses and waits.
+        """
         at = self.uptime.clock.now()
-        outcome = ping_service.outcome_of(monitor, ping, at)
+        ping: pings.PingIn = (
+            hashed,
+            kind[0],
+            kind[1],
+            read_body()[: pings.MAX_MESSAGE],
+            environ.get("REMOTE_ADDR"),
+            environ.get("HTTP_USER_AGENT"),
+            at,
+        )
         sink = self.uptime.services.get("ping_sink")
-        ping_service.record(outcome, self.uptime.settings, now=at, sink=sink)
-        return True
+        return ping_service.record(ping, self.uptime.settings, now=at, sink=sink)
 
 
 def _content_length(environ: dict[str, Any]) -> int | None:
@@ -192,7 +201,7 @@ def _content_length(environ: dict[str, Any]) -> int | None:
 
 
 def _kept(length: int) -> int:
-    return min(length, ping_service.MAX_MESSAGE)
+    return min(length, pings.MAX_MESSAGE)
 
 
 def _error(status: int, code: str, message: str, headers: Headers) -> tuple[int, Headers, bytes]:

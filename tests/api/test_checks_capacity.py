@@ -1,7 +1,7 @@
 """'Test now' cannot take the API down: at most a few runs hold threads at once.
 
 The server is waitress as the daemon runs it (``tests.live_server``), with
-the default ``UPTIME_HTTP_THREADS`` (16), ``UPTIME_TEST_CONCURRENCY`` (4) and
+the default ``UPTIME_HTTP_THREADS`` (32), ``UPTIME_TEST_CONCURRENCY`` (4) and
 ``UPTIME_TEST_CONCURRENCY_PER_USER`` (2); the target is a real HTTP server on
 127.0.0.1 that holds every check until the test releases it.
 """
@@ -39,13 +39,13 @@ def cookie(user: Any) -> dict[str, str]:
 def test_health_and_reads_answer_while_test_runs_hang(
     app: Any, settings: Any, make_user: Any, make_monitor: Any, target: HangingTarget
 ) -> None:
-    assert (settings.http_threads, settings.test_concurrency) == (16, 4)
-    users = [make_user(f"user{i}@example.com") for i in range(4)]
+    assert (settings.http_threads, settings.test_concurrency) == (32, 4)
+    users = [make_user(f"user{i}@example.com") for i in range(6)]
     runs = [
         (user, make_monitor(f"m{j}", owner=user, url=target.url, timeout=60).id)
         for user in users
-        for j in range(5)
-    ]  # 20 test runs: more than the 16 threads
+        for j in range(6)
+    ]  # 36 test runs: more than the 32 threads
 
     with serving(app) as base, ThreadPoolExecutor(len(runs)) as pool:
 
@@ -55,8 +55,8 @@ def test_health_and_reads_answer_while_test_runs_hang(
 
         futures = [pool.submit(run_test, user, mid) for user, mid in runs]
         assert target.wait_for(4), "four test runs should be hanging at the target"
-        # The other sixteen are refused at once, while the four still hang.
-        refused = [f.result() for f in islice(as_completed(futures, timeout=30), 16)]
+        # The other 32 are refused at once, while the four still hang.
+        refused = [f.result() for f in islice(as_completed(futures, timeout=30), 32)]
         for _user, response in refused:
             assert response.status_code == 429, response.text
             assert response.json()["error"]["code"] == "RATE_LIMIT_EXCEEDED"
@@ -65,7 +65,7 @@ def test_health_and_reads_answer_while_test_runs_hang(
         health = requests.get(f"{base}/healthz", timeout=20)
         listed = requests.get(f"{base}/api/v1/monitors", headers=cookie(users[0]), timeout=20)
         assert (health.status_code, health.json()["database"]) == (200, "ok")
-        assert (listed.status_code, listed.json()["pagination"]["total"]) == (200, 5)
+        assert (listed.status_code, listed.json()["pagination"]["total"]) == (200, 6)
         # Answered while the test runs were still hanging, not after them.
         assert target.waiting == 4
         assert sum(not f.done() for f in futures) == 4

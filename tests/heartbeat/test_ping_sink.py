@@ -53,7 +53,7 @@ def pinging(app: Any, path: str, answers: list[int]) -> threading.Thread:
 
 def queued(sink: PingSink, count: int) -> None:
     with sink._ready:
-        assert sink._ready.wait_for(lambda: len(sink._pending.outcomes) == count, 30)
+        assert sink._ready.wait_for(lambda: len(sink._pending.pings) == count, 30)
 
 
 class FailingRecorder(Recorder):

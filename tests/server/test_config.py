@@ -49,7 +49,7 @@ BAD_VALUES = [
     ("UPTIME_TEST_RUN_TIMEOUT", "0"),
     ("UPTIME_TEST_RUN_TIMEOUT", "a minute"),
     ("UPTIME_TEST_CONCURRENCY", "0"),
-    ("UPTIME_TEST_CONCURRENCY", "16"),  # not below the 16 HTTP threads
+    ("UPTIME_TEST_CONCURRENCY", "32"),  # not below the 32 HTTP threads
     ("UPTIME_TEST_CONCURRENCY_PER_USER", "0"),
     ("UPTIME_CHECK_CONCURRENCY", "many"),
     ("UPTIME_LEASE_SECONDS", "1"),
@@ -96,7 +96,7 @@ def test_it_has_the_documented_defaults() -> None:
     assert settings.oauth_providers == {}
     assert settings.session_max_age == 90 * 86400
     assert settings.metrics_refresh_interval == 15
-    assert (settings.http_threads, settings.test_run_timeout) == (16, 60)
+    assert (settings.http_threads, settings.test_run_timeout) == (32, 60)
     assert (settings.test_concurrency, settings.test_concurrency_per_user) == (4, 2)
     # Checks' leases are short and renewed; an outbox row's is long enough
     # for a slow SMTP relay (30 s per socket operation).

@@ -3,8 +3,9 @@
 In one Python process the probe loop and the writer take turns on one core:
 the recorder's statement building and row handling cost as much CPU as the
 checks themselves. ``RecorderProcess`` has the same ``record`` (and
-``push_forward``) as ``Recorder`` and ``Dispatcher``, but sends each batch
-over a pipe to a child process that writes it and answers with the results.
+``push_forward``) as ``Recorder`` and ``Dispatcher``, and the ping path's
+``record_pings`` (engine/pings.py), but sends each batch over a pipe to a
+child process that writes it and answers with the results.
 The writer thread waits on the pipe without holding the GIL, so the probe loop
 runs on while the child writes on the other core. Batching, retries and
 flushing stay the writer's; a child that dies is started again on the next
@@ -29,6 +30,7 @@ from typing import Any
 from uptime_server.config import Settings
 from uptime_server.engine.dispatcher import Claim
 from uptime_server.engine.outcomes import CheckOutcome, PingFacts, Recorded
+from uptime_server.engine.pings import PingIn
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +55,9 @@ class RecorderProcess:
     def record(self, outcomes: list[CheckOutcome], *, now: datetime) -> list[Recorded]:
         return self._call("record", pack(outcomes), now)
 
-    def record_quietly(self, outcomes: list[CheckOutcome], *, now: datetime) -> None:
-        """``record`` for a caller that needs only to know the batch is committed."""
-        self._call("record_quietly", pack(outcomes), now)
+    def record_pings(self, pings: list[PingIn], *, now: datetime) -> list[str]:
+        """``engine.pings.record_pings`` in the child: the batch's lookup, outcomes and commit."""
+        return self._call("record_pings", pings, now)
 
     def push_forward(self, claims: list[Claim], now: datetime) -> None:
         self._call("push_forward", list(claims), now)
@@ -159,6 +161,7 @@ def serve(settings: Settings, location: str | None, conn: Connection) -> None:
     """The child: write what arrives until the pipe closes or says stop."""
     from uptime_server.db import bind, database
     from uptime_server.engine.dispatcher import Dispatcher
+    from uptime_server.engine.pings import record_pings
     from uptime_server.engine.recorder import Recorder
 
     # The parent decides when this process ends (pipe closed or a stop
@@ -182,11 +185,11 @@ def serve(settings: Settings, location: str | None, conn: Connection) -> None:
                 break
             kind, payload, now = message
             try:
-                if kind == "record":
-                    result: Any = recorder.record(unpack(payload), now=now)
-                elif kind == "record_quietly":
-                    recorder.record(unpack(payload), now=now)
-                    result = None
+                result: Any
+                if kind == "record_pings":
+                    result = record_pings(recorder, payload, now=now)
+                elif kind == "record":
+                    result = recorder.record(unpack(payload), now=now)
                 else:
                     result = dispatcher.push_forward(payload, now)
                 conn.send(("ok", result))
