@@ -95,8 +95,18 @@ class CheckScheduler:
         batch_size: int = DEFAULT_BATCH,
     ) -> None:
         self.clock = clock or Clock()
+        location = location or settings.locations[0]
+        # The daemon writes from a child process (see recorder_process), which
+        # makes the claims too; tests and cron mode claim and write in this process.
+        self.recorder_process = (
+            RecorderProcess(settings, location=location) if recorder_process else None
+        )
         self.dispatcher = Dispatcher(
-            settings, location=location, worker_id=worker_id, batch_size=batch_size
+            settings,
+            location=location,
+            worker_id=worker_id,
+            batch_size=batch_size,
+            claim_elsewhere=self.recorder_process.claim if self.recorder_process else None,
         )
         self.probes = ProbeLoop(
             probe_config(settings),
@@ -105,13 +115,6 @@ class CheckScheduler:
             sleep=sleep,
             prober=prober,
             name=f"probes-{self.dispatcher.location}",
-        )
-        # The daemon writes from a child process (see recorder_process); tests
-        # and cron mode write in this process.
-        self.recorder_process = (
-            RecorderProcess(settings, location=self.dispatcher.location)
-            if recorder_process
-            else None
         )
         sink = self.recorder_process or recorder or Recorder(settings)
         self.writer = ResultWriter(
