@@ -5,7 +5,7 @@ process, alternating, for ``--rounds`` rounds of ``--seconds`` each:
 
 - raw: the ``bench-checks`` (a) client (plain aiohttp, a fresh connection per
   request, ``--concurrency`` workers);
-- probe: ``Prober.attempt`` of a ``CheckSpec`` of the same URL, by as many
+- probe: ``Prober.run`` of a ``CheckSpec`` of the same URL, by as many
   workers, with the engine's process-wide Prober (its connector, the SSRF
   guard, the certificate read, the pass rules);
 
@@ -44,7 +44,7 @@ async def _probe_round(
         async def worker() -> None:
             nonlocal done, failed
             while time.perf_counter() < deadline:
-                result = await prober.attempt(spec)
+                result = await prober.run(spec)
                 if result.passed:
                     done += 1
                 else:
