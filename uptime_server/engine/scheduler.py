@@ -4,7 +4,9 @@ Three threads cooperate:
 
 - the component's own (driven by ``LoopRunner``, or called directly by tests
   and cron mode): each ``loop(now)`` claims due checks through the
-  ``Dispatcher``, as many as there is room for, and submits them;
+  ``Dispatcher``, as many as there is room for, and submits them (in the
+  daemon the claim's transaction runs in the recorder process, on the other
+  core, and this thread only unpickles the claims);
 - the probe loop (``ProbeLoop``): an asyncio loop running the checks through
   the process's one Prober, at most ``check_concurrency`` at once;
 - the writer (``ResultWriter``): batches finished runs into ``Recorder``
