@@ -14,7 +14,7 @@ The child makes the scheduler's claims too (``claim``, the dispatcher's
 ``claim_elsewhere``), over a second pipe served by a thread of its own, so a
 claim never waits behind a batch being written (only, on SQLite, for the
 database's write lock, as it would in the parent). The parent unpickles the
-``Claim`` objects: ~4 µs a check against ~40 µs for the query, its rows and
+``Claim`` objects: ~5 µs a check against ~30 µs for the query, its rows and
 the check specs in the engine process's GIL.
 """
 
