@@ -17,11 +17,12 @@ prober on the same port in the same run (``bench.blackbox``), and their ratio.
 SQLite by default; ``--database-url postgresql://...`` for PostgreSQL.
 
 Figures of 2026-11-24 (2 shared cores, aiohttp target; more and their
-reading in bench/README.md): HTTP b/a 0.50-0.75 at load 2-4.5 (CPU per check
-raw/engine 0.68-0.77; 0.46 and 0.64 before issue 17's changes), HTTPS b/a
-0.66-0.83; (c) p99 dispatch lag 623 ms at 262 checks/s with 5 % hanging;
+reading in bench/README.md): HTTP b/a 0.59-0.69 at load 1-9 with the claims
+made by the recorder process (CPU per check raw/engine 0.71-0.84; 0.68-0.77
+before it, 0.64 before issue 17's changes), HTTPS b/a 0.78 (0.87-0.97);
+(c) p99 dispatch lag 63-623 ms at 262-579 checks/s with 5 % hanging;
 (e) 137 MB for engine + recorder at 10,000 monitors (186 MB before); (d) tcp
-engine/blackbox 1.27-1.41.
+engine/blackbox 0.89-1.41.
 """
 
 from __future__ import annotations

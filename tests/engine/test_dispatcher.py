@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from datetime import timedelta
 
 import pytest
@@ -17,6 +18,7 @@ from uptime_server.engine.dispatcher import (
     next_due,
     scheduler_lag,
 )
+from uptime_server.engine.recorder_process import RecorderProcess
 from uptime_server.models import MonitorLocation
 
 
@@ -224,3 +226,55 @@ def test_scheduler_lag_is_how_late_the_oldest_claimable_check_is(make_monitor, s
     assert scheduler_lag(now, location="local", waiting=[now + timedelta(seconds=5)]) == 30.0
     MonitorLocation.update(next_check_at=now + timedelta(seconds=5)).execute()
     assert scheduler_lag(now) == 0.0
+
+
+# --- claims made by the recorder process ---------------------------------
+
+
+def test_claims_made_by_the_recorder_process_hold_their_leases(make_monitor, settings, clock):
+    monitors = [make_monitor(f"c{i}") for i in range(3)]
+    make_monitor("eu only", locations=["eu"])  # another location's: not claimed here
+    child = RecorderProcess(settings)
+    try:
+        here = Dispatcher(settings, worker_id="w", claim_elsewhere=child.claim)
+        claims = here.claim(clock.now())
+        assert child._process.pid != os.getpid()
+        assert claimed_ids(claims) == sorted(m.id for m in monitors)
+        assert {c.lease_owner for c in claims} == {"w/1"}  # the parent names the batch
+        assert all(c.location == "local" and c.spec is not None for c in claims)
+        leased = MonitorLocation.select().where(MonitorLocation.lease_owner == "w/1")
+        assert {row.lease_expires_at for row in leased} == {
+            clock.now() + timedelta(seconds=settings.lease_seconds)
+        }
+        other = Dispatcher(settings, worker_id="other")
+        assert other.claim(clock.now()) == []
+        # The parent renews them as its own; nobody takes them over meanwhile.
+        clock.advance(settings.lease_seconds)
+        assert here.renew([c.lease_key for c in claims], clock.now()) == set()
+        clock.advance(settings.lease_seconds)
+        assert other.claim(clock.now()) == []
+        assert here.claim(clock.now()) == []  # and the holder claims nothing twice
+        clock.advance(settings.lease_seconds + 1)
+        assert claimed_ids(other.claim(clock.now())) == sorted(m.id for m in monitors)
+    finally:
+        child.close()
+
+
+def test_a_claim_after_the_recorder_process_died_starts_a_new_one(make_monitor, settings, clock):
+    first, second = make_monitor("first"), make_monitor("second")
+    MonitorLocation.update(next_check_at=clock.now() + timedelta(seconds=5)).where(
+        MonitorLocation.monitor == second.id
+    ).execute()
+    child = RecorderProcess(settings)
+    try:
+        here = Dispatcher(settings, worker_id="w", claim_elsewhere=child.claim)
+        assert claimed_ids(here.claim(clock.now())) == [first.id]
+        dead = child._process
+        dead.kill()
+        dead.join(10)
+        clock.advance(5)
+        [claim] = here.claim(clock.now())
+        assert (claim.monitor_id, claim.lease_owner) == (second.id, "w/2")
+        assert child._process is not dead and child._process.is_alive()
+    finally:
+        child.close()

@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import ssl
 import threading
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+import trustme
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 
 from uptime_server.engine.json_path import validate_json_path
 from uptime_server.engine.probe import ProbeConfig, Prober, run_check_sync
 from uptime_server.engine.probe_types import CheckSpec, RunResult
+from uptime_server.net.certs import peer_cert
 
-from .conftest import TLSServers, run_check
+from .conftest import ServerThread, TLSServers, run_check
 from .targets import CountingServer
 
 
@@ -421,6 +427,55 @@ def test_cert_is_read_from_a_response_without_body(tls: TLSServers) -> None:
     assert result.cert_expires_at == tls.expiring_at
     result = run_check(CheckSpec(f"{tls.expiring}/status/204"), config)
     assert result.cert_expires_at == tls.expiring_at
+
+
+def test_a_renewed_certificate_is_seen_by_the_next_check(
+    server: ServerThread, tmp_path: Path
+) -> None:
+    # Certificates are parsed once per distinct DER (net/certs.peer_cert):
+    # the same Prober must still report the new one the moment it is served.
+    ca = trustme.CA()
+    ca_file = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    old_at, new_at = now + dt.timedelta(days=5), now + dt.timedelta(days=90)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1", not_after=old_at).configure_cert(context)
+    spec = CheckSpec(f"https://127.0.0.1:{server.listen(context)}/ok")
+
+    async def go() -> list[RunResult]:
+        async with Prober(ProbeConfig(ca_bundle=str(ca_file))) as prober:
+            seen = [await prober.run(spec), await prober.run(spec)]
+            ca.issue_cert("127.0.0.1", not_after=new_at).configure_cert(context)  # renewed
+            return [*seen, await prober.run(spec), await prober.run(spec)]
+
+    results = asyncio.run(go())
+    assert all(r.passed for r in results), [r.error for r in results]
+    assert [r.cert_expires_at for r in results] == [old_at, old_at, new_at, new_at]
+    serials = [r.cert_serial for r in results]
+    assert serials[0] == serials[1] and serials[2] == serials[3] and serials[0] != serials[2]
+
+
+def test_peer_cert_is_read_by_the_certificate_bytes() -> None:
+    ca = trustme.CA()
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    ders = [
+        x509.load_pem_x509_certificate(
+            ca.issue_cert("a.example", not_after=now + dt.timedelta(days=days))
+            .cert_chain_pems[0]
+            .bytes()
+        ).public_bytes(serialization.Encoding.DER)
+        for days in (3, 30)
+    ]
+    first, second = peer_cert(ders[0]), peer_cert(ders[1])
+    assert first is not None and second is not None
+    assert (first.not_after, second.not_after) == (
+        now + dt.timedelta(days=3),
+        now + dt.timedelta(days=30),
+    )
+    assert first.serial != second.serial
+    assert peer_cert(bytes(bytearray(ders[0]))) == first  # equal bytes, another object
+    assert peer_cert(None) is None and peer_cert(b"not a certificate") is None
 
 
 def test_cert_is_kept_across_a_redirect_to_http(tls: TLSServers, http_url: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import defaultdict
 from datetime import timedelta
 
@@ -22,7 +23,7 @@ from uptime_server.engine.dispatcher import Dispatcher, first_offset
 from uptime_server.engine.probe import Prober
 from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.recorder_process import RecorderProcess, RecorderProcessError
-from uptime_server.engine.scheduler import CheckScheduler
+from uptime_server.engine.scheduler import BUSY_POLL, BUSY_POLL_MAX, CheckScheduler
 from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification
 from uptime_server.schemas.monitor_config import MonitorConfig
 
@@ -424,3 +425,22 @@ def test_a_check_in_flight_when_its_monitor_is_deleted_lands_on_no_other_monitor
     assert bob.get(f"/api/v1/monitors/{newcomer}").json["data"]["status"] == "pending"
     assert CheckRun.select().count() == 0
     assert newcomer != doomed.id  # ids are never handed out again
+
+
+def test_a_busy_scheduler_looks_again_when_about_enough_checks_have_ended(make_scheduler):
+    scheduler = make_scheduler()
+    assert scheduler.min_claim == 10  # concurrency 20
+    assert scheduler._until_room(0) == BUSY_POLL  # no rate measured yet
+
+    def rate(per_second: float) -> float:
+        scheduler._rate_mark = (time.monotonic() - 0.6, 0)
+        scheduler.ended = round(per_second * 0.6)
+        return scheduler._until_room(0)
+
+    assert rate(100) == pytest.approx(0.1, rel=0.05)  # 10 more to end at ~100/s
+    assert rate(200) == pytest.approx(0.05, rel=0.05)
+    assert rate(5000) == BUSY_POLL  # never more often than this
+    assert rate(10) == BUSY_POLL_MAX  # nor less
+    scheduler._rate_mark = (time.monotonic() - 5, 0)  # a window over idle time: no rate
+    scheduler.ended = 10
+    assert scheduler._until_room(0) == BUSY_POLL

@@ -17,6 +17,13 @@ Claim
     "lease free" condition as a guard either way. Only the holder of the token
     may move the row's schedule on (the recorder's conditional update).
 
+    Where the claim runs: in the calling process, or, given ``claim_elsewhere``
+    (the daemon's scheduler), in its recorder process. The dispatcher still
+    names the batch (its token) and the rows to take (a ``ClaimRequest``);
+    the recorder process runs the same transaction on its own core and sends
+    back the ``Claim`` objects, so the engine process's GIL spends nothing on
+    the query, its rows or the check specs built from them.
+
 Lease
     ``UPTIME_LEASE_SECONDS`` (default 15 s), short whatever the check's worst
     case: like a queue's visibility timeout, the holder renews the leases of
@@ -59,7 +66,7 @@ import os
 import secrets
 import socket
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -115,6 +122,17 @@ class Claim:
         return (self.monitor_id, self.location, self.lease_owner)
 
 
+@dataclass(frozen=True)
+class ClaimRequest:
+    """One claim to make: the rows of *location* and *types* due at *now*, under *token*."""
+
+    location: str
+    types: tuple[str, ...]
+    now: datetime
+    limit: int
+    token: str  # the lease owner of this batch: ``<worker id>/<batch number>``
+
+
 def first_offset(monitor_id: int, location: str, interval: int) -> timedelta:
     """A stable offset in [0, min(interval, FIRST_SPREAD_CAP)) for this monitor."""
     fraction = zlib.crc32(f"{monitor_id}:{location}".encode()) / 2**32
@@ -145,6 +163,7 @@ class Dispatcher:
         worker_id: str | None = None,
         batch_size: int = DEFAULT_BATCH,
         types: Sequence[str] = CHECKED_TYPES,
+        claim_elsewhere: Callable[[ClaimRequest], list[Claim]] | None = None,
     ) -> None:
         self.settings = settings
         # The monitor types this claimer runs: a probe agent runs no heartbeat
@@ -154,6 +173,8 @@ class Dispatcher:
         self.worker_id = worker_id or new_worker_id()
         self.batch_size = batch_size
         self._batches = itertools.count(1)
+        # Runs ``claim_now`` somewhere else (the recorder process); None: here.
+        self.claim_elsewhere = claim_elsewhere
 
     # -- claiming ----------------------------------------------------------
 
@@ -163,21 +184,26 @@ class Dispatcher:
         if limit <= 0:
             return []
         token = f"{self.worker_id}/{next(self._batches)}"
-        with database.connection_context():
-            return retry_locked(self._claim_tx)(now, limit, token)
+        request = ClaimRequest(self.location, self.types, now, limit, token)
+        if self.claim_elsewhere is not None:
+            return self.claim_elsewhere(request)
+        return self.claim_now(request)
 
-    def _claim_tx(self, now: datetime, limit: int, token: str) -> list[Claim]:
+    def claim_now(self, request: ClaimRequest) -> list[Claim]:
+        """Make the claim *request* names in this process (its one write transaction)."""
+        with database.connection_context():
+            return retry_locked(self._claim_tx)(request)
+
+    def _claim_tx(self, request: ClaimRequest) -> list[Claim]:
+        now, token = request.now, request.token
         with write_tx():
-            rows = list(self._due_rows(now, limit))
+            rows = list(_DUE_ROWS.rows(now, request.location, request.limit, list(request.types)))
             if not rows:
                 return []
-            claims = [self._claim_of(row, token) for row in rows]
+            claims = [_claim_of(row, request.location, token) for row in rows]
             ids = [claim.row_id for claim in claims]
             taken = self._take(ids, token, now, now + self.lease)
         return [c for c in claims if c.row_id in taken]
-
-    def _due_rows(self, now: datetime, limit: int) -> Any:
-        return _DUE_ROWS.rows(now, self.location, limit, list(self.types))
 
     def _take(self, ids: list[int], token: str, now: datetime, expires: datetime) -> set[int]:
         updated = _TAKE.execute(token, expires, ids, now)
@@ -188,25 +214,6 @@ class Dispatcher:
             MonitorLocation.id.in_(ids) & (MonitorLocation.lease_owner == token)
         )
         return {row.id for row in held}
-
-    def _claim_of(self, row: dict[str, Any], token: str) -> Claim:
-        spec, error = None, None
-        try:
-            spec = check_spec(row)
-        except (TypeError, ValueError) as exc:
-            error = f"cannot build the check: {exc}"
-        return Claim(
-            row_id=row["id"],
-            monitor_id=row["monitor"],
-            monitor_created_at=row["created_at"],
-            location=self.location,
-            due=row["next_check_at"],
-            interval=max(1, int(row["check_interval"] or 60)),
-            first=row["last_status"] is None,
-            lease_owner=token,
-            spec=spec,
-            spec_error=error,
-        )
 
     @property
     def lease(self) -> timedelta:
@@ -256,6 +263,26 @@ class Dispatcher:
         """The earliest ``next_check_at`` this location could claim now or later."""
         with database.connection_context():
             return oldest_due(now, self.location)
+
+
+def _claim_of(row: dict[str, Any], location: str, token: str) -> Claim:
+    spec, error = None, None
+    try:
+        spec = check_spec(row)
+    except (TypeError, ValueError) as exc:
+        error = f"cannot build the check: {exc}"
+    return Claim(
+        row_id=row["id"],
+        monitor_id=row["monitor"],
+        monitor_created_at=row["created_at"],
+        location=location,
+        due=row["next_check_at"],
+        interval=max(1, int(row["check_interval"] or 60)),
+        first=row["last_status"] is None,
+        lease_owner=token,
+        spec=spec,
+        spec_error=error,
+    )
 
 
 def _build_due_rows(now: datetime, location: str, limit: int, types: list[str]) -> Any:

@@ -187,14 +187,12 @@ class Prober:
                 status, body, charset = await self._fetch(spec, hops)
         except Exception as exc:  # the module edge: every failure becomes a string
             error = describe_error(exc, spec.timeout, after_response=hops.status is not None)
-            return RunResult(False, None, hops.status, printable(error)).with_cert(hops.cert)
+            return _result(None, hops.status, error, hops.cert)
         elapsed = round((time.perf_counter() - started) * 1000)
         error = evaluate(spec, status, body, charset)
         if error is None and spec.json_path:
             error = await self._json_paths.check(spec.json_path, spec.expected_json_value, body)
-        # The one place a run's error is made: what is stored, mailed and shown
-        # carries no control characters.
-        return RunResult(error is None, elapsed, status, printable(error)).with_cert(hops.cert)
+        return _result(elapsed, status, error, hops.cert)
 
     def _get_session(self) -> aiohttp.ClientSession:
         # Created lazily: a ClientSession belongs to the loop it is created in.
@@ -312,9 +310,27 @@ async def _read_capped(resp: aiohttp.ClientResponse, limit: int) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+def _result(
+    elapsed: int | None, status: int | None, error: str | None, cert: PeerCert | None
+) -> RunResult:
+    """One http attempt's result (``RunResult.with_cert`` without a copy)."""
+    # The one place a run's error is made: what is stored, mailed and shown
+    # carries no control characters.
+    return RunResult(
+        error is None,
+        elapsed,
+        status,
+        printable(error),
+        cert.not_after if cert is not None else None,
+        cert_serial=cert.serial if cert is not None else None,
+    )
+
+
 def _summarise(results: list[RunResult]) -> RunResult:
     """The run: its last attempt, with the count and the last certificate seen."""
     last = results[-1]
+    if len(results) == 1 and last.attempts == 1 and not last.retried:
+        return last  # a run of one attempt is that attempt (no copy per check)
     seen = next((r for r in reversed(results) if r.cert_expires_at), last)
     return replace(
         last,

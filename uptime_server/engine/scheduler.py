@@ -4,7 +4,9 @@ Three threads cooperate:
 
 - the component's own (driven by ``LoopRunner``, or called directly by tests
   and cron mode): each ``loop(now)`` claims due checks through the
-  ``Dispatcher``, as many as there is room for, and submits them;
+  ``Dispatcher``, as many as there is room for, and submits them (in the
+  daemon the claim's transaction runs in the recorder process, on the other
+  core, and this thread only unpickles the claims);
 - the probe loop (``ProbeLoop``): an asyncio loop running the checks through
   the process's one Prober, at most ``check_concurrency`` at once;
 - the writer (``ResultWriter``): batches finished runs into ``Recorder``
@@ -12,7 +14,10 @@ Three threads cooperate:
 
 Room: at most ``2 × check_concurrency`` checks are claimed and not finished,
 so waiting checks never hold more leases than the process can soon run; while
-every slot is busy, claims wait until there is room for half the concurrency;
+every slot is busy, claims wait until there is room for half the concurrency
+(the loop looks again when, at the rate checks have been ending, about that
+many will have ended: between 10 and 100 ms, not every 10 ms, since each
+look takes the GIL from the probe loop);
 and nothing is claimed while the writer is more than ``WRITER_BACKLOG`` results
 behind (the database is the bottleneck then; other processes may take over).
 
@@ -75,7 +80,9 @@ log = logging.getLogger(__name__)
 
 IDLE_MAX = 1.0  # seconds: new and resumed monitors are due "now" and seen this soon
 BUSY_POLL = 0.01  # seconds: all room taken; look again once some checks have ended
+BUSY_POLL_MAX = 0.1  # seconds: the longest such wait, however slowly checks end
 WRITER_BACKLOG = 5000
+RATE_WINDOW = 0.5  # seconds over which the rate checks end at is measured
 
 
 class CheckScheduler:
@@ -95,8 +102,18 @@ class CheckScheduler:
         batch_size: int = DEFAULT_BATCH,
     ) -> None:
         self.clock = clock or Clock()
+        location = location or settings.locations[0]
+        # The daemon writes from a child process (see recorder_process), which
+        # makes the claims too; tests and cron mode claim and write in this process.
+        self.recorder_process = (
+            RecorderProcess(settings, location=location) if recorder_process else None
+        )
         self.dispatcher = Dispatcher(
-            settings, location=location, worker_id=worker_id, batch_size=batch_size
+            settings,
+            location=location,
+            worker_id=worker_id,
+            batch_size=batch_size,
+            claim_elsewhere=self.recorder_process.claim if self.recorder_process else None,
         )
         self.probes = ProbeLoop(
             probe_config(settings),
@@ -105,13 +122,6 @@ class CheckScheduler:
             sleep=sleep,
             prober=prober,
             name=f"probes-{self.dispatcher.location}",
-        )
-        # The daemon writes from a child process (see recorder_process); tests
-        # and cron mode write in this process.
-        self.recorder_process = (
-            RecorderProcess(settings, location=self.dispatcher.location)
-            if recorder_process
-            else None
         )
         sink = self.recorder_process or recorder or Recorder(settings)
         self.writer = ResultWriter(
@@ -130,6 +140,9 @@ class CheckScheduler:
         self.min_claim = max(1, settings.check_concurrency // 2)
         self.dispatch_lags: deque[float] = deque(maxlen=100_000)
         self.dispatched = 0
+        self.ended = 0  # checks ended (ran or cancelled), counted on the probe loop's thread
+        self._rate_mark = (time.monotonic(), 0)  # (when, ended then): the rate's window
+        self._end_rate = 0.0  # checks ended per second over the last window
         self.services = {"scheduler_lag": self.lag}
         self._waiting: dict[int, Claim] = {}  # claimed, not started yet (by row id)
         self._unrun: list[Claim] = []  # cancelled before they ran: leases to give back
@@ -160,14 +173,29 @@ class CheckScheduler:
 
     def _claim_due(self, now: datetime) -> float:
         room = self.max_pending - self.probes.pending
-        if room < self.min_claim or self.writer.backlog > WRITER_BACKLOG:
+        if self.writer.backlog > WRITER_BACKLOG:
             return BUSY_POLL
+        if room < self.min_claim:
+            return self._until_room(room)
         limit = min(room, self.dispatcher.batch_size)
         claims = self.dispatcher.claim(now, limit)
         self._submit(claims)
         if len(claims) == limit:
             return 0.0 if limit == self.dispatcher.batch_size else BUSY_POLL
         return self._until_next(now)
+
+    def _until_room(self, room: int) -> float:
+        """Seconds until about ``min_claim - room`` more checks have ended, at their recent rate."""
+        at, ended = time.monotonic(), self.ended
+        since, ended_then = self._rate_mark
+        if at - since >= RATE_WINDOW:
+            # A window much longer than RATE_WINDOW spans idle time: no rate yet.
+            fresh = at - since < 2 * RATE_WINDOW
+            self._end_rate = (ended - ended_then) / (at - since) if fresh else 0.0
+            self._rate_mark = (at, ended)
+        if self._end_rate <= 0:
+            return BUSY_POLL
+        return min(BUSY_POLL_MAX, max(BUSY_POLL, (self.min_claim - room) / self._end_rate))
 
     def _until_next(self, now: datetime) -> float:
         oldest = self.dispatcher.oldest_due(now)
@@ -247,6 +275,7 @@ class CheckScheduler:
 
     def _on_done(self, jobs: list[ProbeJob]) -> None:
         """On the probe loop's thread: turn ended jobs into work for the writer, at once."""
+        self.ended += len(jobs)
         with self._lock:
             for job in jobs:
                 self._waiting.pop(job.key.row_id, None)
