@@ -237,7 +237,13 @@ class Prepared:
         else:
             wrapper.initialize()
             wrapper.initialized = True
+            _drop_plain_converters(wrapper)
             layout.update((k, v) for k, v in wrapper.__dict__.items() if k not in _PER_EXECUTION)
+        # (exact types: named tuples and objects build their rows otherwise)
+        if type(wrapper) is peewee.ModelDictCursorWrapper:
+            return _dict_rows(wrapper, cursor.fetchall())
+        if type(wrapper) is peewee.ModelTupleCursorWrapper:
+            return _tuple_rows(wrapper, cursor.fetchall())
         return list(wrapper)
 
     def execute(self, *args: PreparedArg) -> int:
@@ -283,6 +289,66 @@ class Prepared:
 
 # What a cursor wrapper holds of one execution; the rest is its layout.
 _PER_EXECUTION = frozenset({"cursor", "count", "index", "populated", "row_cache"})
+
+
+def _drop_plain_converters(wrapper: Any) -> None:
+    """Leave integer and text columns of a ``.dicts()`` or ``.tuples()`` query unconverted.
+
+    peewee calls each such field's ``python_value`` on every value (``int(v)``,
+    ``str(v)``); sqlite3 and psycopg already return an ``int`` for an integer
+    column and a ``str`` for a text one, so the call changes nothing. A list
+    page of 100 monitors made ~1,200 of these calls. Fields with their own
+    conversion (booleans, times, JSON, subclasses) keep it.
+    """
+    if not isinstance(wrapper, peewee.ModelDictCursorWrapper | peewee.ModelTupleCursorWrapper):
+        return
+    converters = list(wrapper.converters)
+    for i in list(wrapper.convert):
+        if _is_plain(getattr(converters[i], "__self__", None)):
+            converters[i] = None
+    wrapper.converters = converters
+    wrapper.convert = [i for i in range(wrapper.ncols) if converters[i] is not None]
+    wrapper.no_convert = [i for i in range(wrapper.ncols) if converters[i] is None]
+
+
+def _dict_rows(wrapper: Any, rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """What iterating *wrapper* over *rows* gives (``ModelDictCursorWrapper.process_row``),
+    without four Python calls per row: a page of 100 rows is read in one go."""
+    names, converters = wrapper.unique_columns, wrapper.converters
+    convert = [(names[i], i, converters[i]) for i in wrapper.convert]
+    out = [dict(zip(names, row, strict=True)) for row in rows]
+    if convert:
+        for result, row in zip(out, rows, strict=True):
+            for name, i, conv in convert:
+                result[name] = conv(row[i])
+    return out
+
+
+def _tuple_rows(wrapper: Any, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``ModelTupleCursorWrapper.process_row`` over *rows*, in one go."""
+    if not wrapper.convert:
+        return [tuple(row) for row in rows]
+    converters = wrapper.converters
+    return [
+        tuple([v if c is None else c(v) for c, v in zip(converters, row, strict=True)])
+        for row in rows
+    ]
+
+
+def _is_plain(field: object) -> bool:
+    if isinstance(field, peewee.ForeignKeyField):
+        field = field.rel_field
+    if not isinstance(field, peewee.Field):
+        return False
+    kind = type(field)
+    return (
+        kind.python_value is peewee.Field.python_value
+        and kind.adapt in _PLAIN_ADAPT
+        and kind.db_value is peewee.Field.db_value
+    )
+
+
+_PLAIN_ADAPT = (peewee.IntegerField.adapt, peewee.CharField.adapt, peewee.TextField.adapt)
 
 
 def size_class(n: int) -> int:
