@@ -246,6 +246,7 @@ def _init_limiter(app: Flask, settings: Settings) -> Limiter:
         strategy="fixed-window",
         enabled=True,
     )
+    unlimited: set[str] = set()
     for endpoint, view in list(app.view_functions.items()):
         # Public pages and badges are cached and cost one index lookup at most;
         # a ping's limit is counted by the ping path itself (ping_wsgi).
@@ -253,11 +254,23 @@ def _init_limiter(app: Flask, settings: Settings) -> Limiter:
         # An agent's calls are a few per second at most, and authenticated.
         if endpoint.split(".")[0] in exempt or is_ping_limited(view) or is_agent_only(view):
             app.view_functions[endpoint] = limiter.exempt(view)
+            unlimited.add(endpoint)
         elif is_login_limited(view):
             if settings.login_rate_limit:
                 limited = limiter.limit(settings.login_rate_limit, key_func=get_remote_address)
                 app.view_functions[endpoint] = limited(view)
             else:
                 app.view_functions[endpoint] = limiter.exempt(view)
+                unlimited.add(endpoint)
+        elif not settings.rate_limit:
+            unlimited.add(endpoint)
+
+    # An endpoint no limit applies to is let through before Flask-Limiter
+    # resolves its limits (~10 % of a monitor's read, to find none); its
+    # answers carry no rate limit headers either way.
+    @limiter.request_filter
+    def _unlimited() -> bool:
+        return request.endpoint in unlimited
+
     app.extensions["uptime_limiter"] = limiter
     return limiter
