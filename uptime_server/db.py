@@ -238,12 +238,16 @@ class Prepared:
             wrapper.initialize()
             wrapper.initialized = True
             _drop_plain_converters(wrapper)
+            if type(wrapper) is peewee.ModelObjectCursorWrapper:
+                wrapper.plain_model = _plain_model(wrapper)
             layout.update((k, v) for k, v in wrapper.__dict__.items() if k not in _PER_EXECUTION)
-        # (exact types: named tuples and objects build their rows otherwise)
+        # Read in one go (exact types: a subclass, such as named tuples, builds its own rows).
         if type(wrapper) is peewee.ModelDictCursorWrapper:
             return _dict_rows(wrapper, cursor.fetchall())
         if type(wrapper) is peewee.ModelTupleCursorWrapper:
             return _tuple_rows(wrapper, cursor.fetchall())
+        if type(wrapper) is peewee.ModelObjectCursorWrapper and wrapper.plain_model:
+            return _model_rows(wrapper, cursor.fetchall())
         return list(wrapper)
 
     def execute(self, *args: PreparedArg) -> int:
@@ -333,6 +337,43 @@ def _tuple_rows(wrapper: Any, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ..
         tuple([v if c is None else c(v) for c, v in zip(converters, row, strict=True)])
         for row in rows
     ]
+
+
+def _model_rows(wrapper: Any, rows: list[tuple[Any, ...]]) -> list[peewee.Model]:
+    """``ModelObjectCursorWrapper.process_row`` over *rows*: each model built as
+    ``Model(__no_default__=1, **values)`` then ``_dirty.clear()`` builds it, without
+    a call through a field accessor per column (a monitor has ~50)."""
+    model = wrapper.constructor
+    objects = []
+    for values in _dict_rows(wrapper, rows):
+        obj = model.__new__(model)
+        obj.__data__ = values
+        obj._dirty = set()
+        obj.__rel__ = {}
+        objects.append(obj)
+    return objects
+
+
+def _plain_model(wrapper: Any) -> bool:
+    """Whether ``_model_rows`` builds what *wrapper* would: a model with peewee's own
+    ``__init__``, every column a field whose accessor only stores the value
+    (a foreign key's too, on a new instance given an id). Worked out once per layout."""
+    model = wrapper.constructor
+    if not wrapper.is_model or model.__init__ is not peewee.Model.__init__:
+        return False
+    return all(
+        type(_descriptor(model, name)) in _STORING_ACCESSORS for name in wrapper.unique_columns
+    )
+
+
+def _descriptor(model: type, name: str) -> object:
+    for klass in model.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
+_STORING_ACCESSORS = (peewee.FieldAccessor, peewee.ForeignKeyAccessor)
 
 
 def _is_plain(field: object) -> bool:

@@ -184,6 +184,21 @@ def test_prepared_dicts_and_tuples_are_the_rows_peewee_gives(db: Any) -> None:
     ]
     assert dicts[0]["last_check"].tzinfo is UTC
     assert [(type(d["id"]), type(d["paused"])) for d in dicts] == [(int, bool)] * 3
+
+    as_models = dbmod.Prepared(
+        lambda user_id: Monitor.select().where(Monitor.user == user_id).order_by(Monitor.id)
+    )
+    for _ in range(2):
+        models = as_models.rows(alice.id)
+        expected = list(Monitor.select().where(Monitor.user == alice.id).order_by(Monitor.id))
+        assert [(m.__data__, m._dirty, m.__rel__) for m in models] == [
+            (m.__data__, m._dirty, m.__rel__) for m in expected
+        ]
+    assert models[0].user.email == "a@example.com"  # the foreign key still loads its row
+    models[1].name = "renamed"
+    assert models[1].dirty_fields == [Monitor.name]
+    models[1].save()
+    assert Monitor.get_by_id(models[1].id).name == "renamed"
     assert [(d["user"], d["email"], d["url"]) for d in dicts][1] == (
         alice.id,
         "a@example.com",
