@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, Flask, Response, request
+from flask import Blueprint, Flask, Request, Response, request
+from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_login import current_user
@@ -100,6 +101,7 @@ def create_app(
         JSON_SORT_KEYS=False,
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.session_interface = _SessionInterface()
     services = dict(services or {})
     # Without the daemon's refresher (tests, embedding) nothing fills it
     # unless asked to: /metrics then serves the process and engine series.
@@ -265,12 +267,37 @@ def _init_limiter(app: Flask, settings: Settings) -> Limiter:
         elif not settings.rate_limit:
             unlimited.add(endpoint)
 
-    # An endpoint no limit applies to is let through before Flask-Limiter
-    # resolves its limits (~10 % of a monitor's read, to find none); its
-    # answers carry no rate limit headers either way.
-    @limiter.request_filter
-    def _unlimited() -> bool:
-        return request.endpoint in unlimited
-
+    _skip_unlimited(app, limiter, frozenset(unlimited))
     app.extensions["uptime_limiter"] = limiter
     return limiter
+
+
+def _skip_unlimited(app: Flask, limiter: Limiter, unlimited: frozenset[str]) -> None:
+    """Let requests to *unlimited* endpoints past Flask-Limiter's hook.
+
+    Finding that no limit applies (resolving the endpoint's, the blueprint's and
+    the application's limits, then evaluating none) was ~15 % of a monitor's
+    read with the API's limit off. Such a request is never counted and its
+    answer carries no rate limit headers either way.
+    """
+    hooks = app.before_request_funcs[None]
+    check = limiter._check_request_limit
+    if check not in hooks:
+        raise RuntimeError("Flask-Limiter's before_request hook was not found")
+
+    def _check_limited() -> None:
+        if request.endpoint not in unlimited:
+            check()
+
+    hooks[hooks.index(check)] = _check_limited
+
+
+class _SessionInterface(SecureCookieSessionInterface):
+    """Flask's signed cookie session, without making its signing serializer for a
+    request that has no such cookie (every API request: nothing here puts
+    anything in it; ~3 % of a monitor's read)."""
+
+    def open_session(self, app: Flask, request: Request) -> SecureCookieSession | None:
+        if app.secret_key and not request.cookies.get(self.get_cookie_name(app)):
+            return self.session_class()
+        return super().open_session(app, request)
