@@ -306,9 +306,12 @@ def _drop_plain_converters(wrapper: Any) -> None:
     """
     if not isinstance(wrapper, peewee.ModelDictCursorWrapper | peewee.ModelTupleCursorWrapper):
         return
-    converters = list(wrapper.converters)
+    converters, select = list(wrapper.converters), wrapper.select
     for i in list(wrapper.convert):
-        if _is_plain(getattr(converters[i], "__self__", None)):
+        # Only a column that is the field itself: an expression peewee maps to
+        # a field by its name (a SUM on PostgreSQL: a Decimal) keeps its int().
+        field = getattr(converters[i], "__self__", None)
+        if i < len(select) and select[i].unwrap() is field and _is_plain(field):
             converters[i] = None
     wrapper.converters = converters
     wrapper.convert = [i for i in range(wrapper.ncols) if converters[i] is not None]

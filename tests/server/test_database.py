@@ -132,6 +132,8 @@ def test_prepared_dicts_and_tuples_are_the_rows_peewee_gives(db: Any) -> None:
     (booleans, aware UTC times, JSON, nulls, foreign keys, a joined column)."""
     from datetime import UTC, datetime
 
+    from peewee import SQL
+
     from uptime_server.models import Monitor, User
 
     now = datetime(2026, 1, 1, 12, 30, 15, tzinfo=UTC)
@@ -184,6 +186,19 @@ def test_prepared_dicts_and_tuples_are_the_rows_peewee_gives(db: Any) -> None:
     ]
     assert dicts[0]["last_check"].tzinfo is UTC
     assert [(type(d["id"]), type(d["paused"])) for d in dicts] == [(int, bool)] * 3
+
+    # An expression named after a field is converted by that field (a NUMERIC
+    # comes back from psycopg as a Decimal): that int() stays.
+    summed = dbmod.Prepared(
+        lambda user_id: (
+            Monitor.select(SQL("CAST(SUM(response_time) AS NUMERIC)").alias("response_time"))
+            .where(Monitor.user == user_id)
+            .dicts()
+        )
+    )
+    for _ in range(2):
+        (total,) = summed.rows(alice.id)
+        assert total == {"response_time": 82} and type(total["response_time"]) is int
 
     as_models = dbmod.Prepared(
         lambda user_id: Monitor.select().where(Monitor.user == user_id).order_by(Monitor.id)
