@@ -50,6 +50,8 @@ def utc(dt: datetime | None) -> datetime | None:
     """Normalise to an aware UTC datetime (naive values are taken as UTC)."""
     if dt is None:
         return None
+    if dt.tzinfo is UTC:  # most times: stored times are read as aware UTC
+        return dt
     if dt.tzinfo is None:
         return dt.replace(tzinfo=UTC)
     return dt.astimezone(UTC)

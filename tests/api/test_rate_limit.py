@@ -66,8 +66,11 @@ class TestOff:
         assert "X-RateLimit-Limit" not in responses[-1].headers
 
 
+# With the API's limit off, the endpoints left without a limit skip
+# Flask-Limiter at once (app._init_limiter): login views must not be among them.
+@pytest.mark.parametrize("api_limit", ["600/minute", None])
 def test_it_limits_login_views_per_address(
-    monkeypatch: pytest.MonkeyPatch, settings: Any, clock: Any, db: Any
+    monkeypatch: pytest.MonkeyPatch, settings: Any, clock: Any, db: Any, api_limit: str | None
 ) -> None:
     # A stand-in for the sign-in blueprint: a public view marked login_limited.
     import types
@@ -84,7 +87,7 @@ def test_it_limits_login_views_per_address(
     stand_in = types.SimpleNamespace(bp=bp)
     blueprints = tuple(stand_in if m is signin else m for m in app_module.API_BLUEPRINTS)
     monkeypatch.setattr(app_module, "API_BLUEPRINTS", blueprints)
-    limited = settings.with_overrides(login_rate_limit="3/minute")
+    limited = settings.with_overrides(login_rate_limit="3/minute", rate_limit=api_limit)
     client = create_app(limited, clock=clock, bind_database=False).test_client()
     statuses = [client.get("/api/v1/auth/github/login").status_code for _ in range(4)]
     assert statuses == [200, 200, 200, 429]

@@ -126,6 +126,101 @@ def test_a_prepared_query_gives_every_row_each_time_with_its_own_values(db: Any)
         assert as_dicts.rows(bob.id) == [{"name": "three", "paused": False}]
 
 
+def test_prepared_dicts_and_tuples_are_the_rows_peewee_gives(db: Any) -> None:
+    """Dicts and tuples are read in one go, integer and text columns unconverted:
+    every column type still comes back as peewee's own iteration gives it
+    (booleans, aware UTC times, JSON, nulls, foreign keys, a joined column)."""
+    from datetime import UTC, datetime
+
+    from peewee import SQL
+
+    from uptime_server.models import Monitor, User
+
+    now = datetime(2026, 1, 1, 12, 30, 15, tzinfo=UTC)
+    alice = User.create(email="a@example.com", name="a", created_at=now)
+    for i, (paused, headers, last_check) in enumerate(
+        ((True, {"X-A": "1"}, now), (False, {}, None), (False, {"B": "2"}, now))
+    ):
+        Monitor.create(
+            user=alice,
+            name=f"m{i}",
+            url=None if i == 1 else f"http://127.0.0.1:9/{i}",
+            type="http",
+            paused=paused,
+            headers=headers,
+            response_time=None if i == 1 else 40 + i,
+            created_at=now,
+            updated_at=now,
+            last_check=last_check,
+        )
+    columns = (
+        Monitor.id,
+        Monitor.user,
+        Monitor.name,
+        Monitor.url,
+        Monitor.paused,
+        Monitor.headers,
+        Monitor.response_time,
+        Monitor.last_check,
+        User.email,
+    )
+
+    def build(user_id: int) -> Any:
+        return (
+            Monitor.select(*columns).join(User).where(Monitor.user == user_id).order_by(Monitor.id)
+        )
+
+    as_dicts = dbmod.Prepared(lambda user_id: build(user_id).dicts())
+    as_tuples = dbmod.Prepared(lambda user_id: build(user_id).tuples())
+    as_named = dbmod.Prepared(lambda user_id: build(user_id).namedtuples())
+    for _ in range(2):  # the first run works out the layout, the second reuses it
+        dicts = as_dicts.rows(alice.id)
+        assert dicts == list(build(alice.id).dicts())
+        assert as_tuples.rows(alice.id) == list(build(alice.id).tuples())
+        assert as_named.rows(alice.id) == list(build(alice.id).namedtuples())
+        assert as_dicts.rows(-1) == [] and as_tuples.rows(-1) == []
+    assert [(d["paused"], d["headers"], d["last_check"]) for d in dicts] == [
+        (True, {"X-A": "1"}, now),
+        (False, {}, None),
+        (False, {"B": "2"}, now),
+    ]
+    assert dicts[0]["last_check"].tzinfo is UTC
+    assert [(type(d["id"]), type(d["paused"])) for d in dicts] == [(int, bool)] * 3
+
+    # An expression named after a field is converted by that field (a NUMERIC
+    # comes back from psycopg as a Decimal): that int() stays.
+    summed = dbmod.Prepared(
+        lambda user_id: (
+            Monitor.select(SQL("CAST(SUM(response_time) AS NUMERIC)").alias("response_time"))
+            .where(Monitor.user == user_id)
+            .dicts()
+        )
+    )
+    for _ in range(2):
+        (total,) = summed.rows(alice.id)
+        assert total == {"response_time": 82} and type(total["response_time"]) is int
+
+    as_models = dbmod.Prepared(
+        lambda user_id: Monitor.select().where(Monitor.user == user_id).order_by(Monitor.id)
+    )
+    for _ in range(2):
+        models = as_models.rows(alice.id)
+        expected = list(Monitor.select().where(Monitor.user == alice.id).order_by(Monitor.id))
+        assert [(m.__data__, m._dirty, m.__rel__) for m in models] == [
+            (m.__data__, m._dirty, m.__rel__) for m in expected
+        ]
+    assert models[0].user.email == "a@example.com"  # the foreign key still loads its row
+    models[1].name = "renamed"
+    assert models[1].dirty_fields == [Monitor.name]
+    models[1].save()
+    assert Monitor.get_by_id(models[1].id).name == "renamed"
+    assert [(d["user"], d["email"], d["url"]) for d in dicts][1] == (
+        alice.id,
+        "a@example.com",
+        None,
+    )
+
+
 def test_a_prepared_query_takes_lists_of_any_length(db: Any) -> None:
     from datetime import UTC, datetime
 
