@@ -152,9 +152,11 @@ def test_install_completion_writes_the_bash_script(tmp_path: Path) -> None:
     uptime = Path(sys.executable).with_name("uptime")
     env = {k: v for k, v in os.environ.items() if not k.startswith("UPTIME_")}
     env.update({"HOME": str(tmp_path), "SHELL": "/bin/bash"})
-    # run from bash, as a user would, so the shell is detected as bash
+    # run from bash, as a user would, so the shell is detected as bash; the
+    # "; exit" keeps bash as the parent (a lone command is exec'd in its place,
+    # and the shell would be looked for above pytest)
     done = subprocess.run(
-        ["bash", "-c", f"'{uptime}' --install-completion"],
+        ["bash", "-c", f"'{uptime}' --install-completion; exit $?"],
         env=env,
         capture_output=True,
         text=True,
