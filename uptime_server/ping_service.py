@@ -40,21 +40,11 @@ from typing import Any
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.db import database
-from uptime_server.engine.pings import (
-    FAILED,
-    MAX_MESSAGE,
-    PAUSED,
-    RECORDED,
-    UNKNOWN,
-    PingIn,
-    record_pings,
-)
+from uptime_server.engine.pings import PingIn, record_pings
 from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.recorder_process import RecorderProcess
 
 log = logging.getLogger(__name__)
-
-__all__ = ["FAILED", "MAX_MESSAGE", "PAUSED", "RECORDED", "UNKNOWN", "PingIn", "PingSink"]
 
 _EXIT_CODE = re.compile(r"^[0-9]{1,3}$")
 MAX_EXIT_CODE = 255

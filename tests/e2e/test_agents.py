@@ -63,16 +63,21 @@ def server(database_url: str, make_cluster: Any) -> Iterator[tuple[Cluster, Daem
     yield cluster, daemon
 
 
-def agent_token(cluster: Cluster, location: str = "eu-west", name: str = "paris") -> str:
+def server_cli(cluster: Cluster, *args: str) -> str:
+    """What ``uptime server ARGS...`` prints on the daemon's machine (it must exit 0)."""
     out = subprocess.run(
-        [*UPTIME, "server", "agent-token", "--location", location, "--name", name],
+        [*UPTIME, "server", *args],
         env=cluster.env,
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     )
-    token = out.stdout.strip()
+    return out.stdout
+
+
+def agent_token(cluster: Cluster, location: str = "eu-west", name: str = "paris") -> str:
+    token = server_cli(cluster, "agent-token", "--location", location, "--name", name).strip()
     assert token.startswith("upa_")
     return token
 
@@ -269,15 +274,7 @@ def test_a_failing_canary_makes_the_agent_degraded_and_its_failures_uncounted(
     assert cluster.api(daemon, "GET", "/notifications").json()["data"] == []
     health = requests.get(f"{daemon.base}/healthz", timeout=10).json()
     assert [a["name"] for a in health["degraded_agents"]] == ["paris"]
-    listed = subprocess.run(
-        [*UPTIME, "server", "agents", "--json"],
-        env=cluster.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert '"degraded": true' in listed.stdout
+    assert '"degraded": true' in server_cli(cluster, "agents", "--json")
 
     # The uplink is back: the next failure counts.
     agent.canary.targets = (target.url.split("/")[2],)
@@ -391,15 +388,7 @@ def degraded_in_health(daemon: DaemonProcess) -> list[str]:
 def listed_degraded(cluster: Cluster, daemon: DaemonProcess) -> dict[str, tuple[str, bool]]:
     """Each agent's (location, degraded), by name, from the API and from the CLI (which agree)."""
     api = cluster.api(daemon, "GET", "/agents").json()["data"]
-    out = subprocess.run(
-        [*UPTIME, "server", "agents", "--json"],
-        env=cluster.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    cli = json.loads(out.stdout)["data"]
+    cli = json.loads(server_cli(cluster, "agents", "--json"))["data"]
     by_api = {a["name"]: (a["location"], a["degraded"]) for a in api}
     assert {a["name"]: (a["location"], a["degraded"]) for a in cli} == by_api
     return by_api

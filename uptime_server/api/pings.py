@@ -19,9 +19,9 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, request
 
-from uptime_server import ping_service
 from uptime_server.api.access import ping_limited, public
 from uptime_server.api.operations import documented, query
+from uptime_server.engine.pings import MAX_MESSAGE
 
 bp = Blueprint("pings", __name__)
 
@@ -48,7 +48,7 @@ def _handle(token: str, suffix: str | None = None) -> Any:
         request.environ,
         token,
         suffix,
-        lambda: request.get_data(cache=False)[: ping_service.MAX_MESSAGE],
+        lambda: request.get_data(cache=False)[:MAX_MESSAGE],
     )
     return Response(body, status, headers)
 

@@ -231,14 +231,7 @@ def serve(
             daemon=True,
         ).start()
     with database.connection_context():
-        while True:
-            try:
-                message = conn.recv()
-            except (EOFError, OSError):
-                break
-            if message is None:
-                break
-            kind, payload, now = message
+        for kind, payload, now in _requests(conn):
             try:
                 result: Any
                 if kind == "record_pings":
@@ -259,16 +252,22 @@ def serve(
 
 def _serve_claims(dispatcher: Dispatcher, conn: Connection) -> None:
     """The child's claim thread: make each requested claim and send the claims back."""
-    while True:
-        try:
-            request = conn.recv()
-        except (EOFError, OSError):
-            break
-        if request is None:
-            break
+    for request in _requests(conn):
         try:
             conn.send(("ok", dispatcher.claim_now(request)))
         except Exception as exc:  # the scheduler's next loop claims again
             log.exception("recorder process: a claim failed")
             with contextlib.suppress(OSError):
                 conn.send(("error", repr(exc)))
+
+
+def _requests(conn: Connection) -> Iterator[Any]:
+    """What the parent sends on *conn*, until it closes its end or sends None."""
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        yield message
