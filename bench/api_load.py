@@ -26,7 +26,8 @@ the 300 monitors, delivery polls): that rate is measured for 3 s before the
 rounds and taken off ("with idle": not taken off). With one GIL, N req/s
 leaves 1000/N ms of CPU a request: the goals are <= 0.5 ms (``/healthz``),
 <= 1 ms (one monitor) and <= 3.3 ms (a list page of 100).
-``--http-threads N`` sets ``UPTIME_HTTP_THREADS``. Needs ``wrk``
+``--http-threads N`` sets ``UPTIME_HTTP_THREADS``, ``--read-concurrency N``
+``UPTIME_API_READ_CONCURRENCY`` (0: no read gate). Needs ``wrk``
 (Debian: ``apt-get install wrk``); without it the phase is skipped.
 Run: ``make bench-api`` or ``python -m bench.api_load``.
 """
@@ -133,6 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--http-threads", type=int, default=None, help="UPTIME_HTTP_THREADS (default: its own)"
     )
+    parser.add_argument(
+        "--read-concurrency",
+        type=int,
+        default=None,
+        help="UPTIME_API_READ_CONCURRENCY (default: its own, 1 on SQLite; 0: no gate)",
+    )
     args = parser.parse_args(argv)
     if shutil.which("wrk") is None:
         print("api under load: skipped, wrk is not installed (apt-get install wrk)")
@@ -151,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         if args.http_threads:
             env["UPTIME_HTTP_THREADS"] = str(args.http_threads)
+        if args.read_concurrency is not None:
+            env["UPTIME_API_READ_CONCURRENCY"] = str(args.read_concurrency)
         (data_dir / "target").mkdir()
         target = start_target(data_dir / "target", prefer_nginx=False)
         token, ids = seed(env, args.monitors, target.http_url)

@@ -60,6 +60,7 @@ from uptime_server.health_wsgi import HealthDispatcher
 from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
 from uptime_server.metrics_snapshot import metrics_cache_for
 from uptime_server.ping_wsgi import PingDispatcher, PingLimit
+from uptime_server.read_gate import ReadGate
 from uptime_server.web import public
 from uptime_server.web.public_wsgi import PublicDispatcher
 from uptime_server.web.render_cache import RenderCache
@@ -129,8 +130,11 @@ def create_app(
     limiter = _init_limiter(app, settings)
     # Pings are answered in front of Flask (ping_wsgi), where waitress and
     # the test client both reach them.
+    flask_app: Any = app.wsgi_app
+    if settings.api_read_concurrency:
+        flask_app = ReadGate(flask_app, settings.api_read_concurrency)
     pings_dispatcher = PingDispatcher(
-        app.wsgi_app,
+        flask_app,
         app.extensions["uptime"],
         PingLimit(limiter.limiter, settings.ping_rate_limit, settings.rate_limit),
     )

@@ -81,6 +81,8 @@ class Settings:
     oauth_providers: Mapping[str, OAuthProvider] = field(default_factory=dict)
     log_level: str = "INFO"
     http_threads: int = 32
+    # API reads let into Flask at once (read_gate.py); 0: no gate.
+    api_read_concurrency: int = 0
     test_run_timeout: int = 60
     test_concurrency: int = 4
     test_concurrency_per_user: int = 2
@@ -168,6 +170,13 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             "UPTIME_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True
         ),
         http_threads=http_threads,
+        # One at a time on SQLite, where a read is all CPU (read_gate.py).
+        api_read_concurrency=env.int(
+            "UPTIME_API_READ_CONCURRENCY",
+            1 if database_url.startswith("sqlite") else 0,
+            lo=0,
+            hi=http_threads,
+        ),
         test_run_timeout=env.duration("UPTIME_TEST_RUN_TIMEOUT", 60, lo=1),
         test_concurrency=_test_concurrency(env, http_threads),
         test_concurrency_per_user=env.int("UPTIME_TEST_CONCURRENCY_PER_USER", 2, lo=1),

@@ -42,6 +42,8 @@ BAD_VALUES = [
     ("UPTIME_LOG_LEVEL", "LOUD"),
     ("UPTIME_HTTP_THREADS", "0"),
     ("UPTIME_HTTP_THREADS", "1"),  # one thread must stay free of test runs
+    ("UPTIME_API_READ_CONCURRENCY", "-1"),
+    ("UPTIME_API_READ_CONCURRENCY", "33"),  # more than the 32 HTTP threads
     ("UPTIME_SESSION_MAX_AGE", "forever"),
     ("UPTIME_SESSION_MAX_AGE", "30"),
     ("UPTIME_METRICS_REFRESH_INTERVAL", "soon"),
@@ -107,6 +109,14 @@ def test_it_has_the_documented_defaults() -> None:
 def test_test_runs_leave_http_threads_free_by_default(threads: str, tests: int) -> None:
     settings = load_settings({**BASE, "UPTIME_HTTP_THREADS": threads})
     assert settings.test_concurrency == tests
+
+
+def test_api_reads_pass_one_at_a_time_on_sqlite_only_by_default() -> None:
+    assert load_settings(BASE).api_read_concurrency == 1
+    postgres = {**BASE, "UPTIME_DATABASE_URL": "postgresql://db.example/uptime"}
+    assert load_settings(postgres).api_read_concurrency == 0
+    assert load_settings({**postgres, "UPTIME_API_READ_CONCURRENCY": "2"}).api_read_concurrency == 2
+    assert load_settings({**BASE, "UPTIME_API_READ_CONCURRENCY": "0"}).api_read_concurrency == 0
 
 
 def test_test_runs_must_stay_below_the_http_threads() -> None:
