@@ -90,6 +90,7 @@ class Settings:
     lease_seconds: int = 15
     delivery_lease_seconds: int = 120
     shutdown_grace: int = 30
+    event_loop: str = "uvloop"  # the probes' event loop: "uvloop" or "asyncio"
 
     @property
     def outbox_dir(self) -> Path:
@@ -184,6 +185,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         lease_seconds=env.int("UPTIME_LEASE_SECONDS", 15, lo=2, hi=3600),
         delivery_lease_seconds=env.int("UPTIME_DELIVERY_LEASE_SECONDS", 120, lo=2, hi=3600),
         shutdown_grace=env.int("UPTIME_SHUTDOWN_GRACE", 30, lo=0, hi=3600),
+        event_loop=env.choice("UPTIME_EVENT_LOOP", "uvloop", ("uvloop", "asyncio")),
     )
     if settings.smtp_password and not settings.smtp_username:
         raise ConfigError("UPTIME_SMTP_PASSWORD: needs UPTIME_SMTP_USERNAME as well")

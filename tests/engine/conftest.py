@@ -3,7 +3,10 @@
 The net (`connections`, autouse) patches the event loop's `sock_connect`, the
 call every aiohttp connection goes through: a connection to anything but this
 machine is refused and recorded, and the test fails, so a broken guard can
-never send traffic out.
+never send traffic out. The probe loops run on uvloop (``UPTIME_EVENT_LOOP``),
+whose C code connects without asyncio's ``sock_connect``: there the net also
+covers ``create_connection`` (the tcp probe) and ``create_datagram_endpoint``
+(dns over UDP) by their remote address.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trustme
+import uvloop
 from aiohttp import web
 
 from tests.dns_server import DnsServer
@@ -53,7 +58,35 @@ def connections(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, int
             raise PermissionError(f"test net: refused connection to {address[0]}")
         return await real_connect(self, sock, address)
 
+    def check(address: Any) -> None:
+        target = (address[0], address[1])
+        dialled.append(target)
+        if not _is_local(address[0]):
+            forbidden.append(target)
+            raise PermissionError(f"test net: refused connection to {address[0]}")
+
+    uv_sock_connect = uvloop.Loop.sock_connect
+    uv_create_connection = uvloop.Loop.create_connection
+    uv_datagram_endpoint = uvloop.Loop.create_datagram_endpoint
+
+    async def uv_connect(self, sock, address):  # type: ignore[no-untyped-def]
+        check(address)
+        return await uv_sock_connect(self, sock, address)
+
+    async def uv_create(self, factory, host=None, port=None, **kwargs):  # type: ignore[no-untyped-def]
+        if host is not None:
+            check((host, port))
+        return await uv_create_connection(self, factory, host, port, **kwargs)
+
+    async def uv_datagram(self, factory, local_addr=None, remote_addr=None, **kwargs):  # type: ignore[no-untyped-def]
+        if remote_addr is not None:
+            check(remote_addr)
+        return await uv_datagram_endpoint(self, factory, local_addr, remote_addr, **kwargs)
+
     monkeypatch.setattr(loop_class, "sock_connect", sock_connect)
+    monkeypatch.setattr(uvloop.Loop, "sock_connect", uv_connect)
+    monkeypatch.setattr(uvloop.Loop, "create_connection", uv_create)
+    monkeypatch.setattr(uvloop.Loop, "create_datagram_endpoint", uv_datagram)
     yield dialled
     assert not forbidden, f"tried to connect off this machine: {forbidden}"
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import threading
 import time
 
 import pytest
+import uvloop
 
 from tests.engine.targets import CountingServer
 from uptime_server.engine import probe_loop
@@ -172,3 +174,36 @@ def test_the_daemon_closes_the_shared_loop_on_shutdown(target, settings, db):
     Daemon(settings, DaemonOptions(api=False, scheduler=False))._shutdown()
     assert loop.prober._session is None
     assert loop._thread is not None and not loop._thread.is_alive()
+
+
+@pytest.mark.parametrize("kind", ["uvloop", "asyncio"])
+def test_checks_run_on_the_configured_event_loop_inside_the_test_net(target, connections, kind):
+    loop = ProbeLoop(ProbeConfig(event_loop=kind), concurrency=4, name="test-probes")
+    ended = Ended()
+    port = target.server_address[1]
+    jobs = [
+        ProbeJob(CheckSpec(url=target.url("ok", f"loop-{kind}"))),
+        ProbeJob(CheckSpec(url=f"tcp://127.0.0.1:{port}", type="tcp")),
+    ]
+    loop.submit(jobs, ended)
+    assert loop.wait_idle(20)
+    running = loop._loop
+    loop.close()
+    if kind == "uvloop":
+        assert isinstance(running, uvloop.Loop)
+    else:
+        assert isinstance(running, asyncio.BaseEventLoop) and not isinstance(running, uvloop.Loop)
+    assert [j.result.status_code if j.result else None for j in jobs] == [200, None]
+    assert all(j.result is not None and j.result.passed for j in jobs), [j.result for j in jobs]
+    # Both connections went through the net (tests/engine/conftest.py): on
+    # uvloop the HTTP one by sock_connect, the tcp one by create_connection.
+    assert connections.count(("127.0.0.1", port)) == 2
+
+
+def test_asyncio_loop_where_uvloop_is_missing(monkeypatch):
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # import uvloop raises ImportError
+    made = probe_loop.new_event_loop("uvloop")
+    try:
+        assert isinstance(made, asyncio.BaseEventLoop)
+    finally:
+        made.close()

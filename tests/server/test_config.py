@@ -44,6 +44,7 @@ BAD_VALUES = [
     ("UPTIME_HTTP_THREADS", "1"),  # one thread must stay free of test runs
     ("UPTIME_API_READ_CONCURRENCY", "-1"),
     ("UPTIME_API_READ_CONCURRENCY", "33"),  # more than the 32 HTTP threads
+    ("UPTIME_EVENT_LOOP", "trio"),
     ("UPTIME_SESSION_MAX_AGE", "forever"),
     ("UPTIME_SESSION_MAX_AGE", "30"),
     ("UPTIME_METRICS_REFRESH_INTERVAL", "soon"),
@@ -117,6 +118,12 @@ def test_api_reads_pass_one_at_a_time_on_sqlite_only_by_default() -> None:
     assert load_settings(postgres).api_read_concurrency == 0
     assert load_settings({**postgres, "UPTIME_API_READ_CONCURRENCY": "2"}).api_read_concurrency == 2
     assert load_settings({**BASE, "UPTIME_API_READ_CONCURRENCY": "0"}).api_read_concurrency == 0
+
+
+def test_the_probes_run_on_uvloop_unless_told_otherwise() -> None:
+    assert load_settings(BASE).event_loop == "uvloop"
+    assert load_settings({**BASE, "UPTIME_EVENT_LOOP": "asyncio"}).event_loop == "asyncio"
+    assert load_settings({**BASE, "UPTIME_EVENT_LOOP": " UVLOOP "}).event_loop == "uvloop"
 
 
 def test_test_runs_must_stay_below_the_http_threads() -> None:

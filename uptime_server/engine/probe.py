@@ -65,6 +65,9 @@ class ProbeConfig:
     user_agent: str = "uptime/0.1.0"
     max_redirects: int = 10
     json_path_time_limit: float = TIME_LIMIT  # seconds; see json_path
+    # The probe loops' event loop: "uvloop" (libuv) or "asyncio" (the
+    # standard library's); see probe_loop.new_event_loop.
+    event_loop: str = "uvloop"
 
 
 @dataclass

@@ -56,6 +56,7 @@ def probe_config(settings: Settings) -> ProbeConfig:
         block_private=settings.block_private_targets,
         max_body_bytes=settings.max_body_bytes,
         ca_bundle=settings.ca_bundle,
+        event_loop=settings.event_loop,
     )
 
 
