@@ -14,12 +14,13 @@ for ``POOL_STALE_SECONDS`` is closed when next taken.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import random
+import threading
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -100,11 +101,35 @@ def is_sqlite() -> bool:
     return isinstance(database.obj, peewee.SqliteDatabase)
 
 
-def write_tx() -> AbstractContextManager[object]:
-    """A write transaction: BEGIN IMMEDIATE on SQLite, a plain BEGIN elsewhere."""
-    if is_sqlite():
-        return database.atomic("IMMEDIATE")
-    return database.atomic()
+# Held around an SQLite write transaction by the thread that runs it: the
+# writers of one process queue here, where a release wakes the next at once.
+# Without it they queue inside SQLite, whose busy handler polls the lock with
+# sleeps of 1, 2, 5, 10 ... 100 ms: under load a writer (the recorder
+# process's claim thread beside its recorder) slept through the gaps between
+# the other's transactions. Re-entrant, as transactions nest (savepoints).
+_WRITERS = threading.RLock()
+
+
+@contextlib.contextmanager
+def write_tx() -> Iterator[None]:
+    """A write transaction: BEGIN IMMEDIATE on SQLite, a plain BEGIN elsewhere.
+
+    On SQLite the writers of this process take turns on ``_WRITERS`` first.
+    It is waited for no longer than SQLite's busy timeout: past that the
+    transaction queues on SQLite's own lock, as it would without it, and
+    SQLite reports a lock held too long as it always has.
+    """
+    if not is_sqlite():
+        with database.atomic():
+            yield
+        return
+    held = _WRITERS.acquire(timeout=SQLITE_PRAGMAS["busy_timeout"] / 1000)
+    try:
+        with database.atomic("IMMEDIATE"):
+            yield
+    finally:
+        if held:
+            _WRITERS.release()
 
 
 def execute_many(sql: str, rows: list[tuple[object, ...]], *, count: bool = False) -> int | None:
