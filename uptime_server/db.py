@@ -2,7 +2,10 @@
 
 SQLite runs in WAL mode with a busy timeout and foreign keys on, and write
 transactions start with BEGIN IMMEDIATE so two writers queue on the lock
-instead of failing half way with "database is locked" at COMMIT.
+instead of failing half way with "database is locked" at COMMIT. The writers
+of one process queue on a lock of the process first (``write_tx``), which
+hands the database over the moment it is free; SQLite's busy handler, which
+the writers of other processes still meet, polls it with sleeps.
 
 Both dialects pool their connections (``playhouse.pool``): ``close()`` gives
 a connection back to its pool, and the next ``connect()`` of any thread takes
