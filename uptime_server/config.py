@@ -443,6 +443,7 @@ class AgentSettings:
     block_private_targets: bool = False
     max_body_bytes: int = 1024 * 1024
     ca_bundle: str | None = None
+    event_loop: str = "uvloop"  # the probes' event loop, as the daemon's UPTIME_EVENT_LOOP
 
 
 def load_agent_settings(environ: Mapping[str, str] | None = None) -> AgentSettings:
@@ -463,4 +464,5 @@ def load_agent_settings(environ: Mapping[str, str] | None = None) -> AgentSettin
         block_private_targets=env.bool("UPTIME_BLOCK_PRIVATE_TARGETS", False),
         max_body_bytes=env.int("UPTIME_MAX_BODY_BYTES", 1024 * 1024, lo=1),
         ca_bundle=env.path("UPTIME_CA_BUNDLE"),
+        event_loop=env.choice("UPTIME_EVENT_LOOP", "uvloop", ("uvloop", "asyncio")),
     )

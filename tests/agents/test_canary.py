@@ -60,5 +60,10 @@ def test_the_canary_setting_takes_host_port_and_urls():
     assert settings.canary == ("1.1.1.1:53", "https://example.com/")
     assert str(settings.buffer_dir) == "/x"
     assert load_agent_settings({}).canary == ()
+    # The probes' event loop, as the daemon's.
+    assert load_agent_settings({}).event_loop == "uvloop"
+    assert load_agent_settings({"UPTIME_EVENT_LOOP": "asyncio"}).event_loop == "asyncio"
+    with pytest.raises(ConfigError, match="UPTIME_EVENT_LOOP"):
+        load_agent_settings({"UPTIME_EVENT_LOOP": "trio"})
     with pytest.raises(ConfigError, match="UPTIME_AGENT_CANARY"):
         load_agent_settings({"UPTIME_AGENT_CANARY": "example.com"})

@@ -69,6 +69,7 @@ def run(
         block_private=settings.block_private_targets,
         max_body_bytes=settings.max_body_bytes,
         ca_bundle=settings.ca_bundle,
+        event_loop=settings.event_loop,
     )
     probes = ProbeLoop(config, concurrency=settings.check_concurrency, name="agent-probes")
     agent = Agent(
