@@ -185,7 +185,9 @@ def main() -> None:
     parser.add_argument(
         "--only", choices=("all", "tcp"), default="all", help="tcp: the tcp phase (d) alone"
     )
-    parser.add_argument("--tcp-rounds", type=int, default=2, help="best of N for (d)")
+    parser.add_argument(
+        "--tcp-rounds", type=int, default=2, help="best of N for (d); 0: no tcp phase"
+    )
     parser.add_argument("--blackbox-seconds", type=float, default=10)
     parser.add_argument("--blackbox-clients", type=int, default=64)
     args = parser.parse_args()
@@ -205,7 +207,8 @@ def main() -> None:
                 _steady_report(args, workdir, target, best_http / 2)
             if args.memory_monitors:
                 _memory_report(args, workdir, target)
-        _measure_tcp(args, workdir, target)
+        if args.tcp_rounds > 0:
+            _measure_tcp(args, workdir, target)
     finally:
         target.stop()
 
