@@ -63,3 +63,17 @@ def test_a_done_batch_leaves_no_file_and_an_unreadable_one_is_set_aside(tmp_path
     assert again.batches == []
     assert (tmp_path / "buf" / "000000000009.bad").exists()
     assert not batch.path.exists()
+
+
+def test_a_batch_marked_sent_stays_marked_after_a_restart(tmp_path):
+    buffer = DiskBuffer(tmp_path / "buf")
+    buffer.add(_results(1, 2), batch_size=1)
+    first, second = buffer.batches
+    assert not first.sent and not second.sent
+
+    buffer.mark_sent(first)
+    again = DiskBuffer(tmp_path / "buf")
+    assert [b.sent for b in again.batches] == [True, False]
+
+    buffer.mark_sent(first, False)  # the post surely never left
+    assert [b.sent for b in DiskBuffer(tmp_path / "buf").batches] == [False, False]

@@ -243,6 +243,39 @@ def test_a_batch_whose_answer_was_lost_is_posted_again_under_its_id_and_recorded
     assert repeat == {**first, "duplicate": True}
 
 
+def test_a_batch_the_server_took_whose_answer_was_lost_is_not_dropped_when_its_lease_ends(
+    server, make_agent, target, tmp_path
+):
+    """The server recorded the batch, the answer never came, and the outage outlasted the
+    leases: the batch goes again whole, the server answers with what it recorded, and
+    the agent counts it recorded, not dropped."""
+    cluster, daemon = server
+    monitor_id = eu_monitor(cluster, daemon, "taken", target.url)
+    agent = make_agent(buffer_dir=tmp_path / "buf")
+    claim_and_run(agent, 1)
+    real_post = agent.client.session.post
+    delivered: list[int] = []
+
+    def answer_lost(*args: Any, **kwargs: Any) -> Any:
+        delivered.append(real_post(*args, **kwargs).status_code)  # the server has it...
+        raise requests.ReadTimeout("the answer was lost")  # ...the agent never hears
+
+    agent.client.session.post = answer_lost  # type: ignore[method-assign]
+    agent.loop(agent.clock.now())
+    assert delivered == [200] and not agent.online
+    [batch] = agent.buffer.batches
+    assert batch.sent and len(batch.results) == 1
+
+    agent.client.session.post = real_post  # type: ignore[method-assign]
+    agent.clock.advance(LEASE + 1)  # the outage outlasts the lease
+    agent.loop(agent.clock.now())
+
+    assert agent.online and len(agent.buffer) == 0
+    assert agent.counts.recorded == 1 and agent.counts.expired == 0 and agent.dropped == 0
+    assert agent.status()["dropped_results"] == 0
+    assert len(runs(cluster, monitor_id)) == 1
+
+
 def test_tokens_are_separated_both_ways(server, make_agent):
     cluster, daemon = server
     agent = make_agent()

@@ -6,6 +6,9 @@ made, and carrying the batch's id, which the server keys its idempotency
 on. A batch keeps its id whatever happens (a crash, a restart, a retry), and
 a result belongs to exactly one batch, so no result is ever posted twice
 under two ids. A file is deleted only once the server has answered it.
+Before its first post a batch is marked ``sent`` on disk: from then on the
+server may hold it (the answer may be what was lost), so it is posted again
+whole, never trimmed of expired results by the agent.
 
 Bounded: past ``max_results`` buffered results, the oldest batches are
 dropped (and counted) to make room: their leases would have expired long
@@ -37,6 +40,7 @@ class Batch:
     batch_id: str
     results: list[Result]
     path: Path
+    sent: bool = False  # posted at least once: the server may have recorded it
 
 
 class DiskBuffer:
@@ -52,7 +56,15 @@ class DiskBuffer:
         for path in sorted(self.directory.glob("*.json")):
             try:
                 data = json.loads(path.read_text())
-                batches.append(Batch(int(path.stem), data["batch_id"], data["results"], path))
+                batches.append(
+                    Batch(
+                        int(path.stem),
+                        data["batch_id"],
+                        data["results"],
+                        path,
+                        sent=bool(data.get("sent", False)),
+                    )
+                )
             except (OSError, ValueError, KeyError):
                 log.exception("agent buffer: unreadable batch %s left aside", path)
                 path.rename(path.with_suffix(".bad"))
@@ -88,6 +100,13 @@ class DiskBuffer:
                 self.done(batch)
         return dropped
 
+    def mark_sent(self, batch: Batch, sent: bool = True) -> None:
+        """Record on disk, before its first post, that *batch* may reach the server
+        (or, *sent* False, that the post surely did not)."""
+        if batch.sent != sent:
+            batch.sent = sent
+            self._write(batch)
+
     def done(self, batch: Batch) -> None:
         """The server answered *batch* (or nothing of it is left): forget it."""
         batch.path.unlink(missing_ok=True)
@@ -106,5 +125,6 @@ class DiskBuffer:
 
     def _write(self, batch: Batch) -> None:
         tmp = batch.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"batch_id": batch.batch_id, "results": batch.results}))
+        data = {"batch_id": batch.batch_id, "results": batch.results, "sent": batch.sent}
+        tmp.write_text(json.dumps(data))
         os.replace(tmp, batch.path)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import requests
+from urllib3.exceptions import NewConnectionError
 
 from uptime_server import __version__
 
@@ -17,7 +18,16 @@ TIMEOUT = 10.0  # seconds per request: connect and read
 
 
 class Unreachable(Exception):
-    """The server could not be reached or could not answer now."""
+    """The server could not be reached or could not answer now.
+
+    *maybe_delivered*: the request may have reached the server (the answer is
+    what was lost: a read timeout, a reset after sending, a 5xx). False when
+    it surely did not: no connection was made, or the server answered 429.
+    """
+
+    def __init__(self, message: str, *, maybe_delivered: bool = True) -> None:
+        super().__init__(message)
+        self.maybe_delivered = maybe_delivered
 
 
 class Refused(Exception):
@@ -56,9 +66,14 @@ class AgentClient:
         try:
             response = self.session.post(self.base + path, json=body, timeout=self.timeout)
         except requests.RequestException as exc:
-            raise Unreachable(f"{self.base}{path}: {exc.__class__.__name__}") from None
+            raise Unreachable(
+                f"{self.base}{path}: {exc.__class__.__name__}", maybe_delivered=not _not_sent(exc)
+            ) from None
         if response.status_code >= 500 or response.status_code == 429:
-            raise Unreachable(f"{self.base}{path}: HTTP {response.status_code}")
+            raise Unreachable(
+                f"{self.base}{path}: HTTP {response.status_code}",
+                maybe_delivered=response.status_code != 429,
+            )
         try:
             data: dict[str, Any] = response.json()
         except ValueError:
@@ -67,3 +82,13 @@ class AgentClient:
             error = data.get("error", {}) if isinstance(data, dict) else {}
             raise Refused(response.status_code, str(error.get("message", "refused")))
         return data
+
+
+def _not_sent(exc: requests.RequestException) -> bool:
+    """Whether *exc* says no connection was ever made (so nothing was sent)."""
+    if isinstance(exc, requests.ConnectTimeout):
+        return True
+    if isinstance(exc, requests.ConnectionError) and exc.args:
+        reason = getattr(exc.args[0], "reason", exc.args[0])
+        return isinstance(reason, NewConnectionError)
+    return False

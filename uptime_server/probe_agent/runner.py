@@ -203,7 +203,11 @@ class Agent:
 
     def _flush(self, now: datetime) -> None:
         for batch in self.buffer.batches:
-            self._drop_expired(batch, now)
+            if not batch.sent:
+                # A batch posted before goes again whole: its first answer may
+                # be what was lost, the server answering its id with what it
+                # recorded then; what it did not take it refuses, and says why.
+                self._drop_expired(batch, now)
             if not batch.results:
                 continue
             self._post(batch, now)
@@ -231,8 +235,13 @@ class Agent:
 
     def _post(self, batch: Batch, now: datetime) -> None:
         posted = [{k: v for k, v in r.items() if k != "lease_expires_at"} for r in batch.results]
+        self.buffer.mark_sent(batch)  # before: a crash mid-post leaves it marked
         try:
             answer = self.client.post_results(batch.batch_id, posted, self.status(now))
+        except Unreachable as exc:
+            if not exc.maybe_delivered:
+                self.buffer.mark_sent(batch, False)  # no connection: the server has none of it
+            raise
         except Refused as exc:
             if exc.status in (401, 403):
                 raise  # this agent may not post at all: stop, keep the buffer
@@ -244,7 +253,12 @@ class Agent:
         self.counts.posted += len(posted)
         self.counts.recorded += int(answer.get("recorded", 0))
         refused = [r for r in answer.get("results", []) if r.get("status") == "refused"]
-        self.counts.refused += len(refused)
+        # A lease the server no longer knows (it expired while the answer to
+        # an earlier post of this batch was lost, or another holder took the
+        # check) drops its result, as the agent drops one it knows expired.
+        lost = sum(1 for r in refused if r.get("reason") == "lease_lost")
+        self.counts.lost += lost
+        self.counts.refused += len(refused) - lost
         for item in refused:
             log.warning(
                 "monitor %s: result refused (%s)", item.get("monitor_id"), item.get("reason")
