@@ -327,7 +327,17 @@ def fake_dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
                 infos.append((socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, port)))
         return infos
 
+    # uvloop (the probe loops' event loop) resolves through libuv, not
+    # socket.getaddrinfo: its lookups of these names get the same table.
+    real_uv = uvloop.Loop.getaddrinfo
+
+    async def uv_getaddrinfo(self, host, port, *, family=0, type=0, proto=0, flags=0):  # type: ignore[no-untyped-def]
+        if isinstance(host, str) and host.endswith(".test"):
+            return getaddrinfo(host, port, family, type, proto, flags)
+        return await real_uv(self, host, port, family=family, type=type, proto=proto, flags=flags)
+
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(uvloop.Loop, "getaddrinfo", uv_getaddrinfo)
     return table
 
 

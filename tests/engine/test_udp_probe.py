@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from uptime_server.engine import probe_loop
 from uptime_server.engine.probe_types import RunResult
 from uptime_server.engine.probes import udp
 from uptime_server.engine.probes.udp import NO_EXPECTED_TEXT, PORT_UNREACHABLE, udp_attempt
@@ -110,12 +111,15 @@ def attempt(
     expect: str | None = None,
     timeout: float = 5,
     block_private: bool = False,
+    loop: str = "asyncio",
 ) -> RunResult:
-    return asyncio.run(
-        udp_attempt(
-            host, port, send=send, expect=expect, timeout=timeout, block_private=block_private
+    """One attempt on asyncio's event loop, or on uvloop's (the probe loops' default)."""
+    with asyncio.Runner(loop_factory=lambda: probe_loop.new_event_loop(loop)) as runner:
+        return runner.run(
+            udp_attempt(
+                host, port, send=send, expect=expect, timeout=timeout, block_private=block_private
+            )
         )
-    )
 
 
 # --- replies --------------------------------------------------------------------
@@ -167,8 +171,9 @@ def test_only_the_first_reply_is_judged() -> None:
         srv.close()
 
 
-def test_an_empty_payload_is_sent_as_an_empty_datagram(server: UdpServer) -> None:
-    result = attempt("127.0.0.1", server.port, send=b"", expect="echo:")
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_an_empty_payload_is_sent_as_an_empty_datagram(server: UdpServer, loop: str) -> None:
+    result = attempt("127.0.0.1", server.port, send=b"", expect="echo:", loop=loop)
     assert result.passed, result.error
     assert server.received == [b""]
 

@@ -122,9 +122,25 @@ async def _exchange(address: Address, payload: bytes, progress: _Progress) -> tu
     sock = _open_socket(*address)
     with sock:
         progress.sent_at = sent_at = time.perf_counter()
-        await loop.sock_sendall(sock, payload)
+        await _send(sock, payload)
         reply = await loop.sock_recv(sock, _MAX_DATAGRAM)
         return reply, round((time.perf_counter() - sent_at) * 1000)
+
+
+async def _send(sock: socket.socket, payload: bytes) -> None:
+    """One datagram, empty or not.
+
+    ``loop.sock_sendall`` will not do: uvloop's (the probe loops' event loop)
+    sends nothing at all for an empty payload. A datagram socket sends the
+    whole datagram or nothing, so a plain ``send`` is enough; a full send
+    buffer (EAGAIN) is tried again shortly, within the attempt's time limit.
+    """
+    while True:
+        try:
+            sock.send(payload)
+            return
+        except (BlockingIOError, InterruptedError):
+            await asyncio.sleep(0.005)
 
 
 def _open_socket(family: socket.AddressFamily, sockaddr: tuple[str, int]) -> socket.socket:
