@@ -10,7 +10,10 @@ database of its own (``tests.pg``), created here and dropped at the end. Under C
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import socket
+import socketserver
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -96,6 +99,34 @@ def target() -> Iterator[CountingServer]:
     server = CountingServer()
     yield server
     server.stop()
+
+
+Reply = Callable[[socket.socket], None]
+
+
+@pytest.fixture
+def tcp_server() -> Iterator[Callable[[Reply], int]]:
+    """Starts a TCP server on 127.0.0.1 whose handler is the given function; its port.
+
+    The connection closes when the function returns.
+    """
+    servers: list[socketserver.ThreadingTCPServer] = []
+
+    def start(reply: Reply) -> int:
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                reply(self.request)
+
+        server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return server.server_address[1]
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.fixture

@@ -124,6 +124,9 @@ def _without_password(url: str) -> str:
     return parts._replace(netloc=f"{user}:***@{host}").geturl()
 
 
+EVENT_LOOPS = ("uvloop", "asyncio")  # UPTIME_EVENT_LOOP: the probes' event loop
+
+
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Read settings from *environ* (default: the process environment)."""
     env = _Env(os.environ if environ is None else environ)
@@ -185,7 +188,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         lease_seconds=env.int("UPTIME_LEASE_SECONDS", 15, lo=2, hi=3600),
         delivery_lease_seconds=env.int("UPTIME_DELIVERY_LEASE_SECONDS", 120, lo=2, hi=3600),
         shutdown_grace=env.int("UPTIME_SHUTDOWN_GRACE", 30, lo=0, hi=3600),
-        event_loop=env.choice("UPTIME_EVENT_LOOP", "uvloop", ("uvloop", "asyncio")),
+        event_loop=env.choice("UPTIME_EVENT_LOOP", EVENT_LOOPS[0], EVENT_LOOPS),
     )
     if settings.smtp_password and not settings.smtp_username:
         raise ConfigError("UPTIME_SMTP_PASSWORD: needs UPTIME_SMTP_USERNAME as well")
@@ -464,5 +467,5 @@ def load_agent_settings(environ: Mapping[str, str] | None = None) -> AgentSettin
         block_private_targets=env.bool("UPTIME_BLOCK_PRIVATE_TARGETS", False),
         max_body_bytes=env.int("UPTIME_MAX_BODY_BYTES", 1024 * 1024, lo=1),
         ca_bundle=env.path("UPTIME_CA_BUNDLE"),
-        event_loop=env.choice("UPTIME_EVENT_LOOP", "uvloop", ("uvloop", "asyncio")),
+        event_loop=env.choice("UPTIME_EVENT_LOOP", EVENT_LOOPS[0], EVENT_LOOPS),
     )

@@ -23,11 +23,10 @@ health and public dispatchers), so waitress and the test client both reach it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
-StartResponse = Callable[..., Any]
-WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+from uptime_server.health_wsgi import StartResponse, WsgiApp
 
 READS = frozenset({"GET", "HEAD"})
 PREFIX = "/api/v1/"

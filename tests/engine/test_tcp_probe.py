@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 import socket
-import socketserver
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from tests.conftest import Reply
 from tests.engine.conftest import TLSServers, run_check
 from uptime_server.engine.probe import ProbeConfig
 from uptime_server.engine.probe_types import CheckSpec
-
-Reply = Callable[[socket.socket], None]
 
 
 def tcp_spec(port: int, host: str = "127.0.0.1", timeout: int = 5, **options: Any) -> CheckSpec:
@@ -23,28 +20,6 @@ def tcp_spec(port: int, host: str = "127.0.0.1", timeout: int = 5, **options: An
     return CheckSpec(
         url=f"tcp://{host}:{port}", type="tcp", timeout=timeout, verify_ssl=verify, options=options
     )
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[Reply], int]]:
-    """Starts a TCP server on 127.0.0.1 whose handler is the given function."""
-    servers: list[socketserver.ThreadingTCPServer] = []
-
-    def start(reply: Reply) -> int:
-        class Handler(socketserver.BaseRequestHandler):
-            def handle(self) -> None:
-                reply(self.request)
-
-        server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return server.server_address[1]
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
 
 
 def banner(sock: socket.socket) -> None:
@@ -82,16 +57,16 @@ def test_a_server_that_never_answers_hits_the_deadline(hanging_port: int) -> Non
     assert (result.passed, result.error) == (False, "timeout after 1s")
 
 
-def test_a_banner_is_expected(serve: Callable[[Reply], int]) -> None:
-    port = serve(banner)
+def test_a_banner_is_expected(tcp_server: Callable[[Reply], int]) -> None:
+    port = tcp_server(banner)
     assert run_check(tcp_spec(port, expect="220 ")).passed
     result = run_check(tcp_spec(port, expect="554"))
     # The peer's bytes are never quoted.
     assert (result.passed, result.error) == (False, "expected text not received")
 
 
-def test_what_is_sent_has_its_escapes_applied(serve: Callable[[Reply], int]) -> None:
-    port = serve(pong)
+def test_what_is_sent_has_its_escapes_applied(tcp_server: Callable[[Reply], int]) -> None:
+    port = tcp_server(pong)
     assert run_check(tcp_spec(port, send="PING\\r\\n", expect="+PONG")).passed
     result = run_check(tcp_spec(port, send="PING\\n\\r\\n", expect="+PONG"))
     assert (result.passed, result.error) == (False, "expected text not received")

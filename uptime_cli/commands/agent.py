@@ -46,8 +46,8 @@ def run(
 ) -> None:
     """Claim, run and report checks of the token's location until stopped."""
     from uptime_server.config import ConfigError, load_agent_settings
-    from uptime_server.engine.probe import ProbeConfig
     from uptime_server.engine.probe_loop import ProbeLoop
+    from uptime_server.engine.spec import probe_config
     from uptime_server.probe_agent.buffer import DiskBuffer
     from uptime_server.probe_agent.canary import Canary
     from uptime_server.probe_agent.client import AgentClient, Refused
@@ -65,13 +65,9 @@ def run(
         typer.echo("uptime: expected an agent token (upa_...)", err=True)
         raise typer.Exit(2)
     buffer = DiskBuffer(buffer_dir or settings.buffer_dir, max_results=settings.buffer_max_results)
-    config = ProbeConfig(
-        block_private=settings.block_private_targets,
-        max_body_bytes=settings.max_body_bytes,
-        ca_bundle=settings.ca_bundle,
-        event_loop=settings.event_loop,
+    probes = ProbeLoop(
+        probe_config(settings), concurrency=settings.check_concurrency, name="agent-probes"
     )
-    probes = ProbeLoop(config, concurrency=settings.check_concurrency, name="agent-probes")
     agent = Agent(
         AgentClient(server, token),
         probes,

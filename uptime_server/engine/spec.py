@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from uptime_server.config import Settings
+from uptime_server.config import AgentSettings, Settings
 from uptime_server.engine.probe_types import RETRY_DELAY_CAP, CheckSpec
 from uptime_server.models import DEFAULT_EXPECTED_STATUS, TYPE_FIELDS
 
@@ -47,7 +47,7 @@ SPEC_FIELDS = (
 )
 
 
-def probe_config(settings: Settings) -> ProbeConfig:
+def probe_config(settings: Settings | AgentSettings) -> ProbeConfig:
     # Imported here: the recorder process reads check specs' fields (through
     # the dispatcher) but never probes, and the prober pulls in aiohttp.
     from uptime_server.engine.probe import ProbeConfig
