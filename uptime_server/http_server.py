@@ -63,14 +63,39 @@ class JsonErrorChannel(HTTPChannel):
     """Waitress's channel with JSON errors and a lingering close after them.
 
     Waitress asks every channel ``readable()`` and ``writable()`` on each
-    turn of its loop, so an ordinary channel keeps waitress's own methods
-    (no extra frame per channel per turn); a channel that starts lingering
-    becomes a ``LingeringChannel``, which answers them itself.
+    turn of its loop, so an ordinary channel keeps waitress's own
+    ``readable()`` (no extra frame per channel per turn) and answers
+    ``writable()`` without calling waitress's; a channel that starts
+    lingering becomes a ``LingeringChannel``, which answers them itself.
     """
 
     error_task_class = JsonErrorTask
     linger_on_close = False
     linger_until: float | None = None
+    flushing = False  # a thread is in _flush_some, sending this channel's output
+
+    def _flush_some(self, do_close: bool = True) -> bool:
+        self.flushing = True
+        try:
+            return super()._flush_some(do_close)
+        finally:
+            self.flushing = False
+
+    def writable(self) -> bool:
+        """Waitress's answer, but not while a worker thread is sending.
+
+        A worker sends its response itself (``write_soon``), and while its
+        ``send()`` waits for the GIL the bytes still count in
+        ``total_outbufs_len``. Waitress's loop thread then saw the channel
+        writable, select() returned at once, the outbuf lock was the
+        worker's, and the loop turned again: 19 turns (each asking all
+        connections) per request with 32 clients, instead of 2. A worker that
+        leaves bytes unsent pulls the trigger after its flush, so the loop
+        sends the rest.
+        """
+        return not self.flushing and bool(
+            self.total_outbufs_len or self.will_close or self.close_when_flushed
+        )
 
     def handle_close(self) -> None:
         if self.linger_on_close and self.linger_until is None and self.connected:
