@@ -189,7 +189,7 @@ def _api_guard() -> None:
         raise errors.ApiError(
             "FORBIDDEN", "An agent token can call only the agent API (/api/v1/agent/...)"
         )
-    if is_session_only(view) and bearer_token(request) is not None:
+    if is_session_only(view) and bearer is not None:
         raise errors.ApiError(
             "FORBIDDEN",
             "API tokens cannot sign in or manage tokens: use a signed-in session (uptime login)",
