@@ -63,7 +63,8 @@ def isoformat(dt: datetime | None) -> str | None:
         return None
     if dt.tzinfo is not UTC:
         dt = utc(dt)
-    # "YYYY-MM-DDTHH:MM:SS+00:00" (a four-digit year always): a list page
-    # writes one per monitor, and this is a third cheaper than replacing
-    # the microseconds and then the offset.
-    return dt.isoformat(timespec="seconds")[:19] + "Z"
+    # "YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00", a four-digit year always: a list
+    # page writes one per monitor, and cutting it is half the cost of
+    # replacing the microseconds and then the offset (keyword arguments are
+    # the slow part).
+    return dt.isoformat()[:19] + "Z"

@@ -82,7 +82,18 @@ class UTCDateTimeField(pw.DateTimeField):
 
     def python_value(self, value: Any) -> Any:
         if isinstance(value, str):
-            # SQLite's text: ISO 8601, parsed in C (peewee tries strptime formats).
+            # SQLite's text: ISO 8601, parsed in C (peewee tries strptime
+            # formats). Stored times are naive UTC: read with the offset
+            # appended they come out aware UTC at once (``replace(tzinfo=)``
+            # costs more than the parse); text with an offset of its own
+            # takes the long way, and so does a bare date (Python 3.11 reads
+            # "2026-01-02+00:00" as naive midnight).
+            try:
+                parsed = datetime.fromisoformat(value + "+00:00")
+            except ValueError:
+                parsed = None
+            if parsed is not None and parsed.tzinfo is UTC:
+                return parsed
             try:
                 value = datetime.fromisoformat(value)
             except ValueError:
