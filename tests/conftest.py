@@ -104,6 +104,17 @@ def target() -> Iterator[CountingServer]:
 Reply = Callable[[socket.socket], None]
 
 
+def recv_until(sock: socket.socket, marker: bytes, size: int = 65536) -> bytes:
+    """What *sock* receives up to and past *marker*, or until the peer closes."""
+    data = b""
+    while marker not in data:
+        chunk = sock.recv(size)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
 @pytest.fixture
 def tcp_server() -> Iterator[Callable[[Reply], int]]:
     """Starts a TCP server on 127.0.0.1 whose handler is the given function; its port.

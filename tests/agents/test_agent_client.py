@@ -11,7 +11,7 @@ import socket
 
 import pytest
 
-from tests.conftest import Reply
+from tests.conftest import Reply, recv_until
 from tests.e2e.conftest import free_port
 from uptime_server.probe_agent.client import AgentClient, Unreachable
 
@@ -20,12 +20,7 @@ def _answering(reply: bytes | None, read: list[bytes] | None = None) -> Reply:
     """A handler that reads the request's head, then answers *reply* (None: hangs up)."""
 
     def handle(sock: socket.socket) -> None:
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+        data = recv_until(sock, b"\r\n\r\n")
         if read is not None:
             read.append(data)
         if reply is not None:

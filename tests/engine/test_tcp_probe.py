@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Reply
+from tests.conftest import Reply, recv_until
 from tests.engine.conftest import TLSServers, run_check
 from uptime_server.engine.probe import ProbeConfig
 from uptime_server.engine.probe_types import CheckSpec
@@ -27,12 +27,9 @@ def banner(sock: socket.socket) -> None:
 
 
 def pong(sock: socket.socket) -> None:
-    received = b""
-    while b"\r\n" not in received:
-        chunk = sock.recv(100)
-        if not chunk:
-            return
-        received += chunk
+    received = recv_until(sock, b"\r\n", 100)
+    if b"\r\n" not in received:
+        return
     sock.sendall(b"+PONG\r\n" if received == b"PING\r\n" else b"-ERR what\r\n")
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from waitress import wasyncore
 
+from tests.conftest import recv_until
 from uptime_server.config import load_settings
 from uptime_server.http_server import JsonErrorChannel, create_api_server
 
@@ -94,10 +95,7 @@ def test_what_the_worker_cannot_send_the_loop_sends_to_a_slow_reader(server: Any
     while not any(t in WORKERS and sent == 0 for t, _, sent in RecordingChannel.seen):
         assert time.monotonic() < deadline, "the worker's send() never filled the buffers"
         time.sleep(0.01)
-    received = bytearray()
-    while b"\r\n\r\n" not in received:
-        received += sock.recv(4096)
-    head, _, body = bytes(received).partition(b"\r\n\r\n")
+    head, _, body = recv_until(sock, b"\r\n\r\n", 4096).partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200 ")
     rest = bytearray(body)
     while len(rest) < BIG:
