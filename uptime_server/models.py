@@ -408,7 +408,8 @@ class MonitorLocation(BaseModel):
     """Where and when a monitor is checked next, and who holds the claim."""
 
     id = NeverReusedIdField()
-    monitor = pw.ForeignKeyField(Monitor, backref="slots", on_delete="CASCADE")
+    # Looked up through the unique (monitor, location) index (migration 0015).
+    monitor = pw.ForeignKeyField(Monitor, backref="slots", on_delete="CASCADE", index=False)
     location = pw.CharField(max_length=64)
     next_check_at = UTCDateTimeField(null=True)
     lease_owner = pw.CharField(max_length=64, null=True)
@@ -420,7 +421,8 @@ class MonitorLocation(BaseModel):
         table_name = "monitor_locations"
         indexes = (
             (("monitor", "location"), True),
-            (("location", "next_check_at"), False),
+            # The claim's order (next_check_at, id), walked and cut at its LIMIT.
+            (("location", "next_check_at", "id"), False),
         )
 
 

@@ -65,6 +65,35 @@ def test_a_recorded_check_shows_in_the_next_answer(alice: Any, settings: Any, cl
     assert _uptime(alice, mid) == (50.0, 50.0)
 
 
+def test_the_recorder_moves_the_version_with_the_state_in_one_row_update(
+    alice: Any, settings: Any, clock: Any
+) -> None:
+    """The version moves in the recorder's update of the monitor's state, and
+    ``add_runs`` leaves alone the monitors it is told were moved already."""
+    clock.set(NOW)
+    first, second, idle = create(alice), create(alice, name="b"), create(alice, name="c")
+    before = {m.id: m.rollup_version for m in Monitor.select()}
+    monitors = [Monitor.get_by_id(first), Monitor.get_by_id(second)]
+    Recorder(settings).record([outcome(m, clock, True) for m in monitors], now=clock.now())
+    after = {m.id: m.rollup_version for m in Monitor.select()}
+    assert after[first] == before[first] + 1
+    assert after[second] == before[second] + 1
+    assert after[idle] == before[idle]
+    with write_tx():
+        rollups.add_runs(
+            [
+                rollups.RunSample(mid, int(NOW.timestamp()), True, 100)
+                for mid in (first, second, idle)
+            ],
+            versions_moved={first, second},
+        )
+    moved = {m.id: m.rollup_version for m in Monitor.select()}
+    assert (moved[first], moved[second]) == (after[first], after[second])
+    assert moved[idle] == after[idle] + 1
+    assert _uptime(alice, first) == (100.0, 100.0)
+    assert _uptime(alice, idle) == (100.0, 100.0)
+
+
 def test_the_figure_follows_the_window_as_it_slides(alice: Any, clock: Any) -> None:
     clock.set(NOW)
     mid = create(alice)

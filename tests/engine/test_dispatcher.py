@@ -228,6 +228,38 @@ def test_scheduler_lag_is_how_late_the_oldest_claimable_check_is(make_monitor, s
     assert scheduler_lag(now) == 0.0
 
 
+def test_the_oldest_due_of_a_location_is_the_first_claimable_in_index_order(
+    make_monitor, settings, clock
+):
+    """Leased and paused rows before it are passed over, an expired lease and a
+    future due time count, a row without a due time never does."""
+    now = clock.now()
+    leased, paused, unscheduled, expired, future = (make_monitor(f"m{i}") for i in range(5))
+    monitor_service.pause_monitor(paused, None, now=now)
+    for monitor, due in ((leased, -300), (paused, -200), (expired, -100), (future, 50)):
+        MonitorLocation.update(next_check_at=now + timedelta(seconds=due)).where(
+            MonitorLocation.monitor == monitor.id
+        ).execute()
+    MonitorLocation.update(next_check_at=None).where(
+        MonitorLocation.monitor == unscheduled.id
+    ).execute()
+    MonitorLocation.update(lease_owner="x/1", lease_expires_at=now + timedelta(seconds=9)).where(
+        MonitorLocation.monitor == leased.id
+    ).execute()
+    MonitorLocation.update(lease_owner="y/1", lease_expires_at=now - timedelta(seconds=1)).where(
+        MonitorLocation.monitor == expired.id
+    ).execute()
+    dispatcher = Dispatcher(settings, worker_id="w")
+
+    assert dispatcher.oldest_due(now) == now - timedelta(seconds=100)
+    assert scheduler_lag(now) == scheduler_lag(now, location="local") == 100.0
+    MonitorLocation.update(next_check_at=now + timedelta(seconds=60)).where(
+        MonitorLocation.monitor == expired.id
+    ).execute()
+    assert dispatcher.oldest_due(now) == now + timedelta(seconds=50)  # later counts too
+    assert Dispatcher(settings, location="eu", worker_id="w").oldest_due(now) is None
+
+
 # --- claims made by the recorder process ---------------------------------
 
 

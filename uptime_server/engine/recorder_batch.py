@@ -216,7 +216,12 @@ class Batch:
     # -- writing -------------------------------------------------------------
 
     def write_runs(self, plans: list[Plan]) -> bool:
-        """Runs, monitor states and schedule rows; False if a state guard failed."""
+        """Runs, monitor states and schedule rows; False if a state guard failed.
+
+        Each monitor whose state is written also gets a new ``rollup_version``
+        in the same row update (``versions_moved``): one row version fewer per
+        check than a second UPDATE from ``rollups.add_runs``.
+        """
         _insert_runs([p for p in plans if p.record_run])
         if not _update_monitors([p for p in plans if p.transition is not None]):
             return False
@@ -376,6 +381,8 @@ _UPDATE_MONITOR = (
             *(f"{c} = ?" for c in _names(_MONITOR_SET)),
             *(f"{c} = COALESCE(?, {c})" for c in _names(_MONITOR_KEEP)),
             "state_version = state_version + 1",
+            # The roll-ups this batch writes (rollups.add_runs, told so).
+            "rollup_version = rollup_version + 1",
         ]
     )
     + " WHERE id = ? AND state_version = ?"
@@ -390,6 +397,7 @@ _PG_UPDATE_MONITORS = (
             *(f"{c} = v.{c}" for c in _names(_MONITOR_SET)),
             *(f"{c} = COALESCE(v.{c}, m.{c})" for c in _names(_MONITOR_KEEP)),
             "state_version = m.state_version + v.writes",
+            "rollup_version = m.rollup_version + 1",
         ]
     )
     + f" FROM (VALUES %s) AS v({', '.join(_names(_PG_MONITOR))}) "
@@ -464,6 +472,11 @@ def _folded_monitor_params(plans: list[Plan]) -> list[tuple[Any, ...]]:
         )
         row["writes"] += 1
     return [tuple(row[name] for name in _names(_PG_MONITOR)) for row in folded.values()]
+
+
+def versions_moved(plans: list[Plan]) -> set[int]:
+    """The monitors whose ``rollup_version`` ``write_runs`` moved with their state."""
+    return {p.outcome.monitor_id for p in plans if p.transition is not None}
 
 
 # -- schedule rows ---------------------------------------------------------------

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -221,8 +221,12 @@ _PG_WRITE_BACK = (
 )
 
 
-def add_runs(samples: Sequence[RunSample]) -> None:
+def add_runs(samples: Sequence[RunSample], *, versions_moved: Collection[int] = ()) -> None:
     """Fold check runs into their roll-up rows. Call inside the writer's transaction.
+
+    Moves the ``rollup_version`` of each monitor written, except those in
+    *versions_moved*: the recorder moved theirs already, in this
+    transaction, with the update of their state.
 
     SQLite: under the write lock BEGIN IMMEDIATE holds, the existing rows are
     read, merged in Python and written back, and the missing ones inserted
@@ -234,7 +238,7 @@ def add_runs(samples: Sequence[RunSample]) -> None:
     cells = aggregate(samples)
     if not cells:
         return
-    _bump_versions(sorted({monitor_id for monitor_id, _, _ in cells}))
+    _bump_versions(sorted({monitor_id for monitor_id, _, _ in cells} - set(versions_moved)))
     # One lock order for every writer, in both phases: (resolution, monitor,
     # bucket), the order _load_for_update locks in, so two writers that
     # share rows on PostgreSQL queue instead of deadlocking.
