@@ -57,7 +57,10 @@ def _engine(mode: str, count: int, seconds: float, env: dict[str, str]) -> dict:
 
 
 def _env(args: argparse.Namespace, workdir: Path, url: str, ca_file: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UPTIME_")}
+    # The daemon's settings are the bench's, except the collector's
+    # thresholds: UPTIME_GC_THRESHOLD=python compares with Python's own.
+    kept = ("UPTIME_GC_THRESHOLD",)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UPTIME_") or k in kept}
     env.update(
         UPTIME_DATABASE_URL=url,
         UPTIME_DATA_DIR=str(workdir / "data"),

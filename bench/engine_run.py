@@ -28,6 +28,7 @@ import time
 import tracemalloc
 from datetime import UTC, datetime
 
+from uptime_server import gc_policy
 from uptime_server.clock import Clock
 from uptime_server.config import load_settings
 from uptime_server.daemon import prepare
@@ -151,6 +152,7 @@ def main() -> None:
     excluded = {int(i) for i in os.environ.get("BENCH_EXCLUDE_MONITORS", "").split(",") if i}
     kept_lags = _exclude_from_lags(scheduler, excluded) if excluded else None
     runner = LoopRunner(scheduler, Clock())
+    gc_policy.apply(settings.gc_threshold)  # as the daemon does once its parts run
     recorder_cpu_before = _start_recorder(scheduler)
     threads_before = _threads_cpu()
     started, cpu = time.perf_counter(), time.process_time()

@@ -29,6 +29,10 @@ class ConfigError(ValueError):
     """A setting has a value the daemon cannot use."""
 
 
+# UPTIME_GC_THRESHOLD's default: generation 0 at 10,000 objects (gc_policy.py).
+DEFAULT_GC_THRESHOLD = (10_000, 10, 10)
+
+
 @dataclass(frozen=True)
 class OAuthProvider:
     """One OAuth2/OIDC provider configured through UPTIME_OAUTH_<NAME>_*."""
@@ -91,6 +95,8 @@ class Settings:
     delivery_lease_seconds: int = 120
     shutdown_grace: int = 30
     event_loop: str = "uvloop"  # the probes' event loop: "uvloop" or "asyncio"
+    # The cycle collector's thresholds (gc_policy.py); None: Python's own.
+    gc_threshold: tuple[int, int, int] | None = DEFAULT_GC_THRESHOLD
 
     @property
     def outbox_dir(self) -> Path:
@@ -189,6 +195,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         delivery_lease_seconds=env.int("UPTIME_DELIVERY_LEASE_SECONDS", 120, lo=2, hi=3600),
         shutdown_grace=env.int("UPTIME_SHUTDOWN_GRACE", 30, lo=0, hi=3600),
         event_loop=env.choice("UPTIME_EVENT_LOOP", EVENT_LOOPS[0], EVENT_LOOPS),
+        gc_threshold=env.gc_threshold("UPTIME_GC_THRESHOLD"),
     )
     if settings.smtp_password and not settings.smtp_username:
         raise ConfigError("UPTIME_SMTP_PASSWORD: needs UPTIME_SMTP_USERNAME as well")
@@ -244,6 +251,22 @@ class _Env:
             raise ConfigError(f"{name}: expected an integer, got {raw!r}") from None
         _check_range(name, value, lo, hi)
         return value
+
+    def gc_threshold(self, name: str) -> tuple[int, int, int] | None:
+        """Three integers ``gen0,gen1,gen2`` (gen0 at least 100), or ``python``."""
+        raw = self.str(name)
+        if raw is None:
+            return DEFAULT_GC_THRESHOLD
+        if raw.lower() == "python":
+            return None
+        parts = [p.strip() for p in raw.split(",")]
+        if len(parts) != 3 or not all(p.isdigit() for p in parts):
+            raise ConfigError(f"{name}: expected three integers like 10000,10,10 or 'python'")
+        gen0, gen1, gen2 = (int(p) for p in parts)
+        _check_range(name, gen0, 100, 10_000_000)
+        _check_range(name, gen1, 1, 1000)
+        _check_range(name, gen2, 1, 1000)
+        return gen0, gen1, gen2
 
     def duration(self, name: str, default: int, *, lo: int = 0) -> int:
         raw = self.str(name)
@@ -447,6 +470,7 @@ class AgentSettings:
     max_body_bytes: int = 1024 * 1024
     ca_bundle: str | None = None
     event_loop: str = "uvloop"  # the probes' event loop, as the daemon's UPTIME_EVENT_LOOP
+    gc_threshold: tuple[int, int, int] | None = DEFAULT_GC_THRESHOLD  # as the daemon's
 
 
 def load_agent_settings(environ: Mapping[str, str] | None = None) -> AgentSettings:
@@ -468,4 +492,5 @@ def load_agent_settings(environ: Mapping[str, str] | None = None) -> AgentSettin
         max_body_bytes=env.int("UPTIME_MAX_BODY_BYTES", 1024 * 1024, lo=1),
         ca_bundle=env.path("UPTIME_CA_BUNDLE"),
         event_loop=env.choice("UPTIME_EVENT_LOOP", EVENT_LOOPS[0], EVENT_LOOPS),
+        gc_threshold=env.gc_threshold("UPTIME_GC_THRESHOLD"),
     )

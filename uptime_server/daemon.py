@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from uptime_server import db as dbmod
-from uptime_server import migrations
+from uptime_server import gc_policy, migrations
 from uptime_server.config import Settings, ensure_secret_key
 from uptime_server.notify import delivery, reminders
 
@@ -162,6 +162,7 @@ class Daemon:
             # Stop what did start, so a failed start-up leaves no thread behind.
             self._shutdown()
             raise
+        gc_policy.apply(self.settings.gc_threshold)  # start-up done: freeze what it made
         log.info(
             "uptime daemon running (api=%s, scheduler=%s)", self.options.api, self.options.scheduler
         )

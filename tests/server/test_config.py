@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from uptime_server.config import ConfigError, load_settings
+from uptime_server.config import ConfigError, load_agent_settings, load_settings
 
 BASE = {"UPTIME_DATA_DIR": "/srv/uptime"}
 
@@ -45,6 +45,10 @@ BAD_VALUES = [
     ("UPTIME_API_READ_CONCURRENCY", "-1"),
     ("UPTIME_API_READ_CONCURRENCY", "33"),  # more than the 32 HTTP threads
     ("UPTIME_EVENT_LOOP", "trio"),
+    ("UPTIME_GC_THRESHOLD", "10000"),
+    ("UPTIME_GC_THRESHOLD", "50,10,10"),  # generation 0 below 100
+    ("UPTIME_GC_THRESHOLD", "10000,0,10"),
+    ("UPTIME_GC_THRESHOLD", "a,b,c"),
     ("UPTIME_SESSION_MAX_AGE", "forever"),
     ("UPTIME_SESSION_MAX_AGE", "30"),
     ("UPTIME_METRICS_REFRESH_INTERVAL", "soon"),
@@ -124,6 +128,20 @@ def test_the_probes_run_on_uvloop_unless_told_otherwise() -> None:
     assert load_settings(BASE).event_loop == "uvloop"
     assert load_settings({**BASE, "UPTIME_EVENT_LOOP": "asyncio"}).event_loop == "asyncio"
     assert load_settings({**BASE, "UPTIME_EVENT_LOOP": " UVLOOP "}).event_loop == "uvloop"
+
+
+def test_the_collector_runs_less_often_unless_told_otherwise() -> None:
+    assert load_settings(BASE).gc_threshold == (10_000, 10, 10)
+    assert load_settings({**BASE, "UPTIME_GC_THRESHOLD": " 5000, 5 ,20"}).gc_threshold == (
+        5000,
+        5,
+        20,
+    )
+    assert load_settings({**BASE, "UPTIME_GC_THRESHOLD": "Python"}).gc_threshold is None
+    assert load_agent_settings({}).gc_threshold == (10_000, 10, 10)
+    assert load_agent_settings({"UPTIME_GC_THRESHOLD": "python"}).gc_threshold is None
+    with pytest.raises(ConfigError, match="UPTIME_GC_THRESHOLD"):
+        load_agent_settings({"UPTIME_GC_THRESHOLD": "1,2"})
 
 
 def test_test_runs_must_stay_below_the_http_threads() -> None:

@@ -173,6 +173,24 @@ def test_it_logs_its_settings_with_the_secrets_hidden(tmp_path: Path) -> None:
     assert secret not in "".join(daemon.log)
 
 
+def test_it_applies_its_collector_thresholds_once_started(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "UPTIME_DATA_DIR": str(tmp_path / "data"),
+        "UPTIME_LOG_LEVEL": "INFO",
+        "UPTIME_GC_THRESHOLD": "5000,7,9",
+    }
+    env.pop("UPTIME_DATABASE_URL", None)
+    daemon = Daemon(env, "--no-scheduler")
+    assert_clean_exit(daemon)
+    # The daemon's, and its recorder process's (heartbeat pings are written there).
+    lines = [line for line in daemon.log if "cycle collector: " in line]
+    assert len(lines) == 2
+    assert all("thresholds 5000,7,9" in line for line in lines)
+    frozen = max(int(line.split(", ", 1)[1].split()[0]) for line in lines)
+    assert frozen > 10_000  # modules, the app: what start-up made
+
+
 def test_it_refuses_oversized_chunked_bodies(sqlite_daemon: Daemon) -> None:
     token = sqlite_daemon.session("daemon@example.com")
 

@@ -45,6 +45,7 @@ def run(
     ] = 30.0,
 ) -> None:
     """Claim, run and report checks of the token's location until stopped."""
+    from uptime_server import gc_policy
     from uptime_server.config import ConfigError, load_agent_settings
     from uptime_server.engine.probe_loop import ProbeLoop
     from uptime_server.engine.spec import probe_config
@@ -75,6 +76,7 @@ def run(
         canary=Canary(settings.canary, interval=settings.canary_interval),
         max_pending=settings.check_concurrency,
     )
+    gc_policy.apply(settings.gc_threshold)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -208,6 +208,7 @@ def serve(
     Claims that arrive on *claims_conn* are made by a thread of their own, on
     its own database connection, while batches are written.
     """
+    from uptime_server import gc_policy
     from uptime_server.db import bind, database
     from uptime_server.engine.pings import record_pings
     from uptime_server.engine.recorder import Recorder
@@ -223,6 +224,7 @@ def serve(
     bind(settings.database_url)
     recorder = Recorder(settings)
     dispatcher = Dispatcher(settings, location=location)
+    gc_policy.apply(settings.gc_threshold)
     if claims_conn is not None:
         threading.Thread(
             target=_serve_claims,
