@@ -54,6 +54,7 @@ format: $(VENV)/.installed-dev
 # monitors (SQLite, and PostgreSQL on 127.0.0.1:5432 when reachable).
 bench-api: $(VENV)/.installed-postgres
 	$(BIN)/python -m bench.api_load
+	$(BIN)/python -m bench.api_load --api-processes 2
 	$(BIN)/python -m bench.bench_api
 
 # Stats latency vs. history length, list page at 10,000 monitors, DB size

@@ -27,7 +27,10 @@ rounds and taken off ("with idle": not taken off). With one GIL, N req/s
 leaves 1000/N ms of CPU a request: the goals are <= 0.5 ms (``/healthz``),
 <= 1 ms (one monitor) and <= 3.3 ms (a list page of 100).
 ``--http-threads N`` sets ``UPTIME_HTTP_THREADS``, ``--read-concurrency N``
-``UPTIME_API_READ_CONCURRENCY`` (0: no read gate). Needs ``wrk``
+``UPTIME_API_READ_CONCURRENCY`` (0: no read gate). ``--api-processes N``
+(N > 1) sets ``UPTIME_REUSE_PORT`` and starts N - 1 more daemons, ``uptime
+server run --no-scheduler``, on the same port: the kernel spreads the
+connections between them, and the CPU is theirs together. Needs ``wrk``
 (Debian: ``apt-get install wrk``); without it the phase is skipped.
 Run: ``make bench-api`` or ``python -m bench.api_load``.
 """
@@ -38,6 +41,7 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -108,6 +112,26 @@ def seed(env: dict[str, str], count: int, target_url: str) -> tuple[str, list[in
     return token, ids
 
 
+def start_api_only(env: dict[str, str], n: int) -> subprocess.Popen[bytes]:
+    """The *n*-th extra ``uptime server run --no-scheduler`` on the same port, once it listens."""
+    data_dir = Path(env["UPTIME_DATA_DIR"])
+    log_path = data_dir / f"api-{n}.log"
+    uptime = Path(sys.executable).with_name("uptime")
+    # Its start-up lines say when it listens: the port answers already (the first daemon).
+    env = {**env, "UPTIME_LOG_LEVEL": "INFO"}
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            [str(uptime), "server", "run", "--no-scheduler"], env=env, stdout=log, stderr=log
+        )
+    deadline = time.monotonic() + 30
+    while b"API listening" not in log_path.read_bytes():
+        if process.poll() is not None or time.monotonic() > deadline:
+            stop_process(process)
+            raise RuntimeError(f"API process {n} did not start:\n{log_path.read_text()[-2000:]}")
+        time.sleep(0.05)
+    return process
+
+
 def wrk(
     url: str, paths: list[str], token: str, connections: int, seconds: float
 ) -> tuple[Round, float]:
@@ -140,6 +164,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="UPTIME_API_READ_CONCURRENCY (default: its own, 1 on SQLite; 0: no gate)",
     )
+    parser.add_argument(
+        "--api-processes",
+        type=int,
+        default=1,
+        help="N > 1: UPTIME_REUSE_PORT, and N - 1 more `uptime server run --no-scheduler`",
+    )
     args = parser.parse_args(argv)
     if shutil.which("wrk") is None:
         print("api under load: skipped, wrk is not installed (apt-get install wrk)")
@@ -160,10 +190,19 @@ def main(argv: list[str] | None = None) -> int:
             env["UPTIME_HTTP_THREADS"] = str(args.http_threads)
         if args.read_concurrency is not None:
             env["UPTIME_API_READ_CONCURRENCY"] = str(args.read_concurrency)
+        if args.api_processes > 1:
+            env["UPTIME_REUSE_PORT"] = "true"
         (data_dir / "target").mkdir()
         target = start_target(data_dir / "target", prefer_nginx=False)
         token, ids = seed(env, args.monitors, target.http_url)
-        daemon = start_daemon(env)
+        daemons = [start_daemon(env)]
+        try:
+            daemons += [start_api_only(env, n) for n in range(1, args.api_processes)]
+        except BaseException:
+            for daemon in daemons:
+                stop_process(daemon)
+            target.stop()
+            raise
         base = f"http://127.0.0.1:{port}"
         cases = {
             "/healthz": ["/healthz"],
@@ -179,12 +218,12 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for paths in cases.values():  # warm-up: connections, caches
                 wrk(base, paths, token, args.connections, 1)
-            idle = idle_cpu_rate(daemon.pid)
+            idle = sum(idle_cpu_rate(d.pid) for d in daemons)
             for _ in range(args.rounds):
                 for label, paths in cases.items():
-                    cpu_before = tree_cpu_s(daemon.pid)
+                    cpu_before = sum(tree_cpu_s(d.pid) for d in daemons)
                     got, took = wrk(base, paths, token, args.connections, args.seconds)
-                    used = tree_cpu_s(daemon.pid) - cpu_before
+                    used = sum(tree_cpu_s(d.pid) for d in daemons) - cpu_before
                     got.gross_cpu_ms = 1000 * used / max(got.requests, 1)
                     got.cpu_ms = 1000 * (used - idle * took) / max(got.requests, 1)
                     cpu_ms.setdefault(label, []).append(got.cpu_ms)
@@ -196,10 +235,12 @@ def main(argv: list[str] | None = None) -> int:
                     if label not in best or got.rps > best[label].rps:
                         best[label] = got
         finally:
-            stop_process(daemon)
+            for daemon in daemons:
+                stop_process(daemon)
             target.stop()
+    more = f" + {args.api_processes - 1} --no-scheduler on its port" if len(daemons) > 1 else ""
     print(
-        f"api under load: {args.monitors} monitors on embedded SQLite, uptime server run, "
+        f"api under load: {args.monitors} monitors on embedded SQLite, uptime server run{more}, "
         f"wrk -c{args.connections}, best of {args.rounds} rounds of {args.seconds:g} s; "
         f"load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores; "
         f"daemon CPU per request: the median over the rounds, its idle {idle * 1000:.0f} ms/s "

@@ -95,6 +95,8 @@ class Settings:
     delivery_lease_seconds: int = 120
     shutdown_grace: int = 30
     event_loop: str = "uvloop"  # the probes' event loop: "uvloop" or "asyncio"
+    # SO_REUSEPORT on the API's sockets: several daemons share one port.
+    reuse_port: bool = False
     # The cycle collector's thresholds (gc_policy.py); None: Python's own.
     gc_threshold: tuple[int, int, int] | None = DEFAULT_GC_THRESHOLD
 
@@ -196,6 +198,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         shutdown_grace=env.int("UPTIME_SHUTDOWN_GRACE", 30, lo=0, hi=3600),
         event_loop=env.choice("UPTIME_EVENT_LOOP", EVENT_LOOPS[0], EVENT_LOOPS),
         gc_threshold=env.gc_threshold("UPTIME_GC_THRESHOLD"),
+        reuse_port=env.bool("UPTIME_REUSE_PORT", False),
     )
     if settings.smtp_password and not settings.smtp_username:
         raise ConfigError("UPTIME_SMTP_PASSWORD: needs UPTIME_SMTP_USERNAME as well")

@@ -187,7 +187,7 @@ class Daemon:
     def _start_api(self) -> None:
         from uptime_server.app import create_app
         from uptime_server.clock import Clock
-        from uptime_server.http_server import create_api_server
+        from uptime_server.http_server import create_api_server, shared_port_sockets
         from uptime_server.ping_service import PingSink
 
         self.ping_sink = PingSink(self.settings, Clock())
@@ -197,8 +197,11 @@ class Daemon:
         host = self.options.host or self.settings.host
         port = self.options.port if self.options.port is not None else self.settings.port
         try:
+            where: dict[str, Any] = {"host": host, "port": port}
+            if self.settings.reuse_port:
+                where = {"sockets": shared_port_sockets(host, port)}
             self.server = create_api_server(
-                app, self.settings, socket_map=self.api_sockets, host=host, port=port
+                app, self.settings, socket_map=self.api_sockets, **where
             )
         except OSError as exc:
             raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None

@@ -14,6 +14,13 @@ answer with a reset, which may erase the 413 from the client's buffers
 before it is read. So after a refusal ``JsonErrorChannel`` sends its answer,
 ends its side of the connection, and reads and drops what the client still
 sends, for ``LINGER_SECONDS`` at most, before it closes (as nginx does).
+
+Shared port (``UPTIME_REUSE_PORT``): ``shared_port_sockets`` binds the
+listening sockets with ``SO_REUSEPORT``, so several daemons on one machine
+(say ``uptime server run`` and ``uptime server run --no-scheduler``) listen
+on the same address and the kernel spreads new connections between them.
+Each process has a GIL of its own: two API processes answer about twice the
+requests a single one does on two cores (bench/README.md).
 """
 
 from __future__ import annotations
@@ -132,6 +139,35 @@ class LingeringChannel(JsonErrorChannel):
         self.recv(self.adj.recv_bytes)
         if self.linger_until is not None and time.monotonic() > self.linger_until:
             HTTPChannel.handle_close(self)
+
+
+def shared_port_sockets(host: str, port: int) -> list[socket.socket]:
+    """Bound, not yet listening, ``SO_REUSEPORT`` sockets for each address of *host*.
+
+    Raises ``OSError`` as ``bind`` would (the port is held by a process that
+    did not set the option, or by another user), and on a platform without
+    ``SO_REUSEPORT``.
+    """
+    if not hasattr(socket, "SO_REUSEPORT"):
+        raise OSError(0, "SO_REUSEPORT is not available on this platform")
+    infos = socket.getaddrinfo(
+        host, port, socket.AF_UNSPEC, socket.SOCK_STREAM, socket.IPPROTO_TCP, socket.AI_PASSIVE
+    )
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _name, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
 
 
 def create_api_server(

@@ -45,6 +45,7 @@ BAD_VALUES = [
     ("UPTIME_API_READ_CONCURRENCY", "-1"),
     ("UPTIME_API_READ_CONCURRENCY", "33"),  # more than the 32 HTTP threads
     ("UPTIME_EVENT_LOOP", "trio"),
+    ("UPTIME_REUSE_PORT", "maybe"),
     ("UPTIME_GC_THRESHOLD", "10000"),
     ("UPTIME_GC_THRESHOLD", "50,10,10"),  # generation 0 below 100
     ("UPTIME_GC_THRESHOLD", "10000,0,10"),
@@ -128,6 +129,11 @@ def test_the_probes_run_on_uvloop_unless_told_otherwise() -> None:
     assert load_settings(BASE).event_loop == "uvloop"
     assert load_settings({**BASE, "UPTIME_EVENT_LOOP": "asyncio"}).event_loop == "asyncio"
     assert load_settings({**BASE, "UPTIME_EVENT_LOOP": " UVLOOP "}).event_loop == "uvloop"
+
+
+def test_the_port_is_the_daemon_s_own_unless_shared() -> None:
+    assert load_settings(BASE).reuse_port is False
+    assert load_settings({**BASE, "UPTIME_REUSE_PORT": "true"}).reuse_port is True
 
 
 def test_the_collector_runs_less_often_unless_told_otherwise() -> None:

@@ -230,6 +230,37 @@ def test_it_says_when_the_port_is_taken(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_two_daemons_share_one_port_with_reuse_port(tmp_path: Path) -> None:
+    """UPTIME_REUSE_PORT: a second, API-only daemon listens on the first one's port,
+    and answers there on its own once the first has stopped."""
+    env = {
+        **os.environ,
+        "UPTIME_DATA_DIR": str(tmp_path / "data"),
+        "UPTIME_LOG_LEVEL": "INFO",
+        "UPTIME_SHUTDOWN_GRACE": "2",
+        "UPTIME_REUSE_PORT": "true",
+    }
+    env.pop("UPTIME_DATABASE_URL", None)
+    first = Daemon(env)
+    try:
+        second = Daemon(env, "--no-scheduler", "--port", str(first.port))
+    except BaseException:
+        first.proc.kill()
+        raise
+    try:
+        assert second.port == first.port
+        for _ in range(4):  # a new connection each: either daemon may take it
+            assert requests.get(f"{first.base}/healthz", timeout=5).status_code == 200
+        assert_clean_exit(first)
+        for _ in range(4):
+            health = requests.get(f"{second.base}/healthz", timeout=5)
+            assert (health.status_code, health.json()["database"]) == (200, "ok")
+    finally:
+        if first.proc.poll() is None:
+            first.proc.kill()
+        assert_clean_exit(second)
+
+
 def test_it_stops_on_a_bad_setting(tmp_path: Path) -> None:
     env = {**os.environ, "UPTIME_DATA_DIR": str(tmp_path / "data"), "UPTIME_PORT": "http"}
     result = subprocess.run(
