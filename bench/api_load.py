@@ -41,7 +41,6 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -112,26 +111,6 @@ def seed(env: dict[str, str], count: int, target_url: str) -> tuple[str, list[in
     return token, ids
 
 
-def start_api_only(env: dict[str, str], n: int) -> subprocess.Popen[bytes]:
-    """The *n*-th extra ``uptime server run --no-scheduler`` on the same port, once it listens."""
-    data_dir = Path(env["UPTIME_DATA_DIR"])
-    log_path = data_dir / f"api-{n}.log"
-    uptime = Path(sys.executable).with_name("uptime")
-    # Its start-up lines say when it listens: the port answers already (the first daemon).
-    env = {**env, "UPTIME_LOG_LEVEL": "INFO"}
-    with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            [str(uptime), "server", "run", "--no-scheduler"], env=env, stdout=log, stderr=log
-        )
-    deadline = time.monotonic() + 30
-    while b"API listening" not in log_path.read_bytes():
-        if process.poll() is not None or time.monotonic() > deadline:
-            stop_process(process)
-            raise RuntimeError(f"API process {n} did not start:\n{log_path.read_text()[-2000:]}")
-        time.sleep(0.05)
-    return process
-
-
 def wrk(
     url: str, paths: list[str], token: str, connections: int, seconds: float
 ) -> tuple[Round, float]:
@@ -196,13 +175,6 @@ def main(argv: list[str] | None = None) -> int:
         target = start_target(data_dir / "target", prefer_nginx=False)
         token, ids = seed(env, args.monitors, target.http_url)
         daemons = [start_daemon(env)]
-        try:
-            daemons += [start_api_only(env, n) for n in range(1, args.api_processes)]
-        except BaseException:
-            for daemon in daemons:
-                stop_process(daemon)
-            target.stop()
-            raise
         base = f"http://127.0.0.1:{port}"
         cases = {
             "/healthz": ["/healthz"],
@@ -216,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
         gross_ms: dict[str, list[float]] = {}
         details: list[str] = []
         try:
+            for n in range(1, args.api_processes):
+                daemons.append(
+                    start_daemon(env, "--no-scheduler", log_name=f"api-{n}.log", shares_port=True)
+                )
             for paths in cases.values():  # warm-up: connections, caches
                 wrk(base, paths, token, args.connections, 1)
             idle = sum(idle_cpu_rate(d.pid) for d in daemons)

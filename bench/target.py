@@ -139,17 +139,34 @@ def daemon_env(data_dir: Path, port: int, **settings: str) -> dict[str, str]:
     return env
 
 
-def start_daemon(env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
+def start_daemon(
+    env: dict[str, str], *args: str, log_name: str = "daemon.log", shares_port: bool = False
+) -> subprocess.Popen[bytes]:
     """``uptime server run *args`` as ``make run`` starts it, logging to the data dir; once
-    it listens on ``UPTIME_PORT``."""
+    it listens on ``UPTIME_PORT``.
+
+    *shares_port*: another daemon answers on that port already
+    (``UPTIME_REUSE_PORT``), so this one is ready when its log says it listens.
+    """
     uptime = Path(sys.executable).with_name("uptime")
     data_dir = Path(env["UPTIME_DATA_DIR"])
     data_dir.mkdir(parents=True, exist_ok=True)
-    with open(data_dir / "daemon.log", "ab") as log:
+    if shares_port:
+        env = {**env, "UPTIME_LOG_LEVEL": "INFO"}  # for its "API listening" line
+    log_path = data_dir / log_name
+    with open(log_path, "ab") as log:
         process = subprocess.Popen(
             [str(uptime), "server", "run", *args], env=env, stdout=log, stderr=log
         )
-    wait_listening(int(env["UPTIME_PORT"]), process)
+    if not shares_port:
+        wait_listening(int(env["UPTIME_PORT"]), process)
+        return process
+    deadline = time.monotonic() + 30
+    while b"API listening" not in log_path.read_bytes():
+        if process.poll() is not None or time.monotonic() > deadline:
+            stop_process(process)
+            raise RuntimeError(f"daemon did not start:\n{log_path.read_text()[-2000:]}")
+        time.sleep(0.05)
     return process
 
 

@@ -71,8 +71,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from peewee import fn
-
 from uptime_server.config import Settings
 from uptime_server.db import (
     Prepared,
@@ -333,24 +331,16 @@ def oldest_due(now: datetime, location: str | None = None) -> datetime | None:
     connection.
     """
     claimable = _lease_free(now) & ~Monitor.paused & Monitor.type.in_(CHECKED_TYPES)
-    if location is None:
-        return (
-            MonitorLocation.select(fn.MIN(MonitorLocation.next_check_at))
-            .join(Monitor, on=(MonitorLocation.monitor == Monitor.id))
-            .where(claimable)
-            .scalar()
-        )
-    # The first row in the claim's index order that passes, not a MIN over
-    # every row: a scheduler asks on each turn, and with 10,000 due rows the
-    # MIN joined and read them all (6 ms on PostgreSQL, against 0.1).
+    if location is not None:
+        claimable &= MonitorLocation.location == location
+    # The first claimable row in the claim's index order, not a MIN over every
+    # row: a scheduler asks on each turn, and with 10,000 due rows the MIN
+    # joined and read them all (6 ms on PostgreSQL, against 0.1). Without a
+    # location it is a top-1 sort, which costs what the MIN did.
     return (
         MonitorLocation.select(MonitorLocation.next_check_at)
         .join(Monitor, on=(MonitorLocation.monitor == Monitor.id))
-        .where(
-            claimable
-            & (MonitorLocation.location == location)
-            & MonitorLocation.next_check_at.is_null(False)
-        )
+        .where(claimable & MonitorLocation.next_check_at.is_null(False))
         .order_by(MonitorLocation.next_check_at)
         .limit(1)
         .scalar()

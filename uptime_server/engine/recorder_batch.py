@@ -223,7 +223,7 @@ class Batch:
         check than a second UPDATE from ``rollups.add_runs``.
         """
         _insert_runs([p for p in plans if p.record_run])
-        if not _update_monitors([p for p in plans if p.transition is not None]):
+        if not _update_monitors(_state_writes(plans)):
             return False
         # An uncounted run leaves the location's status alone (its lease is
         # given back below, with the push-forwards).
@@ -474,9 +474,14 @@ def _folded_monitor_params(plans: list[Plan]) -> list[tuple[Any, ...]]:
     return [tuple(row[name] for name in _names(_PG_MONITOR)) for row in folded.values()]
 
 
+def _state_writes(plans: list[Plan]) -> list[Plan]:
+    """The plans whose monitor state ``write_runs`` updates."""
+    return [p for p in plans if p.transition is not None]
+
+
 def versions_moved(plans: list[Plan]) -> set[int]:
     """The monitors whose ``rollup_version`` ``write_runs`` moved with their state."""
-    return {p.outcome.monitor_id for p in plans if p.transition is not None}
+    return {p.outcome.monitor_id for p in _state_writes(plans)}
 
 
 # -- schedule rows ---------------------------------------------------------------
