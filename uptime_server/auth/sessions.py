@@ -19,7 +19,7 @@ from flask_login import LoginManager
 
 from uptime_server.auth import api_tokens
 from uptime_server.clock import utc
-from uptime_server.db import Prepared
+from uptime_server.db import PreparedWithParent
 from uptime_server.errors import ApiError
 from uptime_server.models import Session, User
 
@@ -55,26 +55,21 @@ def find_session(token: str, *, now: datetime, max_age: int | None = None) -> Se
     return _SESSION_OF_MAX_AGE.first(hash_token(token), now, now - timedelta(seconds=max_age))
 
 
-# Every API request looks its session up: the statements are prepared once.
-_SESSION = Prepared(
-    lambda token_hash, now: (
-        Session.select(Session, User)
-        .join(User)
-        .where(Session.token_hash == token_hash, Session.expires_at > now)
-        .limit(1)
-    )
+# Every API request looks its session up: the statements are prepared once,
+# and the session and its user built from one tuple.
+_SESSION = PreparedWithParent(
+    Session.user,
+    lambda query, token_hash, now: query.where(
+        Session.token_hash == token_hash, Session.expires_at > now
+    ).limit(1),
 )
-_SESSION_OF_MAX_AGE = Prepared(
-    lambda token_hash, now, created_after: (
-        Session.select(Session, User)
-        .join(User)
-        .where(
-            Session.token_hash == token_hash,
-            Session.expires_at > now,
-            Session.created_at > created_after,
-        )
-        .limit(1)
-    )
+_SESSION_OF_MAX_AGE = PreparedWithParent(
+    Session.user,
+    lambda query, token_hash, now, created_after: query.where(
+        Session.token_hash == token_hash,
+        Session.expires_at > now,
+        Session.created_at > created_after,
+    ).limit(1),
 )
 
 
