@@ -57,6 +57,7 @@ def run(
     threads: int = 2,
 ) -> WrkRun:
     """wrk against *url* (cycling over *paths* when given) for *seconds*."""
+    threads = min(threads, connections)  # wrk refuses more threads than connections
     command = ["wrk", f"-c{connections}", f"-t{threads}", f"-d{seconds:g}s"]
     if latency:
         command.append("--latency")
