@@ -104,7 +104,7 @@ class PingSink:
     COMMIT_TIMEOUT = 10.0  # seconds a request waits for its commit before a 503
 
     def __init__(self, settings: Settings, clock: Clock, *, in_process: bool = False) -> None:
-        self.child = None if in_process else RecorderProcess(settings)
+        self.child = None if in_process else RecorderProcess(settings, claims=False)
         self.recorder: Any = Recorder(settings)  # without a child
         self.clock = clock
         self._ready = threading.Condition()

@@ -205,6 +205,30 @@ def test_a_crashing_probe_does_not_stop_the_others(make_monitor, make_scheduler,
     assert "probe exploded" in caplog.text
 
 
+def test_a_monitor_whose_next_due_time_fails_does_not_lose_the_batch(
+    make_monitor, make_scheduler, clock, alice, caplog
+):
+    """A heartbeat whose cron the API would refuse, edited in the database, is due with
+    three HTTP monitors: their results are recorded, it waits for its next slot."""
+    good = [make_monitor(f"good{i}") for i in range(3)]
+    created = alice.post(
+        "/api/v1/monitors", json={"name": "hb", "type": "heartbeat", "period": 60, "grace": 0}
+    )
+    assert created.status_code == 201, created.json
+    broken = created.json["data"]["id"]
+    Monitor.update(period=None, cron="61 * * * *").where(Monitor.id == broken).execute()
+    MonitorLocation.update(next_check_at=clock.now()).where(
+        MonitorLocation.monitor == broken
+    ).execute()
+    scheduler = make_scheduler()
+    step(clock, [scheduler], 1)
+    assert all(len(runs_of(m)) == 1 for m in good)
+    assert f"monitor {broken}: its next due time failed" in caplog.text
+    rows = MonitorLocation.select().where(MonitorLocation.monitor == broken)
+    assert all(r.lease_owner is None and r.next_check_at > clock.now() for r in rows)
+    assert CheckRun.select().where(CheckRun.monitor == broken).count() == 0
+
+
 def test_a_paused_monitor_is_never_checked(make_monitor, make_scheduler, clock, target):
     paused = make_monitor("paused")
     make_monitor("running")

@@ -11,10 +11,13 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
+import pytest
+
 from tests.api.shapes import sqlite_only
 from tests.heartbeat.conftest import URL, history, make_heartbeat, ping_path, shown
 from tests.heartbeat.test_ping_sink import GatedRecorder, pinging, queued
 from uptime_server.engine import pings
+from uptime_server.engine.dispatcher import ClaimRequest
 from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.recorder_process import RecorderProcess
 from uptime_server.models import CheckRun, Monitor
@@ -173,9 +176,14 @@ def test_the_recorder_child_and_the_in_process_path_write_the_same_rows(
     at = clock.now()
     local, remote = make_heartbeat(alice, name="local"), make_heartbeat(alice, name="remote")
     in_process = pings.record_pings(Recorder(settings), job(local, at), now=at)
-    child = RecorderProcess(settings)
+    # As the ping service starts it: a child that records and makes no claims.
+    sink = PingSink(settings, clock)
+    assert sink.child is not None and not sink.child.claims
+    child = RecorderProcess(settings, claims=False)
     try:
         in_child = child.record_pings(job(remote, at), now=at)
+        with pytest.raises(RuntimeError, match="without claims"):
+            child.claim(ClaimRequest("local", ("http",), at, 1, "w/1"))
     finally:
         child.close()
     clock.advance(seconds=70)

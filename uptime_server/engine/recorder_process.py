@@ -47,9 +47,14 @@ class RecorderProcessError(RuntimeError):
 
 
 class RecorderProcess:
-    def __init__(self, settings: Settings, *, location: str | None = None) -> None:
+    def __init__(
+        self, settings: Settings, *, location: str | None = None, claims: bool = True
+    ) -> None:
+        """*claims*: the child makes claims too (``claim``), on a pipe and thread of
+        their own; a caller that only records (heartbeat pings) goes without."""
         self.settings = settings
         self.location = location
+        self.claims = claims
         self._lock = threading.Lock()  # the child's life: starting, resetting, closing
         # One exchange at a time per pipe; the two pipes are independent.
         self._record_lock = threading.Lock()
@@ -79,6 +84,8 @@ class RecorderProcess:
 
     def claim(self, request: ClaimRequest) -> list[Claim]:
         """``Dispatcher.claim_now(request)`` in the child; the claims it made."""
+        if not self.claims:
+            raise RuntimeError("this recorder process was started without claims")
         with self._claim_lock:
             return self._exchange(1, request)
 
@@ -103,6 +110,7 @@ class RecorderProcess:
         with self._lock:
             conns = self._ensure()
         conn = conns[pipe]
+        assert conn is not None  # claim() refuses when there is no claims pipe
         try:
             conn.send(message)
             status, value = conn.recv()
@@ -116,11 +124,11 @@ class RecorderProcess:
             raise RecorderProcessError(f"the recorder process failed: {value}")
         return value
 
-    def _ensure(self) -> tuple[Connection, Connection]:
-        """The two pipes to a live child, starting one if needed (the caller holds _lock)."""
+    def _ensure(self) -> tuple[Connection, Connection | None]:
+        """The pipes to a live child, starting one if needed (the caller holds _lock)."""
         if (
             self._conn is None
-            or self._claims_conn is None
+            or (self.claims and self._claims_conn is None)
             or self._process is None
             or not self._process.is_alive()
         ):
@@ -128,7 +136,7 @@ class RecorderProcess:
             # spawn, not fork: the parent has threads (and maybe open sockets).
             context = multiprocessing.get_context("spawn")
             parent, child = context.Pipe()
-            claims_parent, claims_child = context.Pipe()
+            claims_parent, claims_child = context.Pipe() if self.claims else (None, None)
             self._process = context.Process(
                 target=serve,
                 args=(self.settings, self.location, child, claims_child),
@@ -138,7 +146,8 @@ class RecorderProcess:
             with _main_module_hidden():
                 self._process.start()
             child.close()
-            claims_child.close()
+            if claims_child is not None:
+                claims_child.close()
             self._conn, self._claims_conn = parent, claims_parent
         return self._conn, self._claims_conn
 

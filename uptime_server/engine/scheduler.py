@@ -314,6 +314,18 @@ class CheckScheduler:
                 job.error,
             )
             return claim  # pushed forward
+        try:
+            next_check_at = (result.next_due or (lambda at: next_due(claim, at)))(now)
+        except Exception as exc:
+            # A row the API would have refused (a heartbeat's cron edited in the
+            # database): this monitor waits for its next slot, the batch goes on.
+            counters.record_check_error()
+            log.error(
+                "monitor %s: its next due time failed (%r); pushed to its next slot",
+                claim.monitor_id,
+                exc,
+            )
+            return claim
         # The recorder decides degraded/certificate warnings; this counter
         # only separates failed runs and runs that needed a retry.
         label = "offline" if not result.passed else "warning" if result.retried else "online"
@@ -324,7 +336,7 @@ class CheckScheduler:
             monitor_created_at=claim.monitor_created_at,
             location=claim.location,
             checked_at=job.started_at,
-            next_check_at=(result.next_due or (lambda at: next_due(claim, at)))(now),
+            next_check_at=next_check_at,
             lease_owner=claim.lease_owner,
         )
 
