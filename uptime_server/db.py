@@ -276,12 +276,7 @@ class Prepared:
             if len(self._prepared) >= self.MAX_SHAPES:
                 self._prepared.clear()
             entry = self._prepared[shape] = _Text(db, *self._prepare(db, args))
-        flat = [
-            _flat(a)
-            if isinstance(a, list | tuple)
-            else [naive_utc(a) if isinstance(a, datetime) else a]
-            for a in args
-        ]
+        flat = [_flat(a) for a in args]
         params = [flat[s.index][s.item] if isinstance(s, _Slot) else s for s in entry.slots]
         return entry, db.execute_sql(entry.sql, params)
 
@@ -358,7 +353,9 @@ class _Text:
 
     __slots__ = ("db", "query", "sql", "slots", "read")
 
-    def __init__(self, db: peewee.Database, query: peewee.Query, sql: str, slots: list[Any]):
+    def __init__(
+        self, db: peewee.Database, query: peewee.Query, sql: str, slots: list[Any]
+    ) -> None:
         self.db = db
         self.query = query
         self.sql = sql
@@ -382,7 +379,7 @@ class _Reader:
 
     def __init__(self, query: peewee.Query, wrapper: Any) -> None:
         self.query = query
-        self.layout = {k: v for k, v in wrapper.__dict__.items() if k not in _PER_EXECUTION}
+        self.layout: dict[str, Any] = {}  # the wrapper's, for the rows built through one
         kind = type(wrapper)  # exact types: a subclass (named tuples) builds its own rows
         self.build: Callable[[list[tuple[Any, ...]]], list[Any]] | None = None  # rows -> results
         if kind is peewee.ModelDictCursorWrapper:
@@ -392,6 +389,8 @@ class _Reader:
             self.build = functools.partial(_tuple_rows, converters)
         elif kind is peewee.ModelObjectCursorWrapper and _plain_model(wrapper):
             self.build = functools.partial(_model_rows, wrapper.constructor, *_columns(wrapper))
+        else:
+            self.layout = {k: v for k, v in wrapper.__dict__.items() if k not in _PER_EXECUTION}
 
     def __call__(self, cursor: Any) -> list[Any]:
         if self.build is not None:
