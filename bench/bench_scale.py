@@ -37,32 +37,10 @@ from pathlib import Path
 from bench.bench_checks import _env
 from bench.blackbox import INSTALL_HINT, Blackbox, BlackboxResult, find_binary
 from bench.engine_run import cpu_s
+from bench.pg_cpu import postgres_cpu_s
 from bench.seed import reset, seed_monitors
 from bench.target import Target, start_target
 from tests.pg import Unreachable, scratch_database
-
-
-def _postgres_cpu_s() -> float:
-    """CPU seconds of the PostgreSQL server so far (other users' work too).
-
-    Backends end with their connections: their time is the postmaster's
-    reaped children's time (cutime, cstime), counted here with the rest.
-    """
-    total = 0.0
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/comm") as comm:
-                if comm.read().strip() != "postgres":
-                    continue
-            with open(f"/proc/{pid}/stat") as stat:
-                fields = stat.read().rpartition(")")[2].split()
-            # utime, stime, and the reaped children's (backends that exited)
-            total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-        except OSError:
-            continue
-    return total
 
 
 def _stored_runs(url: str) -> int:
@@ -107,7 +85,7 @@ def engine_round(args: argparse.Namespace, url: str, target: Target, scheme_url:
     workdir = Path(tempfile.mkdtemp(prefix="uptime-scale-"))
     target_cpu, pg_cpu, wall = (
         cpu_s(f"/proc/{target.process.pid}/stat"),
-        _postgres_cpu_s(),
+        postgres_cpu_s(),
         time.perf_counter(),
     )
     reports = _engines(args, _env(args, workdir, url, target.ca_file))
@@ -125,7 +103,7 @@ def engine_round(args: argparse.Namespace, url: str, target: Target, scheme_url:
         "engine_cpu": sum(r["cpu_s"] for r in reports),
         "recorder_cpu": sum(r["recorder_cpu_s"] or 0.0 for r in reports),
         "target_cpu": cpu_s(f"/proc/{target.process.pid}/stat") - target_cpu,
-        "pg_cpu": _postgres_cpu_s() - pg_cpu,
+        "pg_cpu": postgres_cpu_s() - pg_cpu,
         "wall": wall,
         "seconds": seconds,
         "rss_mb": [r["rss_mb"] for r in reports],

@@ -1,11 +1,14 @@
 """The engine's database work per check, in-process: ``python -m bench.engine_costs``.
 
-Seeds ``--monitors`` monitors all due in a scratch SQLite file, then claims
+Seeds ``--monitors`` monitors all due in a scratch SQLite file (or, with
+``--postgres``, a scratch PostgreSQL database on 127.0.0.1), then claims
 them in batches of ``--batch`` (``Dispatcher.claim``) and records a passing
 run for each claim (``Recorder.record``, the transaction the recorder process
 runs), and prints the CPU time of this process per check for each: no probe,
 no target, no other process, so the figure moves with the code, little with
 the machine's load. ``--profile`` prints the top of a cProfile of each part.
+On PostgreSQL the server's CPU per check (all its processes, from ``/proc``)
+is printed beside each part: the database's share of the history.
 
 Then the same claims made as the daemon makes them, by the recorder process
 (``Dispatcher(claim_elsewhere=RecorderProcess.claim)``): the CPU this process
@@ -16,6 +19,7 @@ being the child's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import os
 import pstats
@@ -24,6 +28,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench.pg_cpu import postgres_cpu_s
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -31,22 +37,39 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3, help="best of N")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--postgres", action="store_true", help="a scratch PostgreSQL database on 127.0.0.1"
+    )
     args = parser.parse_args()
-    workdir = Path(tempfile.mkdtemp(prefix="uptime-costs-"))
-    os.environ.update(
-        UPTIME_DATABASE_URL=f"sqlite:///{workdir / 'costs.db'}",
-        UPTIME_DATA_DIR=str(workdir / "data"),
-        UPTIME_SECRET_KEY="bench",
-    )
-    claims, records = [], []
-    for _ in range(args.rounds):
-        claim_s, record_s = _round(args)
-        claims.append(claim_s)
-        records.append(record_s)
-    print(
+    with contextlib.ExitStack() as stack:
+        workdir = Path(tempfile.mkdtemp(prefix="uptime-costs-"))
+        url = f"sqlite:///{workdir / 'costs.db'}"
+        if args.postgres:
+            from tests.pg import scratch_database
+
+            url = stack.enter_context(scratch_database("uptime_bench_costs", timeout=3))
+        os.environ.update(
+            UPTIME_DATABASE_URL=url,
+            UPTIME_DATA_DIR=str(workdir / "data"),
+            UPTIME_SECRET_KEY="bench",
+        )
+        _report(args)
+
+
+def _report(args: argparse.Namespace) -> None:
+    rounds = [_round(args) for _ in range(args.rounds)]
+    claim, record = min(r[0] for r in rounds), min(r[1] for r in rounds)
+    line = (
         f"{args.monitors} checks in batches of {args.batch}, best of {args.rounds}: "
-        f"claim {min(claims) * 1e6:.0f} µs CPU per check, record {min(records) * 1e6:.0f} µs"
+        f"claim {claim * 1e6:.0f} µs CPU per check, record {record * 1e6:.0f} µs"
     )
+    if args.postgres:
+        pg_claim, pg_record = min(r[2] for r in rounds), min(r[3] for r in rounds)
+        line += (
+            f"; PostgreSQL's CPU per check: claim {pg_claim * 1e6:.0f} µs, "
+            f"record {pg_record * 1e6:.0f} µs"
+        )
+    print(line)
     remote = min(_child_claim_round(args) for _ in range(args.rounds))
     print(
         f"claims made by the recorder process: {remote * 1e6:.0f} µs CPU per check "
@@ -54,7 +77,8 @@ def main() -> None:
     )
 
 
-def _round(args: argparse.Namespace) -> tuple[float, float]:
+def _round(args: argparse.Namespace) -> tuple[float, float, float, float]:
+    """CPU per check of the claims and the records: this process's, PostgreSQL's."""
     from bench.seed import reset, seed_monitors
     from uptime_server.config import load_settings
     from uptime_server.daemon import prepare
@@ -70,17 +94,18 @@ def _round(args: argparse.Namespace) -> tuple[float, float]:
     settings = prepare(load_settings())
     dispatcher, recorder = Dispatcher(settings), Recorder(settings)
     profiles = (cProfile.Profile(), cProfile.Profile()) if args.profile else None
-    claim_s = record_s = 0.0
+    claim_s = record_s = pg_claim_s = pg_record_s = 0.0
     done = 0
     with database.connection_context():
         while True:
-            started = time.process_time()
+            started, pg = time.process_time(), postgres_cpu_s()
             if profiles:
                 profiles[0].enable()
             claims = dispatcher.claim(datetime.now(UTC), args.batch)
             if profiles:
                 profiles[0].disable()
             claim_s += time.process_time() - started
+            pg_claim_s += postgres_cpu_s() - pg
             if not claims:
                 break
             done += len(claims)
@@ -100,18 +125,20 @@ def _round(args: argparse.Namespace) -> tuple[float, float]:
                 )
                 for c in claims
             ]
-            started = time.process_time()
+            started, pg = time.process_time(), postgres_cpu_s()
             if profiles:
                 profiles[1].enable()
             recorder.record(outcomes, now=at)
             if profiles:
                 profiles[1].disable()
             record_s += time.process_time() - started
+            pg_record_s += postgres_cpu_s() - pg
     if profiles:
         for name, profile in zip(("claim", "record"), profiles, strict=True):
             print(f"== {name}")
             pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
-    return claim_s / max(done, 1), record_s / max(done, 1)
+    done = max(done, 1)
+    return claim_s / done, record_s / done, pg_claim_s / done, pg_record_s / done
 
 
 def _child_claim_round(args: argparse.Namespace) -> float:
