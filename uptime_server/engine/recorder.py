@@ -90,7 +90,7 @@ class Recorder:
             for plan in plans:
                 if plan.has_events or plan.cert_event:
                     self._write_events(plan, batch, now)
-            rollups.add_runs(
+            cells = rollups.add_runs(
                 [
                     rollups.RunSample(
                         p.outcome.monitor_id,
@@ -106,6 +106,7 @@ class Recorder:
                 ],
                 versions_moved=versions_moved(plans),
             )
+        rollups.committed(cells)
         return [plan.done for plan in plans]
 
     # -- the in-memory part: one run at a time, in order --------------------

@@ -26,6 +26,7 @@ from typing import Any
 
 from uptime_server.db import Prepared, execute_many, execute_values, is_sqlite
 from uptime_server.models import Rollup
+from uptime_server.stats.known_cells import KnownCells
 
 FIVE_MIN, HOUR, DAY = 300, 3600, 86400
 RESOLUTIONS = (FIVE_MIN, HOUR, DAY)
@@ -221,23 +222,25 @@ _PG_WRITE_BACK = (
 )
 
 
-def add_runs(samples: Sequence[RunSample], *, versions_moved: Collection[int] = ()) -> None:
+def add_runs(samples: Sequence[RunSample], *, versions_moved: Collection[int] = ()) -> list[Key]:
     """Fold check runs into their roll-up rows. Call inside the writer's transaction.
 
     Moves the ``rollup_version`` of each monitor written, except those in
     *versions_moved*: the recorder moved theirs already, in this
-    transaction, with the update of their state.
+    transaction, with the update of their state. Returns the cells written:
+    give them to ``committed`` once the transaction has committed.
 
     SQLite: under the write lock BEGIN IMMEDIATE holds, the existing rows are
     read, merged in Python and written back, and the missing ones inserted
     whole, each with one ``executemany``. PostgreSQL: the cells are inserted as new rows where
     none exists (insert-or-ignore, safe under races; most cells of a burst),
     the others are locked (FOR UPDATE), merged in Python and written back,
-    each phase one statement per page of rows.
+    each phase one statement per page of rows. Cells this process has
+    committed before (``KNOWN``) exist: they skip the insert.
     """
     cells = aggregate(samples)
     if not cells:
-        return
+        return []
     _bump_versions(sorted({monitor_id for monitor_id, _, _ in cells} - set(versions_moved)))
     # One lock order for every writer, in both phases: (resolution, monitor,
     # bucket), the order _load_for_update locks in, so two writers that
@@ -251,15 +254,43 @@ def add_runs(samples: Sequence[RunSample], *, versions_moved: Collection[int] = 
         execute_many(_INSERT_ROW, new)
         old = [key for key in keys if key in existing]
         execute_many(_UPDATE_ROLLUP, _merged_rows(old, cells, existing))
-        return
+        return keys
+    # A known cell's insert could only be ignored, and an ignored insert of a
+    # committed row takes no lock: leaving it out leaves the locks as they were.
+    known = KNOWN.among(keys)
+    inserted = _insert_new([key for key in keys if key not in known], cells)
+    rest = [key for key in keys if key not in inserted]
+    if not rest:
+        return keys
+    existing = _load_for_update(rest)
+    gone = [key for key in rest if key not in existing]
+    if gone:  # known, but deleted since (retention, by hand): insert them after all
+        KNOWN.forget()
+        inserted = _insert_new(gone, cells)
+        existing.update(_load_for_update([key for key in gone if key not in inserted]))
+        rest = [key for key in rest if key not in inserted]
+    execute_values(_PG_WRITE_BACK, _merged_rows(rest, cells, existing), _PG_TEMPLATE)
+    return keys
+
+
+def _insert_new(keys: list[Key], cells: Mapping[Key, Aggregate]) -> set[Key]:
+    """PostgreSQL: insert the cells of *keys* whose rows do not exist; the keys inserted."""
+    if not keys:
+        return set()
     # Multi-row, in the sorted order: rows are inserted (and locked) in it.
     fresh = [_row(key, cells[key]) for key in keys]
     _, inserted = execute_values(_PG_INSERT_NEW, fresh, _PG_TEMPLATE, fetch=True)
-    done = set(inserted)
-    rest = [key for key in keys if key not in done]
-    if rest:
-        merged = _merged_rows(rest, cells, _load_for_update(rest))
-        execute_values(_PG_WRITE_BACK, merged, _PG_TEMPLATE)
+    return {(monitor, resolution, bucket) for monitor, resolution, bucket in inserted}
+
+
+# The cells this process has committed (PostgreSQL only: see known_cells).
+KNOWN = KnownCells()
+
+
+def committed(keys: list[Key]) -> None:
+    """*keys*, from ``add_runs``, are in a committed transaction."""
+    if keys and not is_sqlite():
+        KNOWN.add(keys)
 
 
 # Every write of a monitor's roll-ups goes through ``add_runs``, which moves
