@@ -179,8 +179,11 @@ def execute_values(
 
     changed, returned = 0, []
     cursor = database.cursor()
-    codec = encodings[cursor.connection.encoding]
-    render = RowRenderer(template, lambda value: cursor.mogrify("%s", (value,)).decode(codec))
+
+    def fallback(value: object) -> str:  # a value RowRenderer leaves to psycopg2 (rare)
+        return cursor.mogrify("%s", (value,)).decode(encodings[cursor.connection.encoding])
+
+    render = RowRenderer(template, fallback)
     before, after = split_statement(sql)
     for page in peewee.chunked(rows, VALUES_PAGE):
         cursor.execute(before + ",".join([render(row) for row in page]) + after)
