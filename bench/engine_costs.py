@@ -104,6 +104,7 @@ def _round(args: argparse.Namespace) -> tuple[float, float, float, float]:
     settings = prepare(load_settings())
     dispatcher, recorder = Dispatcher(settings), Recorder(settings)
     profiles = (cProfile.Profile(), cProfile.Profile()) if args.profile else None
+    pg_cpu = postgres_cpu_s if args.postgres else (lambda: 0.0)
     claim_s = record_s = pg_claim_s = pg_record_s = 0.0
     done = 0
     with database.connection_context():
@@ -111,27 +112,28 @@ def _round(args: argparse.Namespace) -> tuple[float, float, float, float]:
             _record_all(dispatcher, recorder, args.batch)
             MonitorLocation.update(next_check_at=datetime.now(UTC)).execute()
         while True:
-            started, pg = time.process_time(), postgres_cpu_s()
+            # PostgreSQL's CPU read outside this process's window: a read walks /proc.
+            pg, started = pg_cpu(), time.process_time()
             if profiles:
                 profiles[0].enable()
             claims = dispatcher.claim(datetime.now(UTC), args.batch)
             if profiles:
                 profiles[0].disable()
             claim_s += time.process_time() - started
-            pg_claim_s += postgres_cpu_s() - pg
+            pg_claim_s += pg_cpu() - pg
             if not claims:
                 break
             done += len(claims)
             at = datetime.now(UTC)
             outcomes = _passed(claims, at)
-            started, pg = time.process_time(), postgres_cpu_s()
+            pg, started = pg_cpu(), time.process_time()
             if profiles:
                 profiles[1].enable()
             recorder.record(outcomes, now=at)
             if profiles:
                 profiles[1].disable()
             record_s += time.process_time() - started
-            pg_record_s += postgres_cpu_s() - pg
+            pg_record_s += pg_cpu() - pg
     if profiles:
         for name, profile in zip(("claim", "record"), profiles, strict=True):
             print(f"== {name}")
