@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import Flask, Response, jsonify
+from flask import Flask, Response
 from werkzeug.exceptions import HTTPException
 
+from uptime_server.schemas.base import json_response
 from uptime_server.schemas.errors import Error, ErrorBody
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,7 @@ def monitor_not_found() -> ApiError:
 
 def render(error: ApiError) -> Response:
     body = ErrorBody(code=error.code, message=error.message, details=error.details)
-    response = jsonify(Error(error=body).to_json())
+    response = json_response(Error(error=body))
     response.status_code = error.status
     for name, value in error.headers.items():
         response.headers[name] = value

@@ -30,6 +30,7 @@ from uptime_server.schemas.agents import (
     parse_renew_request,
     parse_result_batch,
 )
+from uptime_server.schemas.base import json_response
 
 bp = Blueprint("agent", __name__, url_prefix="/agent")
 AGENT_SECURITY = [{"agentToken": []}]
@@ -50,13 +51,15 @@ def claim_checks() -> Any:
     agent, at, config = current_agent(), now(), settings()
     service.report(agent, request.agent, at)
     claims, _ = service.claim(agent, config, request.limit, at)
-    return Claims.model_validate(
-        {
-            "data": claims,
-            "lease_seconds": config.lease_seconds,
-            "renew_every_seconds": round(config.lease_seconds / 3, 3),
-        }
-    ).to_json()
+    return json_response(
+        Claims.model_validate(
+            {
+                "data": claims,
+                "lease_seconds": config.lease_seconds,
+                "renew_every_seconds": round(config.lease_seconds / 3, 3),
+            }
+        )
+    )
 
 
 @bp.post("/leases")
@@ -69,13 +72,15 @@ def renew_leases() -> Any:
     service.report(agent, request.agent, at)
     refs = [(lease.monitor_id, lease.lease_owner) for lease in request.leases]
     renewed, lost, expires = service.renew(agent, settings(), refs, at)
-    return Renewed.model_validate(
-        {
-            "lease_expires_at": expires,
-            "renewed": [{"monitor_id": m, "lease_owner": o} for m, o in renewed],
-            "lost": [{"monitor_id": m, "lease_owner": o} for m, o in lost],
-        }
-    ).to_json()
+    return json_response(
+        Renewed.model_validate(
+            {
+                "lease_expires_at": expires,
+                "renewed": [{"monitor_id": m, "lease_owner": o} for m, o in renewed],
+                "lost": [{"monitor_id": m, "lease_owner": o} for m, o in lost],
+            }
+        )
+    )
 
 
 @bp.post("/results")
@@ -87,4 +92,4 @@ def post_results() -> Any:
     agent, at = current_agent(), now()
     service.report(agent, batch.agent, at)
     answer = service.record_batch(agent, settings(), batch, at)
-    return ResultsAnswer.model_validate(answer).to_json()
+    return json_response(ResultsAnswer.model_validate(answer))

@@ -27,7 +27,7 @@ from uptime_server.schemas.agents import (
     AgentList,
     parse_agent_create,
 )
-from uptime_server.schemas.base import Message, data, data_of
+from uptime_server.schemas.base import Message, data, data_of, json_response
 
 bp = Blueprint("agents", __name__, url_prefix="/agents")
 doc = documenter("agents")
@@ -61,7 +61,7 @@ def create_agent() -> Any:
 def list_agents() -> Any:
     """List probe agents: location, version, last seen, checks per second, lag, degraded."""
     require_admin()
-    return AgentList(data=[Agent.of(row) for row in tokens.list_agents()]).to_json()
+    return json_response(AgentList(data=[Agent.of(row) for row in tokens.list_agents()]))
 
 
 @bp.delete("/<int:agent_id>")
@@ -71,4 +71,4 @@ def revoke_agent(agent_id: int) -> Any:
     require_admin()
     if not tokens.revoke_agent(agent_id):
         raise ApiError("NOT_FOUND", "Agent not found")
-    return Message(message=f"Agent {agent_id} revoked").to_json()
+    return json_response(Message(message=f"Agent {agent_id} revoked"))

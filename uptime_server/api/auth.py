@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from flask import Blueprint, jsonify, request
+from flask import Blueprint, request
 from flask_login import current_user
 
 from uptime_server.api.access import session_only
@@ -24,7 +24,7 @@ from uptime_server.auth.sessions import (
 )
 from uptime_server.context import now, settings
 from uptime_server.schemas.auth import Refreshed, User
-from uptime_server.schemas.base import Message, data, data_of
+from uptime_server.schemas.base import Message, data, data_of, json_response
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
 doc = documenter("auth")
@@ -54,7 +54,7 @@ def refresh() -> Any:
             "Session refreshed up to its maximum age (UPTIME_SESSION_MAX_AGE); "
             "sign in again before it expires"
         )
-    response = jsonify(Refreshed(message=message, expires_at=expires).to_json())
+    response = json_response(Refreshed(message=message, expires_at=expires))
     set_cookie(response, session_token(request), expires)
     return response
 
@@ -65,6 +65,6 @@ def refresh() -> Any:
 def logout() -> Any:
     """End the session everywhere."""
     revoke_session(current_session())
-    response = jsonify(Message(message="Logged out").to_json())
+    response = json_response(Message(message="Logged out"))
     clear_cookie(response)
     return response

@@ -12,7 +12,7 @@ from uptime_server.api.body import json_body
 from uptime_server.api.operations import documenter
 from uptime_server.context import now, settings, state
 from uptime_server.notify.channels import ChannelSender
-from uptime_server.schemas.base import Message, data, data_of
+from uptime_server.schemas.base import Message, data, data_of, json_response
 from uptime_server.schemas.channels import (
     Channel,
     ChannelCreate,
@@ -43,7 +43,7 @@ def list_channels() -> Any:
     """List the caller's channels."""
     used = channel_service.monitors_using(current_user)
     rows = channel_service.list_channels(current_user)
-    return ChannelList(data=[Channel.of(r, used.get(r.id, [])) for r in rows]).to_json()
+    return json_response(ChannelList(data=[Channel.of(r, used.get(r.id, [])) for r in rows]))
 
 
 @bp.post("")
@@ -76,7 +76,7 @@ def update(channel_id: int) -> Any:
 def delete(channel_id: int) -> Any:
     """Delete a channel; monitors stop using it."""
     channel_service.delete_channel(channel_service.get_owned(current_user, channel_id))
-    return Message(message="Channel deleted").to_json()
+    return json_response(Message(message="Channel deleted"))
 
 
 @bp.post("/<int:channel_id>/test")

@@ -19,7 +19,7 @@ from uptime_server.engine.spec import check_spec, probe_config
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import PASSIVE_TYPES, Monitor
 from uptime_server.query_params import int_param, time_param
-from uptime_server.schemas.base import data, data_of
+from uptime_server.schemas.base import data, data_of, json_response
 from uptime_server.schemas.checks import CheckRecord, History, HistoryMeta, TestResult
 
 bp = Blueprint("checks", __name__, url_prefix="/monitors")
@@ -134,4 +134,4 @@ def history(monitor_id: int) -> Any:
     meta = HistoryMeta(
         count=min(len(rows), size), limit=size, from_=since, to=until, has_more=len(rows) > size
     )
-    return History(data=[CheckRecord.of(run) for run in rows[:size]], meta=meta).to_json()
+    return json_response(History(data=[CheckRecord.of(run) for run in rows[:size]], meta=meta))

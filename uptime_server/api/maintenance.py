@@ -11,7 +11,7 @@ from uptime_server import maintenance_service
 from uptime_server.api.body import json_body
 from uptime_server.api.operations import documenter
 from uptime_server.context import now
-from uptime_server.schemas.base import Message, data, data_of
+from uptime_server.schemas.base import Message, data, data_of, json_response
 from uptime_server.schemas.maintenance import (
     Maintenance,
     MaintenanceBody,
@@ -36,7 +36,7 @@ def list_windows() -> Any:
     """List the caller's maintenance windows."""
     moment = now()
     rows = maintenance_service.list_windows(current_user)
-    return MaintenanceList(data=[Maintenance.of(r, moment) for r in rows]).to_json()
+    return json_response(MaintenanceList(data=[Maintenance.of(r, moment) for r in rows]))
 
 
 @bp.post("")
@@ -68,7 +68,7 @@ def update(window_id: int) -> Any:
 def delete(window_id: int) -> Any:
     """Delete a maintenance window."""
     maintenance_service.delete_window(maintenance_service.get_owned(current_user, window_id))
-    return Message(message="Maintenance window deleted").to_json()
+    return json_response(Message(message="Maintenance window deleted"))
 
 
 @bp.post("/<int:window_id>/start")

@@ -21,7 +21,7 @@ from uptime_server.errors import validation_error
 from uptime_server.models import MONITOR_TYPES
 from uptime_server.models import Monitor as MonitorRow
 from uptime_server.query_params import choice_param, int_param
-from uptime_server.schemas.base import Message, Pages, data, data_of, page_count
+from uptime_server.schemas.base import Message, Pages, data, data_of, json_response, page_count
 from uptime_server.schemas.monitor_apply import ApplyRequest, ApplyResult, Export
 from uptime_server.schemas.monitor_config import parse_monitor, parse_monitor_update
 from uptime_server.schemas.monitor_requests import (
@@ -108,7 +108,9 @@ def list_monitors() -> Any:
         for m in listing.rows
     ]
     # MonitorList's shape, its summaries written without a model each (summary_json).
-    return {"data": summaries, "pagination": _pages(page, size, listing.total).to_json()}
+    return json_response(
+        {"data": summaries, "pagination": _pages(page, size, listing.total).to_json()}
+    )
 
 
 @bp.post("")
@@ -148,7 +150,7 @@ def delete(monitor_id: int) -> Any:
     monitor_service.delete_monitor(m)
     if m.badge_token:
         forget_badges(m.badge_token)
-    return Message(message="Monitor deleted").to_json()
+    return json_response(Message(message="Monitor deleted"))
 
 
 @bp.post("/<int:monitor_id>/pause")
@@ -158,7 +160,7 @@ def pause(monitor_id: int) -> Any:
     m = monitor_service.get_owned(current_user, monitor_id)
     reason = parse_pause(json_body(optional=True))
     m = monitor_service.pause_monitor(m, reason, now=now())
-    return MonitorMessage(message="Monitor paused", data=_monitor(m)).to_json()
+    return json_response(MonitorMessage(message="Monitor paused", data=_monitor(m)))
 
 
 @bp.post("/<int:monitor_id>/resume")
@@ -168,7 +170,7 @@ def resume(monitor_id: int) -> Any:
     m = monitor_service.resume_monitor(
         monitor_service.get_owned(current_user, monitor_id), now=now()
     )
-    return MonitorMessage(message="Monitor resumed", data=_monitor(m)).to_json()
+    return json_response(MonitorMessage(message="Monitor resumed", data=_monitor(m)))
 
 
 @bp.post("/<int:monitor_id>/ping-token")

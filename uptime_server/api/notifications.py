@@ -21,7 +21,7 @@ from uptime_server.context import now, settings
 from uptime_server.models import NOTIFICATION_TYPES
 from uptime_server.notify.outbox import mail_domain
 from uptime_server.query_params import choice_param, int_param, time_param
-from uptime_server.schemas.base import data, data_of, page_count
+from uptime_server.schemas.base import data, data_of, json_response, page_count
 from uptime_server.schemas.notifications import (
     Acknowledged,
     ActiveMeta,
@@ -58,10 +58,12 @@ def _page_args() -> tuple[int, int]:
 def active() -> Any:
     """Unresolved notifications."""
     rows = notification_service.list_active(current_user)
-    return ActiveNotifications(
-        data=[Notification.of(n) for n in rows],
-        meta=ActiveMeta(count=len(rows), timestamp=now()),
-    ).to_json()
+    return json_response(
+        ActiveNotifications(
+            data=[Notification.of(n) for n in rows],
+            meta=ActiveMeta(count=len(rows), timestamp=now()),
+        )
+    )
 
 
 @bp.get("/recent")
@@ -73,9 +75,9 @@ def recent() -> Any:
     pagination = RecentPages(
         page=page, limit=size, total=result.total, has_next=page * size < result.total
     )
-    return RecentNotifications(
-        data=[Notification.of(n) for n in result.rows], pagination=pagination
-    ).to_json()
+    return json_response(
+        RecentNotifications(data=[Notification.of(n) for n in result.rows], pagination=pagination)
+    )
 
 
 @bp.get("")
@@ -110,9 +112,9 @@ def list_notifications() -> Any:
         has_next=page < pages,
         has_prev=page > 1,
     )
-    return NotificationList(
-        data=[Notification.of(n) for n in result.rows], pagination=pagination
-    ).to_json()
+    return json_response(
+        NotificationList(data=[Notification.of(n) for n in result.rows], pagination=pagination)
+    )
 
 
 @bp.get("/<int:notification_id>")
@@ -131,7 +133,7 @@ def acknowledge(notification_id: int) -> Any:
     note = notification_service.acknowledge(
         current_user, notification_id, now=now(), mail_domain=mail_domain(settings().mail_from)
     )
-    return Acknowledged.of(note).to_json()
+    return json_response(Acknowledged.of(note))
 
 
 @bp.post("/<int:notification_id>/resolve")
@@ -139,4 +141,4 @@ def acknowledge(notification_id: int) -> Any:
 def resolve(notification_id: int) -> Any:
     """Resolve an active notification by hand."""
     note = notification_service.resolve(current_user, notification_id, now=now())
-    return Resolved.of(note).to_json()
+    return json_response(Resolved.of(note))

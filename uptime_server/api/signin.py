@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, redirect, request
+from flask import Blueprint, Response, redirect, request
 from flask_login import current_user
 
 from uptime_server.api.access import login_limited, public, session_only
@@ -166,7 +166,7 @@ def cli_exchange() -> Any:
     log.info("CLI sign-in of user %s with %s", row.user.id, row.provider)
     user = UserOut.of(row.user, row.provider)
     answer = CliSession(session=token, expires_at=session.expires_at, user=user)
-    response = jsonify(data_of(answer))
+    response = data_of(answer)
     response.headers["Cache-Control"] = "no-store"
     return response
 

@@ -15,7 +15,7 @@ from uptime_server import status_page_service
 from uptime_server.api.body import json_body
 from uptime_server.api.operations import documenter
 from uptime_server.context import now, settings
-from uptime_server.schemas.base import Message, data, data_of
+from uptime_server.schemas.base import Message, data, data_of, json_response
 from uptime_server.schemas.status_pages import StatusPage, StatusPageIn, StatusPageList
 from uptime_server.web.public import forget_page
 
@@ -39,7 +39,7 @@ def _out(row: Any) -> StatusPage:
 def list_pages() -> Any:
     """List the caller's status pages."""
     rows = status_page_service.list_pages(current_user)
-    return StatusPageList(data=[_out(r) for r in rows]).to_json()
+    return json_response(StatusPageList(data=[_out(r) for r in rows]))
 
 
 @bp.post("")
@@ -82,4 +82,4 @@ def delete(page: str) -> Any:
     row = status_page_service.get_owned(current_user, page)
     status_page_service.delete_page(row)
     forget_page(row.slug)
-    return Message(message="Status page deleted").to_json()
+    return json_response(Message(message="Status page deleted"))

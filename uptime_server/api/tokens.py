@@ -17,7 +17,7 @@ from uptime_server.api.operations import documenter
 from uptime_server.auth import api_tokens
 from uptime_server.context import now
 from uptime_server.errors import ApiError
-from uptime_server.schemas.base import Message, data, data_of
+from uptime_server.schemas.base import Message, data, data_of, json_response
 from uptime_server.schemas.tokens import (
     Token,
     TokenCreate,
@@ -52,7 +52,7 @@ def create_token() -> Any:
 def list_tokens() -> Any:
     """List the caller's API tokens (never their secrets)."""
     rows = api_tokens.list_tokens(current_user)
-    return TokenList(data=[Token.of(row) for row in rows]).to_json()
+    return json_response(TokenList(data=[Token.of(row) for row in rows]))
 
 
 @bp.delete("/<int:token_id>")
@@ -62,4 +62,4 @@ def revoke_token(token_id: int) -> Any:
     """Revoke an API token: it stops working at once."""
     if not api_tokens.revoke_token(current_user, token_id):
         raise ApiError("TOKEN_NOT_FOUND", "Token not found")
-    return Message(message=f"Token {token_id} revoked").to_json()
+    return json_response(Message(message=f"Token {token_id} revoked"))

@@ -6,11 +6,21 @@ document) and lists its fields in the order the API has always sent them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from functools import cache
 from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema, create_model
+from flask import Response
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    TypeAdapter,
+    WithJsonSchema,
+    create_model,
+)
 
 from uptime_server.clock import isoformat
 
@@ -53,9 +63,29 @@ def data(model: type[ResponseModel]) -> type[ResponseModel]:
     return create_model(f"{model.__name__}Data", __base__=ResponseModel, data=(model, ...))
 
 
-def data_of(model: ResponseModel) -> dict[str, Any]:
-    """``{"data": model}`` as JSON."""
-    return data(type(model))(data=model).to_json()
+def data_of(model: ResponseModel) -> Response:
+    """``{"data": model}``, a JSON response (a view may add a status: ``data_of(m), 201``)."""
+    return json_response(data(type(model))(data=model))
+
+
+_JSON: TypeAdapter[Any] = TypeAdapter(Any)  # plain JSON values, written by pydantic
+
+
+def json_response(body: ResponseModel | Mapping[str, Any]) -> Response:
+    """*body* (a model, or a dict of JSON values) as a JSON response, written by pydantic.
+
+    ``jsonify(model.to_json())`` built a dict of JSON values and then encoded
+    it again with Python's json: ~55 µs of a monitor's read (0.52 ms in
+    process). The text is the same JSON but for two spellings: other than
+    ASCII is sent as UTF-8, not ``\\u`` escapes, and a float such as 1e-05 is
+    written 0.00001.
+    """
+    text = (
+        body.model_dump_json().encode()
+        if isinstance(body, ResponseModel)
+        else _JSON.dump_json(body)
+    )
+    return Response(text + b"\n", mimetype="application/json")
 
 
 class Message(ResponseModel):
