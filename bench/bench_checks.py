@@ -20,7 +20,10 @@ Figures of 2026-11-24 (2 shared cores, aiohttp target; more and their
 reading in bench/README.md): HTTP b/a 0.59-0.69 at load 1-9 with the claims
 made by the recorder process (CPU per check raw/engine 0.71-0.84; 0.68-0.77
 before it, 0.64 before issue 17's changes), HTTPS b/a 0.78 (0.87-0.97);
-(c) p99 dispatch lag 63-623 ms at 262-579 checks/s with 5 % hanging;
+(c) p99 dispatch lag 63-623 ms at 262-579 checks/s with 5 % hanging
+(2026-11-25, a faster machine: 5,218 ms at 1,638 checks/s, where 410
+hanging checks held the 200 slots; 71 ms at 1,663 with parked checks,
+``engine/probe_loop.py``);
 (e) 137 MB for engine + recorder at 10,000 monitors (186 MB before); (d) tcp
 engine/blackbox 0.89-1.41.
 """

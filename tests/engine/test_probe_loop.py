@@ -207,3 +207,57 @@ def test_asyncio_loop_where_uvloop_is_missing(monkeypatch):
         assert isinstance(made, asyncio.BaseEventLoop)
     finally:
         made.close()
+
+
+def _held(target, key: str) -> ProbeJob:
+    return ProbeJob(CheckSpec(url=target.url("held", key), timeout=20), key=key)
+
+
+def test_checks_waiting_on_their_target_are_parked_and_the_queue_moves_on(target):
+    """Two checks hold both slots; past ``park_after`` they stop counting and others run."""
+    loop, ended = ProbeLoop(ProbeConfig(), concurrency=2, park_after=0.05), Ended()
+    held = [_held(target, f"h{i}") for i in range(2)]
+    loop.submit(held, ended)
+    assert target.arrived["h0"].wait(10) and target.arrived["h1"].wait(10)
+    quick_done = threading.Event()
+    quick = [ProbeJob(CheckSpec(url=target.url("ok", f"q{i}")), key=f"q{i}") for i in range(3)]
+    loop.submit(quick, lambda jobs: ended(jobs) or (len(ended.jobs) == 3 and quick_done.set()))
+    try:
+        # Without parking these wait for the held ones (released below, or 20 s).
+        assert quick_done.wait(10), "the queued checks waited for the hanging ones"
+        assert all(j.result is not None and j.result.passed for j in quick)
+        assert not any(j.result for j in held)
+        assert loop.parked == 2
+        assert loop.pending == 2 and loop.busy == 0
+    finally:
+        target.released["h0"].set()
+        target.released["h1"].set()
+    assert loop.wait_idle(20)
+    loop.close()
+    assert all(j.result is not None and j.result.passed for j in held)
+    assert loop.parked == 0 and loop.busy == 0
+
+
+def test_parked_checks_are_bounded_per_slot(target):
+    """Concurrency 1 parks at most 2 (PARKED_PER_SLOT): a fourth hanging check waits."""
+    assert probe_loop.PARKED_PER_SLOT == 2
+    loop, ended = ProbeLoop(ProbeConfig(), concurrency=1, park_after=0.05), Ended()
+    jobs = [_held(target, f"b{i}") for i in range(5)]
+    loop.submit(jobs, ended)
+    try:
+        for key in ("b0", "b1", "b2"):
+            assert target.arrived[key].wait(10), key
+        # Two parked and one running: nothing more starts however long they hang
+        # (the sweep runs every park_after / 4, so 0.3 s is ~24 sweeps).
+        assert not target.arrived["b3"].wait(0.3)
+        assert loop.parked == 2
+        target.released["b0"].set()  # a parked one ends: the running one parks, b3 starts
+        assert target.arrived["b3"].wait(10)
+        assert not target.arrived["b4"].is_set()
+    finally:
+        for i in range(5):
+            target.released[f"b{i}"].set()
+    assert loop.wait_idle(20)
+    loop.close()
+    assert sorted(j.key for j in ended.jobs) == [f"b{i}" for i in range(5)]
+    assert all(j.result is not None and j.result.passed for j in jobs)

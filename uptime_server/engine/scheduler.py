@@ -172,7 +172,7 @@ class CheckScheduler:
         return min(renew_in, self._claim_due(now))
 
     def _claim_due(self, now: datetime) -> float:
-        room = self.max_pending - self.probes.pending
+        room = self.max_pending - self.probes.busy
         if self.writer.backlog > WRITER_BACKLOG:
             return BUSY_POLL
         if room < self.min_claim:
@@ -357,7 +357,7 @@ class CheckScheduler:
         while True:
             below = self.max_pending - self.min_claim + 1
             self._wait_renewing(lambda t, n=below: self.probes.wait_below(n, t), None)
-            limit = min(self.max_pending - self.probes.pending, self.dispatcher.batch_size)
+            limit = min(self.max_pending - self.probes.busy, self.dispatcher.batch_size)
             claims = self.dispatcher.claim(now, limit)
             self._submit(claims)
             total += len(claims)

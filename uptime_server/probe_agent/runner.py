@@ -304,7 +304,7 @@ class Agent:
     # -- claiming ----------------------------------------------------------------------
 
     def _claim(self, now: datetime) -> tuple[int, int]:
-        limit = min(CLAIM_BATCH, self.max_pending - self.probes.pending)
+        limit = min(CLAIM_BATCH, self.max_pending - self.probes.busy)
         if limit <= 0:
             return 0, 0
         answer = self.client.claim(limit, self.status(now))
