@@ -4,7 +4,11 @@ Other threads submit checks; at most ``concurrency`` (the process's
 ``check_concurrency``) run at once, with the one Prober of this loop, whose
 TLS contexts and HTTP session are built once. Submitted jobs wait in a queue;
 up to ``concurrency`` worker tasks take them one after the other, so a check
-costs no task and no semaphore wait of its own.
+costs no task and no semaphore wait of its own. Ended jobs are handed to
+their callback in lists, once per turn of the loop, on the loop thread,
+whether they passed, failed, raised (a bug in our code: ``job.error``) or were
+cancelled before they started: the receiver handles many results per call,
+not one thread hand-off per check.
 
 A check that has run for ``park_after`` seconds (1 s) is waiting on its
 target, not using the CPU the bound is there for: while jobs queue, such a
@@ -14,11 +18,7 @@ worker starts in its place, and its own worker ends with it. At most
 the sockets a process holds. Without it, targets that hang until their
 timeout held the slots: at 1,638 checks/s with 5 % of them hanging for 5 s,
 410 slots were needed against 200, and the p99 dispatch lag was 5.2 s
-(``make bench-checks``). Ended jobs are handed to
-their callback in lists, once per turn of the loop, on the loop thread,
-whether they passed, failed, raised (a bug in our code: ``job.error``) or were
-cancelled before they started: the receiver handles many results per call,
-not one thread hand-off per check.
+(``make bench-checks``).
 """
 
 from __future__ import annotations
@@ -112,7 +112,6 @@ class ProbeLoop:
         self._since: dict[asyncio.Task[None], float] = {}  # worker → when its job started
         self._parked: set[asyncio.Task[None]] = set()
         self._sweep_due = False
-        self.parked = 0  # len(_parked), for other threads
         self._cond = threading.Condition()
         self._start_lock = threading.Lock()
 
@@ -151,6 +150,11 @@ class ProbeLoop:
     def pending(self) -> int:
         """Jobs submitted and not ended yet (waiting for a slot or running)."""
         return self._pending
+
+    @property
+    def parked(self) -> int:
+        """Running jobs parked: past ``park_after`` while others queued."""
+        return len(self._parked)
 
     @property
     def busy(self) -> int:
@@ -213,15 +217,15 @@ class ProbeLoop:
             return
         assert self._loop is not None
         cutoff = self._loop.time() - self._park_after
-        room = self._park_limit - len(self._parked)
+        before = len(self._parked)
+        room = self._park_limit - before
         for task, since in self._since.items():
             if room <= 0:
                 break
             if since <= cutoff and task not in self._parked:
                 self._parked.add(task)
                 room -= 1
-        if self.parked != len(self._parked):
-            self.parked = len(self._parked)
+        if len(self._parked) != before:
             with self._cond:
                 self._cond.notify_all()  # busy went down: wait_below may be over
         self._add_workers()
@@ -269,9 +273,7 @@ class ProbeLoop:
     def _forget(self, task: asyncio.Task[None]) -> None:
         self._running.pop(task, None)
         self._since.pop(task, None)
-        if task in self._parked:
-            self._parked.discard(task)
-            self.parked = len(self._parked)
+        self._parked.discard(task)
 
     def _end(self, job: ProbeJob, on_done: OnDone) -> None:
         ended = self._ended.get(on_done)
