@@ -77,7 +77,10 @@ class StatusPageIn(BaseModel):
             f" labels}} with at most {MAX_GROUP_MONITORS} ids and {MAX_TAGS} tags"
         ),
     ] = Field(default_factory=list)
-    show_urls: bool = Field(False, description="Show each monitor's URL on the public page.")
+    show_urls: bool = Field(
+        False,
+        description="Show each monitor's URL on the public page: scheme, host and path only.",
+    )
     show_names: bool = Field(
         False, description="Show monitors' own names where the group gives no label."
     )
@@ -141,7 +144,9 @@ class DayCell(ResponseModel):
 
 class PublicMonitor(ResponseModel):
     name: str
-    url: str | None = Field(None, description="Only when the page shows URLs.")
+    url: str | None = Field(
+        None, description="Only when the page shows URLs: scheme, host and path, nothing else."
+    )
     status: str = Field(
         description="online, offline, warning, pending, paused, or another monitor status"
     )
