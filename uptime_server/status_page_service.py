@@ -36,7 +36,9 @@ def list_pages(user: User) -> list[StatusPage]:
 
 def get_owned(user: User, key: str) -> StatusPage:
     """The caller's page by id (all digits) or slug; another user's is not found."""
-    where = StatusPage.id == int(key) if key.isdigit() and len(key) < 19 else StatusPage.slug == key
+    # ASCII digits only: "²" is a digit to str.isdigit, not to int().
+    by_id = key.isascii() and key.isdigit() and len(key) < 19
+    where = StatusPage.id == int(key) if by_id else StatusPage.slug == key
     page = StatusPage.get_or_none(where & (StatusPage.user == user.id))
     if page is None:
         raise not_found()
