@@ -42,6 +42,7 @@ from uptime_server.schemas.monitor_config import (
     parse_alert_settings,
     parse_monitor_update,
     quorum_errors,
+    type_defaults_missing,
 )
 from uptime_server.stats.uptime_cache import cache as uptime_cache
 
@@ -56,6 +57,7 @@ def config_of(monitor: Monitor, tags: list[str] | None = None) -> dict[str, Any]
     *tags*, when the caller has loaded them already (a listing), saves a query.
     """
     config = {name: getattr(monitor, name) for name in COLUMN_FIELDS}
+    config.update(type_defaults_missing(monitor.type, config))
     config["tags"] = tags_of(monitor.id) if tags is None else tags
     return config
 

@@ -251,6 +251,44 @@ def test_a_private_tcp_target_is_refused_when_blocked(guarded: Any) -> None:
     assert_error(guarded.post(URL, json=ping), 400, "VALIDATION_ERROR", "url")
 
 
+def test_dns_and_ping_show_their_effective_defaults(alice: Any, clock: Any) -> None:
+    dns = create(alice, name="dns", type="dns", url="dns://example.test")
+    ping = create(alice, name="ping", type="ping", url="ping://127.0.0.1")
+    shown = _get(alice, dns)
+    assert (shown["expected_rcode"], shown["count"], shown["max_packet_loss"]) == (
+        "NOERROR",
+        None,  # ping's fields stay null on a dns monitor
+        None,
+    )
+    shown = _get(alice, ping)
+    assert (shown["count"], shown["max_packet_loss"], shown["expected_rcode"]) == (3, 0, None)
+    # As stored: an edit of something else changes nothing else.
+    updated = alice.put(f"{URL}/{ping}", json={"name": "ping-2"}).get_json()["data"]
+    assert (updated["count"], updated["max_packet_loss"]) == (3, 0)
+    # A change of type takes the new type's defaults and drops the old type's.
+    moved = alice.put(f"{URL}/{dns}", json={"type": "ping", "url": "ping://127.0.0.1"})
+    data = moved.get_json()["data"]
+    assert (data["expected_rcode"], data["count"], data["max_packet_loss"]) == (None, 3, 0)
+
+
+def test_a_row_stored_without_them_reads_with_the_defaults(alice: Any) -> None:
+    dns = create(alice, name="dns", type="dns", url="dns://example.test")
+    ping = create(alice, name="ping", type="ping", url="ping://127.0.0.1")
+    # As an older release stored them.
+    Monitor.update(expected_rcode=None).where(Monitor.id == dns).execute()
+    Monitor.update(count=None, max_packet_loss=None).where(Monitor.id == ping).execute()
+    assert _get(alice, dns)["expected_rcode"] == "NOERROR"
+    assert (_get(alice, ping)["count"], _get(alice, ping)["max_packet_loss"]) == (3, 0)
+    # Applying the same monitors finds nothing to change.
+    entries = alice.get(f"{URL}/export").get_json()["data"]["monitors"]
+    assert entries == [
+        {"name": "dns", "type": "dns", "url": "dns://example.test"},
+        {"name": "ping", "type": "ping", "url": "ping://127.0.0.1"},
+    ]
+    plan = alice.post(f"{URL}/apply", json={"monitors": entries, "dry_run": True})
+    assert plan.get_json()["data"]["summary"]["unchanged"] == 2, plan.get_json()
+
+
 def test_the_openapi_document_names_every_type_field(anon: Any) -> None:
     schemas = anon.get("/api/v1/openapi.json").get_json()["components"]["schemas"]
     fields = {"tls", "send", "expect", "query_name", "record_type", "resolver"}

@@ -101,6 +101,18 @@ def test_it_adds_a_ping_monitor_with_its_options(cli: Cli, alice: Any) -> None:
     assert (m["url"], m["count"], m["max_packet_loss"]) == ("ping://127.0.0.1", 5, 20.0)
 
 
+def test_show_gives_the_defaults_dns_and_ping_monitors_are_checked_with(cli: Cli) -> None:
+    dns = str(add(cli, "resolver", "example.test", "--type", "dns"))
+    ping = str(add(cli, "gw", "127.0.0.1", "--type", "ping"))
+    shown = cli.json("monitors", "show", dns)
+    assert shown["expected_rcode"] == "NOERROR"
+    assert re.search(r"Expected rcode\s+NOERROR", cli.ok("monitors", "show", dns).stdout)
+    shown = cli.json("monitors", "show", ping)
+    assert (shown["count"], shown["max_packet_loss"]) == (3, 0)
+    text = cli.ok("monitors", "show", ping).stdout
+    assert re.search(r"Echoes\s+3\b", text) and re.search(r"Max packet loss \(%\)\s+0", text)
+
+
 def test_it_lists_monitors_as_a_table(cli: Cli) -> None:
     add(cli, "alpha", "http://127.0.0.1:9/a")
     add(cli, "beta", "http://127.0.0.1:9/b")
