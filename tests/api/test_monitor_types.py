@@ -251,6 +251,61 @@ def test_a_private_tcp_target_is_refused_when_blocked(guarded: Any) -> None:
     assert_error(guarded.post(URL, json=ping), 400, "VALIDATION_ERROR", "url")
 
 
+@pytest.mark.parametrize(
+    ("kind", "target", "stored"),
+    [
+        ("tcp", "127.0.0.1:5432", "tcp://127.0.0.1:5432"),
+        ("tcp", "db.example.test:22", "tcp://db.example.test:22"),
+        ("tcp", "[::1]:5432", "tcp://[::1]:5432"),
+        ("udp", "127.0.0.1:53", "udp://127.0.0.1:53"),
+        ("udp", "[::1]:161", "udp://[::1]:161"),
+    ],
+)
+def test_a_tcp_or_udp_target_may_be_host_port(
+    alice: Any, kind: str, target: str, stored: str
+) -> None:
+    response = alice.post(URL, json={"name": "t", "type": kind, "url": target})
+    assert response.status_code == 201, response.get_json()
+    assert response.get_json()["data"]["url"] == stored
+    mid = response.get_json()["data"]["id"]
+    assert _get(alice, mid)["url"] == stored
+    # An update takes it too, judged against the monitor's type.
+    moved = alice.put(f"{URL}/{mid}", json={"url": target.replace("5", "6", 1)})
+    assert moved.get_json()["data"]["url"] == stored.replace("5", "6", 1)
+
+
+@pytest.mark.parametrize(
+    ("target", "words"),
+    [
+        ("127.0.0.1", "the port is missing"),
+        ("[::1]", "the port is missing"),
+        ("db.example.test:", "the port is missing"),
+        ("127.0.0.1:0", "port must be between 1 and 65535"),
+        ("127.0.0.1:70000", "port must be between 1 and 65535"),
+        ("127.0.0.1:http", "port must be between 1 and 65535"),
+        ("::1:5432", "IPv6 address in brackets"),
+        ("[127.0.0.1]:22", "only an IPv6 address goes in brackets"),
+        ("bad host:22", "must be tcp://host:port or host:port"),
+        ("tcp://127.0.0.1", "must be tcp://host:port"),
+    ],
+)
+def test_a_host_port_target_without_a_valid_port_is_refused(
+    alice: Any, target: str, words: str
+) -> None:
+    response = alice.post(URL, json={"name": "t", "type": "tcp", "url": target})
+    error = assert_error(response, 400, "VALIDATION_ERROR", "url", only=True)
+    assert words in error["details"]["url"][0]
+    mid = create(alice, **TCP)
+    response = alice.put(f"{URL}/{mid}", json={"url": target})
+    assert_error(response, 400, "VALIDATION_ERROR", "url", only=True)
+    assert _get(alice, mid)["url"] == TCP["url"]
+
+
+def test_host_port_is_not_an_http_url(alice: Any) -> None:
+    response = alice.post(URL, json={"name": "t", "type": "http", "url": "127.0.0.1:8080"})
+    assert_error(response, 400, "VALIDATION_ERROR", "url")
+
+
 def test_dns_and_ping_show_their_effective_defaults(alice: Any, clock: Any) -> None:
     dns = create(alice, name="dns", type="dns", url="dns://example.test")
     ping = create(alice, name="ping", type="ping", url="ping://127.0.0.1")

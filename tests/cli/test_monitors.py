@@ -71,6 +71,18 @@ def test_it_adds_a_tcp_monitor_with_its_options(cli: Cli, alice: Any) -> None:
     assert [row["id"] for row in listed["data"]] == [data["id"]]
 
 
+def test_a_tcp_or_udp_target_may_be_host_port(cli: Cli, alice: Any) -> None:
+    data = cli.json("monitors", "add", "db", "127.0.0.1:5432", "--type", "tcp")
+    assert (data["type"], data["url"]) == ("tcp", "tcp://127.0.0.1:5432")
+    data = cli.json("monitors", "add", "snmp", "[::1]:161", "--type", "udp")
+    assert (data["type"], data["url"]) == ("udp", "udp://[::1]:161")
+    edited = cli.json("monitors", "edit", str(data["id"]), "--url", "127.0.0.1:162")
+    assert edited["url"] == "udp://127.0.0.1:162"
+    refused = cli("monitors", "add", "db2", "127.0.0.1", "--type", "tcp")
+    assert refused.exit_code == 4, describe(refused)
+    assert "the port is missing" in refused.stderr
+
+
 def test_it_adds_a_dns_monitor_with_its_options(cli: Cli, alice: Any) -> None:
     # ping and dns were stored but not checked before issue 12; both are checked now.
     data = cli.json(

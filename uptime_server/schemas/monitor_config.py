@@ -41,7 +41,12 @@ from uptime_server.models import (
     MONITOR_TYPES,
     TYPE_FIELDS,
 )
-from uptime_server.net.target import parse_host_port, parse_host_port_url, parse_host_url
+from uptime_server.net.target import (
+    host_port_url,
+    parse_host_port,
+    parse_host_port_url,
+    parse_host_url,
+)
 from uptime_server.query_params import INT64_MAX
 from uptime_server.schemas.field_rules import (
     FRAMING_HEADERS,
@@ -124,7 +129,8 @@ class MonitorConfig(_JudgedWhole):
     url: Annotated[Annotated[str, Field(max_length=MAX_URL)] | None, URL_TOO_LONG] = Field(
         None,
         description="Absolute http(s) URL with a host for http and https (https for type "
-        "https); tcp://host:port for tcp, udp://host:port for udp, ping://host for ping; "
+        "https); tcp://host:port for tcp, udp://host:port for udp (host:port alone is "
+        "stored so; IPv6 in brackets), ping://host for ping; "
         "required for these. dns://query_name for dns (or query_name; one is required).",
     )
     method: Annotated[
@@ -419,6 +425,7 @@ class MonitorConfig(_JudgedWhole):
             check_target_literal(v, block_private=_settings(info).block_private_targets)
             return v
         if kind in ("tcp", "udp"):
+            v = host_port_url(v, kind)  # host:port is stored as tcp://host:port
             host, _ = parse_host_port_url(v, kind)
             check_target_host(host, block_private=_settings(info).block_private_targets)
             return v
