@@ -73,6 +73,10 @@ class RenderCache:
                     self._entries[key] = (self.clock.monotonic() + self.ttl, value)
             return value
 
+    def __len__(self) -> int:
+        """Entries kept (fresh or not yet dropped)."""
+        return len(self._entries)
+
     def peek(self, key: Hashable) -> Rendered | None:
         """The fresh entry of *key*, or None (nothing is rendered)."""
         return self._fresh(key)
