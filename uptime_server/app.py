@@ -137,7 +137,12 @@ def create_app(
     pings_dispatcher = PingDispatcher(
         flask_app,
         app.extensions["uptime"],
-        PingLimit(limiter.limiter, settings.ping_rate_limit, settings.rate_limit),
+        PingLimit(
+            limiter.limiter,
+            settings.ping_rate_limit,
+            settings.rate_limit,
+            settings.unknown_ping_rate_limit,
+        ),
     )
     app.extensions["uptime_pings"] = pings_dispatcher
     # A fresh healthy /healthz is answered in front of Flask too (health_wsgi).

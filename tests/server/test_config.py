@@ -233,3 +233,11 @@ def test_a_set_base_url_wins_over_the_listen_address() -> None:
     env = {**BASE, "UPTIME_PORT": "8931", "UPTIME_BASE_URL": "https://uptime.example.com/"}
     settings = load_settings(env)
     assert (settings.base_url, settings.base_url_set) == ("https://uptime.example.com", True)
+
+
+def test_unknown_ping_tokens_are_limited_per_address_by_default() -> None:
+    assert load_settings(BASE).unknown_ping_rate_limit == "60/minute"
+    env = {**BASE, "UPTIME_UNKNOWN_PING_RATE_LIMIT": "off"}
+    assert load_settings(env).unknown_ping_rate_limit is None
+    with pytest.raises(ConfigError, match="^UPTIME_UNKNOWN_PING_RATE_LIMIT: "):
+        load_settings({**BASE, "UPTIME_UNKNOWN_PING_RATE_LIMIT": "lots"})
