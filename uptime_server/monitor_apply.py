@@ -157,7 +157,7 @@ def apply(user: User, steps: list[Step], *, now: datetime, settings: Settings) -
             monitor_service.store_alert_settings(monitor, desired.alerts)
     # Again once committed: the services' own purges ran inside this
     # transaction, and a render between them and the commit read the old rows.
-    render_purges.forget_monitors(s.monitor for s in todo if s.monitor is not None)
+    render_purges.forget_badges(s.monitor.badge_token for s in todo if s.monitor is not None)
     render_purges.forget_pages_of([user.id])
     return True
 

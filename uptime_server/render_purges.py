@@ -27,7 +27,7 @@ from uptime_server.models import Monitor, StatusPage
 class Forgetting(Protocol):
     def forget(self, match: Callable[[Hashable], bool]) -> None: ...
 
-    def __len__(self) -> int: ...
+    def count(self) -> int: ...
 
 
 # Weak: an app gone (a test's) takes its caches with it.
@@ -68,7 +68,7 @@ def forget_monitors(monitors: Iterable[Monitor]) -> None:
 def forget_pages_of(user_ids: Iterable[int]) -> None:
     """Drop the status pages of these users (a monitor of theirs may be on any of them)."""
     owners = list(set(user_ids))
-    if not owners or not any(len(cache) for cache in list(_page_caches)):
+    if not owners or not any(cache.count() for cache in list(_page_caches)):
         return  # nothing kept: no need to look the slugs up
     slugs = StatusPage.select(StatusPage.slug).where(StatusPage.user.in_(owners)).tuples()
     forget_pages(slug for (slug,) in slugs)

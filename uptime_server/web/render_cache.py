@@ -73,8 +73,9 @@ class RenderCache:
                     self._entries[key] = (self.clock.monotonic() + self.ttl, value)
             return value
 
-    def __len__(self) -> int:
-        """Entries kept (fresh or not yet dropped)."""
+    def count(self) -> int:
+        """Entries kept (fresh or not yet dropped); not ``__len__``, so an empty cache is
+        not falsy."""
         return len(self._entries)
 
     def peek(self, key: Hashable) -> Rendered | None:
