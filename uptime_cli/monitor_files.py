@@ -3,8 +3,17 @@
 A file (YAML, or JSON, which YAML reads too) is a mapping with ``monitors:``,
 a list of entries, and optional ``defaults:``, fields every entry of that
 file starts from (``alerts`` merged setting by setting). String values may
-say ``${NAME}`` for an environment variable (``$${`` is a literal ``${``);
-an unset one is an error naming it. Every entry and field keeps the file and
+say ``${NAME}`` for an environment variable (``$${`` is a literal ``${``), of
+the ones a file may read: ``UPTIME_VAR_*``, and those the user names with
+``--env NAME``, never the CLI's own credentials (``NEVER_EXPANDED``); any
+other, or an unset one, is an error naming it. A file is anyone's text (a
+pull request, a shared repository): it must not be able to read the token
+the CLI runs with into a URL it then has the server fetch. The values read
+are kept (``Entry.from_env``) so output can mask them.
+
+YAML aliases (``*name``, ``<<: *name``) are refused where they appear: a few
+lines of them expand to billions of nodes, or to a loop (``&a [*a]``), and
+``defaults:`` says what they would. Every entry and field keeps the file and
 line it came from (PyYAML's node marks), so a refusal by the server can be
 reported where the user has to fix it. docs/monitors-as-code.md.
 
@@ -18,7 +27,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +38,10 @@ TOP_LEVEL = ("defaults", "monitors")
 _REFERENCE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STR_TAG = "tag:yaml.org,2002:str"
+# Variables a file may always read; others only when named with --env.
+VAR_PREFIX = "UPTIME_VAR_"
+# The CLI's credentials and server: never read by a file, even when named.
+NEVER_EXPANDED = frozenset(("UPTIME_TOKEN", "UPTIME_SESSION", "UPTIME_SERVER", "UPTIME_PING_URL"))
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,8 @@ class Entry:
     place: Place
     # "timeout", "alerts.alert_threshold": where each field was written
     places: dict[str, Place] = field(default_factory=dict)
+    # The values ${NAME} references put into its file (to be masked when shown).
+    from_env: frozenset[str] = frozenset()
 
     @property
     def identity(self) -> tuple[str, str]:
@@ -95,16 +110,40 @@ def files_of(paths: list[Path]) -> list[Path]:
     return found
 
 
-def load(paths: list[Path], environ: Mapping[str, str] | None = None) -> list[Entry]:
-    """Every entry of *paths*, in order, or FileProblems listing all that is wrong."""
+def check_allowed(names: list[str]) -> list[str]:
+    """What is wrong with the variable names given with ``--env`` (nothing: [])."""
+    problems = []
+    for name in names:
+        if not _NAME.fullmatch(name):
+            problems.append(f"--env {name!r}: not a variable name")
+        elif name in NEVER_EXPANDED:
+            problems.append(
+                f"--env {name}: never expanded in monitor files "
+                f"({', '.join(sorted(NEVER_EXPANDED))} are the CLI's own credentials)"
+            )
+    return problems
+
+
+def load(
+    paths: list[Path],
+    environ: Mapping[str, str] | None = None,
+    allowed: frozenset[str] | set[str] = frozenset(),
+) -> list[Entry]:
+    """Every entry of *paths*, in order, or FileProblems listing all that is wrong.
+
+    ``${NAME}`` reads ``UPTIME_VAR_*`` and the names in *allowed* from *environ*.
+    """
     env = os.environ if environ is None else environ
+    variables = _Variables(env, frozenset(allowed) - NEVER_EXPANDED)
     entries: list[Entry] = []
     problems: list[str] = []
     for path in files_of(paths):
         try:
-            entries.extend(_load_file(path, env))
+            entries.extend(_load_file(path, variables))
         except FileProblems as exc:
             problems.extend(exc.problems)
+        except RecursionError:  # [[[[...]]]] deeper than Python's stack
+            problems.append(f"{path}: nested too deeply to be a monitors file")
     problems.extend(_duplicates(entries))
     if problems:
         raise FileProblems(problems)
@@ -124,7 +163,29 @@ def _duplicates(entries: list[Entry]) -> list[str]:
     return problems
 
 
-def _load_file(path: Path, env: Mapping[str, str]) -> list[Entry]:
+@dataclass
+class _Variables:
+    """The environment as a file may read it, and the values it did read."""
+
+    environ: Mapping[str, str]
+    allowed: frozenset[str]
+    read: set[str] = field(default_factory=set)
+
+    def refusal(self, name: str) -> str | None:
+        """Why *name* is not expanded, or None."""
+        if name in NEVER_EXPANDED:
+            return f"${{{name}}} is never expanded: it holds the CLI's own credentials"
+        if not name.startswith(VAR_PREFIX) and name not in self.allowed:
+            return (
+                f"${{{name}}} is not expanded: name it {VAR_PREFIX}{name}, "
+                f"or allow it with --env {name}"
+            )
+        if name not in self.environ:
+            return f"environment variable {name} is not set"
+        return None
+
+
+def _load_file(path: Path, variables: _Variables) -> list[Entry]:
     name = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -136,17 +197,41 @@ def _load_file(path: Path, env: Mapping[str, str]) -> list[Entry]:
         text = text.replace("\t", " ")
     root = _compose(name, text)
     problems: list[str] = []
-    _interpolate(root, name, env, problems)
+    variables.read = set()
+    _interpolate(root, name, variables, problems)
     if problems:
         raise FileProblems(problems)
-    return _entries(name, root)
+    read = frozenset(v for v in variables.read if v)
+    return [replace(entry, from_env=read) for entry in _entries(name, root)]
+
+
+class _AliasFound(yaml.MarkedYAMLError):
+    pass
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing an alias where it stands (anchors alone are harmless)."""
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise _AliasFound(None, None, f"*{event.anchor}", event.start_mark)
+        return super().compose_node(parent, index)  # type: ignore[no-any-return]
 
 
 def _compose(name: str, text: str) -> yaml.Node | None:
     """The document's node tree (with marks), or FileProblems at the line of the error."""
-    loader = yaml.SafeLoader(text)
+    loader = _NoAliasLoader(text)
     try:
         return loader.get_single_node()
+    except _AliasFound as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else 1
+        raise FileProblems(
+            [
+                f"{name}:{line}: YAML aliases ({exc.problem}) are not allowed in monitor files: "
+                "write the value out, or put what entries share in defaults:"
+            ]
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
@@ -170,8 +255,11 @@ def _construct(name: str, node: yaml.Node) -> Any:
         loader.dispose()
 
 
-def _interpolate(node: yaml.Node | None, name: str, env: Mapping[str, str], out: list[str]) -> None:
-    """Replace ``${NAME}`` in every string value, in place (field names are left alone)."""
+def _interpolate(node: yaml.Node | None, name: str, env: _Variables, out: list[str]) -> None:
+    """Replace ``${NAME}`` in every string value, in place (field names are left alone).
+
+    A tree, not a graph: the loader refused aliases, so each node is visited once.
+    """
     if isinstance(node, yaml.ScalarNode):
         if node.tag != _STR_TAG or "${" not in node.value:
             return
@@ -188,7 +276,7 @@ def _interpolate(node: yaml.Node | None, name: str, env: Mapping[str, str], out:
             _interpolate(value, name, env, out)
 
 
-def _substitute(match: re.Match[str], env: Mapping[str, str], where: str, out: list[str]) -> str:
+def _substitute(match: re.Match[str], env: _Variables, where: str, out: list[str]) -> str:
     text = match.group(0)
     if text == "$${":
         return "${"
@@ -198,10 +286,13 @@ def _substitute(match: re.Match[str], env: Mapping[str, str], where: str, out: l
             f"{where}: {text!r} is not a variable reference like ${{NAME}} (write $${{ for ${{)"
         )
         return text
-    if var not in env:
-        out.append(f"{where}: environment variable {var} is not set")
+    refusal = env.refusal(var)
+    if refusal is not None:
+        out.append(f"{where}: {refusal}")
         return text
-    return env[var]
+    value = env.environ[var]
+    env.read.add(value)
+    return value
 
 
 def _mapping(node: yaml.Node | None) -> dict[str, tuple[yaml.Node, yaml.Node]]:

@@ -17,7 +17,7 @@ from flask_login import current_user
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from uptime_server import db as dbmod
-from uptime_server import errors, rate_storage
+from uptime_server import errors, rate_storage, render_purges
 from uptime_server.agents import tokens as agent_tokens
 from uptime_server.api import (
     agent,
@@ -110,6 +110,7 @@ def create_app(
     clock = clock or Clock()
     services.setdefault("status_page_cache", RenderCache(clock, public.PAGE_TTL))
     services.setdefault("badge_cache", RenderCache(clock, public.BADGE_TTL))
+    render_purges.keep(services["badge_cache"], services["status_page_cache"])
     app.extensions["uptime"] = UptimeState(settings, clock, services)
     app.extensions["uptime_test_slots"] = RunSlots(
         settings.test_concurrency, settings.test_concurrency_per_user
@@ -136,7 +137,12 @@ def create_app(
     pings_dispatcher = PingDispatcher(
         flask_app,
         app.extensions["uptime"],
-        PingLimit(limiter.limiter, settings.ping_rate_limit, settings.rate_limit),
+        PingLimit(
+            limiter.limiter,
+            settings.ping_rate_limit,
+            settings.rate_limit,
+            settings.unknown_ping_rate_limit,
+        ),
     )
     app.extensions["uptime_pings"] = pings_dispatcher
     # A fresh healthy /healthz is answered in front of Flask too (health_wsgi).

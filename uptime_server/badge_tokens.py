@@ -12,6 +12,7 @@ from __future__ import annotations
 import secrets
 from datetime import datetime
 
+from uptime_server import render_purges
 from uptime_server.db import write_tx
 from uptime_server.errors import ApiError
 from uptime_server.models import Monitor
@@ -46,6 +47,7 @@ def rotate(monitor: Monitor, *, now: datetime) -> Monitor:
         Monitor.update(badge_token=new_token(), updated_at=now).where(
             Monitor.id == monitor.id
         ).execute()
+    render_purges.forget_badges([monitor.badge_token])
     return Monitor.get_by_id(monitor.id)
 
 

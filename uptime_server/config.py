@@ -55,6 +55,9 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8080
     base_url: str = "http://127.0.0.1:8080"
+    # Whether UPTIME_BASE_URL gave base_url; if not, it follows where the API
+    # listens (listen_url), --host and --port of `server run` included.
+    base_url_set: bool = False
     secret_key: str = ""
     session_ttl: int = 14 * 86400
     session_max_age: int = 90 * 86400
@@ -75,6 +78,8 @@ class Settings:
     login_rate_limit: str | None = "30/minute"
     # Per heartbeat ping token (one runaway job cannot flood the database).
     ping_rate_limit: str | None = "60/minute"
+    # Pings of unknown tokens, per client address (ping_wsgi.PingLimit).
+    unknown_ping_rate_limit: str | None = "60/minute"
     ratelimit_storage_url: str = "memory://"
     metrics_token: str | None = None
     metrics_refresh_interval: int = 15
@@ -143,7 +148,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     _check_database_url(database_url)
     port = env.int("UPTIME_PORT", 8080, lo=0, hi=65535)
     host = env.str("UPTIME_HOST") or "127.0.0.1"
-    base_url = (env.str("UPTIME_BASE_URL") or "http://127.0.0.1:8080").rstrip("/")
+    base_url = (env.str("UPTIME_BASE_URL") or listen_url(host, port)).rstrip("/")
     _check_http_url("UPTIME_BASE_URL", base_url)
     # At least two: one thread must stay free of "test now" runs (see below).
     http_threads = env.int("UPTIME_HTTP_THREADS", 32, lo=2, hi=256)
@@ -153,6 +158,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         host=host,
         port=port,
         base_url=base_url,
+        base_url_set=env.str("UPTIME_BASE_URL") is not None,
         secret_key=env.secret("UPTIME_SECRET_KEY") or "",
         session_ttl=env.duration("UPTIME_SESSION_TTL", 14 * 86400, lo=60),
         session_max_age=env.duration("UPTIME_SESSION_MAX_AGE", 90 * 86400, lo=60),
@@ -172,6 +178,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         rate_limit=env.rate("UPTIME_RATE_LIMIT", "600/minute"),
         login_rate_limit=env.rate("UPTIME_LOGIN_RATE_LIMIT", "30/minute"),
         ping_rate_limit=env.rate("UPTIME_PING_RATE_LIMIT", "60/minute"),
+        unknown_ping_rate_limit=env.rate("UPTIME_UNKNOWN_PING_RATE_LIMIT", "60/minute"),
         ratelimit_storage_url=env.storage("UPTIME_RATELIMIT_STORAGE_URL") or "memory://",
         metrics_token=env.secret("UPTIME_METRICS_TOKEN"),
         metrics_refresh_interval=env.duration("UPTIME_METRICS_REFRESH_INTERVAL", 15, lo=1),
@@ -203,6 +210,25 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     if settings.smtp_password and not settings.smtp_username:
         raise ConfigError("UPTIME_SMTP_PASSWORD: needs UPTIME_SMTP_USERNAME as well")
     return settings
+
+
+# Binding these listens on every address of the machine: none of them is
+# "the" address, and which one people reach is the machine's business.
+WILDCARD_HOSTS = frozenset(("", "0.0.0.0", "::", "[::]", "*"))
+
+
+def listen_url(host: str, port: int) -> str:
+    """``UPTIME_BASE_URL``'s default: ``http://host:port`` of where the API listens.
+
+    IPv6 in brackets. A wildcard bind (0.0.0.0, ::) names no address anyone
+    can use, so its loopback one (127.0.0.1, [::1]) stands in: right on the
+    machine itself, and the daemon warns at start that UPTIME_BASE_URL should
+    say the address people reach (docs/configuration.md).
+    """
+    if host in WILDCARD_HOSTS:
+        host = "::1" if ":" in host else "127.0.0.1"
+    host = host.removeprefix("[").removesuffix("]")
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def ensure_secret_key(settings: Settings) -> Settings:

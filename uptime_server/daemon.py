@@ -205,9 +205,27 @@ class Daemon:
             )
         except OSError as exc:
             raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        self._follow_listen_address(app, host, self.server.effective_port)
         self.api_thread = threading.Thread(target=self._serve_api, name="api", daemon=True)
         self.api_thread.start()
         log.info("API listening on http://%s:%s", host, self.server.effective_port)
+
+    def _follow_listen_address(self, app: Any, host: str, port: int) -> None:
+        """Without UPTIME_BASE_URL, links (ping URLs, status pages, sign-in callbacks)
+        name where the API really listens: --host and --port, or the port that 0 got."""
+        from uptime_server.config import WILDCARD_HOSTS, listen_url
+
+        if self.settings.base_url_set:
+            return
+        self.settings = self.settings.with_overrides(base_url=listen_url(host, port))
+        app.extensions["uptime"].settings = self.settings
+        if host in WILDCARD_HOSTS:
+            log.warning(
+                "UPTIME_BASE_URL is not set and the API listens on every address: links "
+                "(ping URLs, status pages, sign-in callbacks) say %s; set UPTIME_BASE_URL "
+                "to the address people reach",
+                self.settings.base_url,
+            )
 
     def _stop_api(self) -> None:
         from waitress import wasyncore

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from uptime_server import monitor_service
+from uptime_server import monitor_service, render_purges
 from uptime_server.config import Settings
 from uptime_server.db import write_tx
 from uptime_server.errors import ApiError, validation_error
@@ -155,6 +155,10 @@ def apply(user: User, steps: list[Step], *, now: datetime, settings: Settings) -
                     user, desired.config, now=now, settings=settings
                 )
             monitor_service.store_alert_settings(monitor, desired.alerts)
+    # Again once committed: the services' own purges ran inside this
+    # transaction, and a render between them and the commit read the old rows.
+    render_purges.forget_badges(s.monitor.badge_token for s in todo if s.monitor is not None)
+    render_purges.forget_pages_of([user.id])
     return True
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from peewee import SQL, NodeList, fn
 
-from uptime_server import channel_service, maintenance_service, ping_tokens
+from uptime_server import channel_service, maintenance_service, ping_tokens, render_purges
 from uptime_server.badge_tokens import ensure_token, new_token
 from uptime_server.config import Settings
 from uptime_server.db import Prepared, is_sqlite, write_tx
@@ -42,6 +42,7 @@ from uptime_server.schemas.monitor_config import (
     parse_alert_settings,
     parse_monitor_update,
     quorum_errors,
+    type_defaults_missing,
 )
 from uptime_server.stats.uptime_cache import cache as uptime_cache
 
@@ -56,6 +57,7 @@ def config_of(monitor: Monitor, tags: list[str] | None = None) -> dict[str, Any]
     *tags*, when the caller has loaded them already (a listing), saves a query.
     """
     config = {name: getattr(monitor, name) for name in COLUMN_FIELDS}
+    config.update(type_defaults_missing(monitor.type, config))
     config["tags"] = tags_of(monitor.id) if tags is None else tags
     return config
 
@@ -301,6 +303,7 @@ def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: S
         replace_tags(monitor.id, tags)
         AlertSettings.create(monitor=monitor)
         _sync_locations(monitor, now)
+    render_purges.forget_pages_of([user.id])  # a page may show it already, by tag
     return monitor
 
 
@@ -372,6 +375,7 @@ def update_monitor(
             MonitorLocation.update(next_check_at=due).where(
                 MonitorLocation.monitor == fresh.id
             ).execute()
+    render_purges.forget_monitors([monitor])  # its token as read: badges may be off now
     return fresh
 
 
@@ -437,6 +441,7 @@ def pause_monitor(monitor: Monitor, reason: str | None, *, now: datetime) -> Mon
         MonitorLocation.update(lease_owner=None, lease_expires_at=None).where(
             MonitorLocation.monitor == monitor.id
         ).execute()
+    render_purges.forget_monitors([monitor])
     return Monitor.get_by_id(monitor.id)
 
 
@@ -455,6 +460,7 @@ def resume_monitor(monitor: Monitor, *, now: datetime) -> Monitor:
         MonitorLocation.update(next_check_at=_first_due(monitor, now), last_status=None).where(
             MonitorLocation.monitor == monitor.id
         ).execute()
+    render_purges.forget_monitors([monitor])
     return Monitor.get_by_id(monitor.id)
 
 
@@ -475,6 +481,7 @@ def delete_monitor(monitor: Monitor) -> None:
     # notifications and their outbox rows.
     with write_tx():
         Monitor.delete().where(Monitor.id == monitor.id).execute()
+    render_purges.forget_monitors([monitor])
 
 
 # Read on every GET of a monitor: its SQL built once (db.Prepared).

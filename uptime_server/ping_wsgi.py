@@ -66,10 +66,23 @@ def error_body(code: str, message: str) -> bytes:
 
 
 class PingLimit:
-    """``UPTIME_PING_RATE_LIMIT`` (then the per-session budget) counted per token, as before."""
+    """``UPTIME_PING_RATE_LIMIT`` (then the per-session budget) counted per token, and
+    ``UPTIME_UNKNOWN_PING_RATE_LIMIT``, pings of unknown tokens counted per address.
+
+    A made-up token has a budget of its own like any token, so without the
+    second limit one client could have the ping path look up tokens as fast
+    as it can send them. An address past its budget of unknown tokens is
+    refused before any lookup (its known tokens too: which is which is only
+    learnt from the lookup); other addresses, and their tokens, are not
+    touched by it.
+    """
 
     def __init__(
-        self, strategy: RateLimiter, ping_limit: str | None, app_limit: str | None
+        self,
+        strategy: RateLimiter,
+        ping_limit: str | None,
+        app_limit: str | None,
+        unknown_limit: str | None = None,
     ) -> None:
         self.strategy = strategy
         # (item, scope) in flask-limiter's order: the route's shared "ping"
@@ -78,6 +91,7 @@ class PingLimit:
             *((item, "ping") for item in (parse_many(ping_limit) if ping_limit else [])),
             *((item, "global") for item in (parse_many(app_limit) if app_limit else [])),
         ]
+        self.unknown: list[RateLimitItem] = parse_many(unknown_limit) if unknown_limit else []
 
     def hit(self, hashed: str) -> tuple[bool, Headers]:
         """Count a ping of the token of hash *hashed*: whether it is allowed, and the headers."""
@@ -89,15 +103,34 @@ class PingLimit:
             if not self.strategy.hit(item, key, scope):
                 shown, allowed = (item, scope), False
                 break
-        item, scope = shown
+        return allowed, self._headers(*shown, key)
+
+    def unknown_refused(self, address: str) -> Headers | None:
+        """The 429's headers when *address* has spent its budget of unknown tokens, else None."""
+        key = _UNKNOWN_SCOPE + ":" + address
+        for item in self.unknown:
+            if not self.strategy.test(item, key, _UNKNOWN_SCOPE):
+                return self._headers(item, _UNKNOWN_SCOPE, key)
+        return None
+
+    def hit_unknown(self, address: str) -> None:
+        """Count a ping of an unknown token against *address*."""
+        key = _UNKNOWN_SCOPE + ":" + address
+        for item in self.unknown:
+            self.strategy.hit(item, key, _UNKNOWN_SCOPE)
+
+    def _headers(self, item: RateLimitItem, scope: str, key: str) -> Headers:
         stats = self.strategy.get_window_stats(item, key, scope)
         reset_at = int(stats.reset_time + 1)
-        return allowed, [
+        return [
             ("X-RateLimit-Limit", str(item.amount)),
             ("X-RateLimit-Remaining", str(stats.remaining)),
             ("X-RateLimit-Reset", str(reset_at)),
             ("Retry-After", str(int(reset_at - time.time()))),
         ]
+
+
+_UNKNOWN_SCOPE = "ping-unknown"
 
 
 class PingDispatcher:
@@ -133,7 +166,12 @@ class PingDispatcher:
     ) -> tuple[int, Headers, bytes]:
         """Status, headers and body of a ping (also the Flask routes', for what falls through)."""
         hashed = token_hash(token)  # the limiter's key and the lookup's
+        address = environ.get("REMOTE_ADDR") or "unknown"
         try:
+            refused = self.limit.unknown_refused(address)
+            if refused is not None:
+                message = "Too many pings of unknown tokens from this address"
+                return _error(429, "RATE_LIMIT_EXCEEDED", message, refused)
             allowed, limit_headers = self.limit.hit(hashed)
         except (
             Exception
@@ -146,7 +184,7 @@ class PingDispatcher:
         if kind is None:
             return _error(404, "NOT_FOUND", ping_service.UNKNOWN_KIND, limit_headers)
         if not token or len(token) > MAX_TOKEN:
-            return _error(404, "NOT_FOUND", "Unknown ping token", limit_headers)
+            return self._unknown(address, limit_headers)
         try:
             answer = self._record(environ, hashed, kind, read_body)
         except ping_service.PingNotRecorded:
@@ -158,10 +196,18 @@ class PingDispatcher:
             database.close()  # a broken connection is not kept for the next ping
             return _error(500, "INTERNAL_ERROR", "Internal error", limit_headers)
         if answer == pings.UNKNOWN:
-            return _error(404, "NOT_FOUND", "Unknown ping token", limit_headers)
+            return self._unknown(address, limit_headers)
         if answer == pings.FAILED:
             return _error(500, "INTERNAL_ERROR", "Internal error", limit_headers)
         return 200, [("Content-Type", "text/plain; charset=utf-8"), *limit_headers], _OK
+
+    def _unknown(self, address: str, headers: Headers) -> tuple[int, Headers, bytes]:
+        """404 for a token that names no monitor, counted against its sender's address."""
+        try:
+            self.limit.hit_unknown(address)
+        except Exception:  # the storage failed: the answer is still the 404
+            log.exception("rate limit storage failed")
+        return _error(404, "NOT_FOUND", "Unknown ping token", headers)
 
     def _record(
         self,

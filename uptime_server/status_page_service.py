@@ -16,6 +16,7 @@ from typing import Any
 
 import peewee
 
+from uptime_server import render_purges
 from uptime_server.db import write_tx
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import Monitor, StatusPage, User
@@ -36,7 +37,9 @@ def list_pages(user: User) -> list[StatusPage]:
 
 def get_owned(user: User, key: str) -> StatusPage:
     """The caller's page by id (all digits) or slug; another user's is not found."""
-    where = StatusPage.id == int(key) if key.isdigit() and len(key) < 19 else StatusPage.slug == key
+    # ASCII digits only: "²" is a digit to str.isdigit, not to int().
+    by_id = key.isascii() and key.isdigit() and len(key) < 19
+    where = StatusPage.id == int(key) if by_id else StatusPage.slug == key
     page = StatusPage.get_or_none(where & (StatusPage.user == user.id))
     if page is None:
         raise not_found()
@@ -52,7 +55,9 @@ def create_page(user: User, body: Any, *, now: datetime) -> StatusPage:
             {"limit": [str(MAX_PAGES_PER_USER)]},
         )
     with _slug_guard(config.slug), write_tx():
-        return StatusPage.create(user=user.id, created_at=now, updated_at=now, **_row(config))
+        page = StatusPage.create(user=user.id, created_at=now, updated_at=now, **_row(config))
+    render_purges.forget_pages([page.slug])
+    return page
 
 
 def update_page(page: StatusPage, patch: Any, *, now: datetime) -> StatusPage:
@@ -66,12 +71,14 @@ def update_page(page: StatusPage, patch: Any, *, now: datetime) -> StatusPage:
     config = _parse(page.user_id, {**stored, **patch})
     with _slug_guard(config.slug), write_tx():
         StatusPage.update(updated_at=now, **_row(config)).where(StatusPage.id == page.id).execute()
+    render_purges.forget_pages([page.slug, config.slug])  # the old address and the new
     return StatusPage.get_by_id(page.id)
 
 
 def delete_page(page: StatusPage) -> None:
     with write_tx():
         StatusPage.delete().where(StatusPage.id == page.id).execute()
+    render_purges.forget_pages([page.slug])
 
 
 def monitors_for_group(owner_id: int, group: Mapping[str, Any]) -> list[int]:

@@ -251,6 +251,99 @@ def test_a_private_tcp_target_is_refused_when_blocked(guarded: Any) -> None:
     assert_error(guarded.post(URL, json=ping), 400, "VALIDATION_ERROR", "url")
 
 
+@pytest.mark.parametrize(
+    ("kind", "target", "stored"),
+    [
+        ("tcp", "127.0.0.1:5432", "tcp://127.0.0.1:5432"),
+        ("tcp", "db.example.test:22", "tcp://db.example.test:22"),
+        ("tcp", "[::1]:5432", "tcp://[::1]:5432"),
+        ("udp", "127.0.0.1:53", "udp://127.0.0.1:53"),
+        ("udp", "[::1]:161", "udp://[::1]:161"),
+    ],
+)
+def test_a_tcp_or_udp_target_may_be_host_port(
+    alice: Any, kind: str, target: str, stored: str
+) -> None:
+    response = alice.post(URL, json={"name": "t", "type": kind, "url": target})
+    assert response.status_code == 201, response.get_json()
+    assert response.get_json()["data"]["url"] == stored
+    mid = response.get_json()["data"]["id"]
+    assert _get(alice, mid)["url"] == stored
+    # An update takes it too, judged against the monitor's type.
+    moved = alice.put(f"{URL}/{mid}", json={"url": target.replace("5", "6", 1)})
+    assert moved.get_json()["data"]["url"] == stored.replace("5", "6", 1)
+
+
+@pytest.mark.parametrize(
+    ("target", "words"),
+    [
+        ("127.0.0.1", "the port is missing"),
+        ("[::1]", "the port is missing"),
+        ("db.example.test:", "the port is missing"),
+        ("127.0.0.1:0", "port must be between 1 and 65535"),
+        ("127.0.0.1:70000", "port must be between 1 and 65535"),
+        ("127.0.0.1:http", "port must be between 1 and 65535"),
+        ("::1:5432", "IPv6 address in brackets"),
+        ("[127.0.0.1]:22", "only an IPv6 address goes in brackets"),
+        ("bad host:22", "must be tcp://host:port or host:port"),
+        ("tcp://127.0.0.1", "must be tcp://host:port"),
+    ],
+)
+def test_a_host_port_target_without_a_valid_port_is_refused(
+    alice: Any, target: str, words: str
+) -> None:
+    response = alice.post(URL, json={"name": "t", "type": "tcp", "url": target})
+    error = assert_error(response, 400, "VALIDATION_ERROR", "url", only=True)
+    assert words in error["details"]["url"][0]
+    mid = create(alice, **TCP)
+    response = alice.put(f"{URL}/{mid}", json={"url": target})
+    assert_error(response, 400, "VALIDATION_ERROR", "url", only=True)
+    assert _get(alice, mid)["url"] == TCP["url"]
+
+
+def test_host_port_is_not_an_http_url(alice: Any) -> None:
+    response = alice.post(URL, json={"name": "t", "type": "http", "url": "127.0.0.1:8080"})
+    assert_error(response, 400, "VALIDATION_ERROR", "url")
+
+
+def test_dns_and_ping_show_their_effective_defaults(alice: Any, clock: Any) -> None:
+    dns = create(alice, name="dns", type="dns", url="dns://example.test")
+    ping = create(alice, name="ping", type="ping", url="ping://127.0.0.1")
+    shown = _get(alice, dns)
+    assert (shown["expected_rcode"], shown["count"], shown["max_packet_loss"]) == (
+        "NOERROR",
+        None,  # ping's fields stay null on a dns monitor
+        None,
+    )
+    shown = _get(alice, ping)
+    assert (shown["count"], shown["max_packet_loss"], shown["expected_rcode"]) == (3, 0, None)
+    # As stored: an edit of something else changes nothing else.
+    updated = alice.put(f"{URL}/{ping}", json={"name": "ping-2"}).get_json()["data"]
+    assert (updated["count"], updated["max_packet_loss"]) == (3, 0)
+    # A change of type takes the new type's defaults and drops the old type's.
+    moved = alice.put(f"{URL}/{dns}", json={"type": "ping", "url": "ping://127.0.0.1"})
+    data = moved.get_json()["data"]
+    assert (data["expected_rcode"], data["count"], data["max_packet_loss"]) == (None, 3, 0)
+
+
+def test_a_row_stored_without_them_reads_with_the_defaults(alice: Any) -> None:
+    dns = create(alice, name="dns", type="dns", url="dns://example.test")
+    ping = create(alice, name="ping", type="ping", url="ping://127.0.0.1")
+    # As an older release stored them.
+    Monitor.update(expected_rcode=None).where(Monitor.id == dns).execute()
+    Monitor.update(count=None, max_packet_loss=None).where(Monitor.id == ping).execute()
+    assert _get(alice, dns)["expected_rcode"] == "NOERROR"
+    assert (_get(alice, ping)["count"], _get(alice, ping)["max_packet_loss"]) == (3, 0)
+    # Applying the same monitors finds nothing to change.
+    entries = alice.get(f"{URL}/export").get_json()["data"]["monitors"]
+    assert entries == [
+        {"name": "dns", "type": "dns", "url": "dns://example.test"},
+        {"name": "ping", "type": "ping", "url": "ping://127.0.0.1"},
+    ]
+    plan = alice.post(f"{URL}/apply", json={"monitors": entries, "dry_run": True})
+    assert plan.get_json()["data"]["summary"]["unchanged"] == 2, plan.get_json()
+
+
 def test_the_openapi_document_names_every_type_field(anon: Any) -> None:
     schemas = anon.get("/api/v1/openapi.json").get_json()["components"]["schemas"]
     fields = {"tls", "send", "expect", "query_name", "record_type", "resolver"}

@@ -6,9 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.cli.conftest import Cli, describe
+from uptime_cli.commands.apply import masked_plan
 
 FILE = """\
 defaults:
@@ -22,7 +24,7 @@ monitors:
     type: https
     url: https://127.0.0.1:9/health
     headers:
-      Authorization: Bearer ${API_TOKEN}
+      Authorization: Bearer ${UPTIME_VAR_API_TOKEN}
     tags: [prod, web]
     alerts:
       alert_threshold: 3
@@ -44,7 +46,7 @@ def monitors(user: Any) -> dict[str, dict[str, Any]]:
 
 
 def apply(cli: Cli, *args: str, token: str = "s3cret") -> Any:
-    return cli("apply", *args, env={"API_TOKEN": token})
+    return cli("apply", *args, env={"UPTIME_VAR_API_TOKEN": token})
 
 
 def test_it_creates_the_monitors_of_a_file(cli: Cli, alice: Any, tmp_path: Path) -> None:
@@ -57,7 +59,7 @@ def test_it_creates_the_monitors_of_a_file(cli: Cli, alice: Any, tmp_path: Path)
     made = monitors(alice)
     api, db = made["api-prod"], made["db"]
     assert (api["key"], api["tags"], api["check_interval"]) == ("api", ["prod", "web"], 120)
-    assert api["headers"] == {"Authorization": "Bearer s3cret"}  # ${API_TOKEN}
+    assert api["headers"] == {"Authorization": "Bearer s3cret"}  # ${UPTIME_VAR_API_TOKEN}
     assert (db["type"], db["check_interval"]) == ("tcp", 120)  # defaults reach every monitor
     alerts = alice.get(f"/api/v1/monitors/{api['id']}/alerts").json["data"]
     assert (alerts["alert_threshold"], alerts["alert_on_recovery"]) == (3, False)
@@ -80,10 +82,12 @@ def test_it_updates_what_differs_field_by_field(cli: Cli, alice: Any, tmp_path: 
     result = apply(cli, "-f", str(path), token="rotated")
     assert result.exit_code == 0, describe(result)
     assert "~ update api-prod (key api)" in result.stdout
-    assert (
-        '    headers: {"Authorization": "Bearer s3cret"} → {"Authorization": "Bearer rotated"}'
-        in (result.stdout)
+    # Values from the environment are masked, the old one as the new.
+    assert '    headers: {"Authorization": "Bearer ***"} → {"Authorization": "Bearer ***"}' in (
+        result.stdout
     )
+    assert "s3cret" not in result.stdout + result.stderr
+    assert "rotated" not in result.stdout + result.stderr
     assert "    alerts.alert_threshold: 3 → 5" in result.stdout
     api = monitors(alice)["api-prod"]
     assert api["headers"] == {"Authorization": "Bearer rotated"}
@@ -155,9 +159,9 @@ def test_a_structural_problem_is_found_before_the_server_is_asked(
 
 def test_an_unset_variable_is_an_error_naming_it(cli: Cli, alice: Any, tmp_path: Path) -> None:
     path = write(tmp_path, "monitors.yaml", FILE)
-    result = cli("apply", "-f", str(path), env={"API_TOKEN": None})
+    result = cli("apply", "-f", str(path), env={"UPTIME_VAR_API_TOKEN": None})
     assert result.exit_code == 2, describe(result)
-    assert f"{path}:12: environment variable API_TOKEN is not set" in result.stderr
+    assert f"{path}:12: environment variable UPTIME_VAR_API_TOKEN is not set" in result.stderr
     assert monitors(alice) == {}
 
 
@@ -169,7 +173,7 @@ def test_a_doubled_dollar_is_a_literal_and_plain_values_keep_their_type(
         "    expected_content: 'cost $${PRICE}'\n    timeout: ${TIMEOUT}\n"
     )
     path = write(tmp_path, "m.yaml", text)
-    result = cli("apply", "-f", str(path), env={"TIMEOUT": "12"})
+    result = cli("apply", "-f", str(path), "--env", "TIMEOUT", env={"TIMEOUT": "12"})
     assert result.exit_code == 0, describe(result)
     made = monitors(alice)["lit"]
     assert (made["expected_content"], made["timeout"]) == ("cost ${PRICE}", 12)
@@ -239,7 +243,109 @@ def test_the_documented_example_is_a_valid_file(cli: Cli, alice: Any, tmp_path: 
     example = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
     path = write(tmp_path, "monitors.yaml", example)
     # A dry run: the server validates every entry and plans; nothing is created or dialled.
-    result = cli("apply", "-f", str(path), "--dry-run", env={"API_HEALTH_TOKEN": "t"})
+    env = {"UPTIME_VAR_API_HEALTH_TOKEN": "t"}
+    result = cli("apply", "-f", str(path), "--dry-run", env=env)
     assert result.exit_code == 0, describe(result)
     assert "Plan: 4 to create, 0 to update, 0 to delete, 0 unchanged." in result.stdout
     assert monitors(alice) == {}
+
+
+def test_yaml_aliases_are_refused_with_exit_2_and_one_line(
+    cli: Cli, alice: Any, tmp_path: Path
+) -> None:
+    looped = write(tmp_path, "loop.yaml", "monitors: &all\n  - name: a\n    tags: *all\n")
+    result = cli("apply", "-f", str(looped))
+    assert result.exit_code == 2, describe(result)
+    assert isinstance(result.exception, SystemExit)  # not a crash
+    assert "Traceback" not in result.stdout + result.stderr
+    said = " ".join(result.stderr.split())  # rich wraps at the terminal's width
+    assert said.startswith(
+        f"uptime: {looped}:3: YAML aliases (*all) are not allowed in monitor files: write the "
+        "value out, or put what entries share in defaults: uptime: 1 problem(s) in the files"
+    )
+    laughs = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    laughs += [f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 10)}]" for n in range(1, 12)]
+    bomb = write(tmp_path, "bomb.yaml", "\n".join(laughs) + "\nmonitors: [{name: *a11}]\n")
+    result = cli("apply", "-f", str(bomb))
+    assert result.exit_code == 2, describe(result)
+    assert f"{bomb}:2: YAML aliases (*a0)" in result.stderr
+    assert monitors(alice) == {}
+
+
+def test_other_variables_need_env_and_credentials_are_never_read(
+    cli: Cli, alice: Any, tmp_path: Path
+) -> None:
+    text = FILE.replace("${UPTIME_VAR_API_TOKEN}", "${API_TOKEN}")
+    path = write(tmp_path, "monitors.yaml", text)
+    refused = cli("apply", "-f", str(path), env={"API_TOKEN": "s3cret"})
+    assert refused.exit_code == 2, describe(refused)
+    assert (
+        f"{path}:12: ${{API_TOKEN}} is not expanded: name it UPTIME_VAR_API_TOKEN, "
+        "or allow it with --env API_TOKEN"
+    ) in refused.stderr
+    assert monitors(alice) == {}
+    allowed = cli("apply", "-f", str(path), "--env", "API_TOKEN", env={"API_TOKEN": "s3cret"})
+    assert allowed.exit_code == 0, describe(allowed)
+    assert monitors(alice)["api-prod"]["headers"] == {"Authorization": "Bearer s3cret"}
+    # The CLI's own token, server and session: never, even when named.
+    for name in ("UPTIME_TOKEN", "UPTIME_SESSION", "UPTIME_SERVER"):
+        stolen = write(tmp_path, "stolen.yaml", FILE.replace("UPTIME_VAR_API_TOKEN", name))
+        result = cli("apply", "-f", str(stolen))
+        assert result.exit_code == 2, describe(result)
+        assert f"${{{name}}} is never expanded" in result.stderr
+        named = cli("apply", "-f", str(stolen), "--env", name)
+        assert named.exit_code == 2, describe(named)
+        assert f"--env {name}: never expanded in monitor files" in named.stderr
+        assert alice.token not in result.stdout + result.stderr + named.stdout + named.stderr
+    assert set(monitors(alice)) == {"api-prod", "db"}
+    assert monitors(alice)["api-prod"]["headers"] == {"Authorization": "Bearer s3cret"}
+
+
+def test_the_plan_and_the_output_mask_values_from_the_environment(
+    cli: Cli, alice: Any, tmp_path: Path
+) -> None:
+    text = FILE.replace("name: db", "name: db-${UPTIME_VAR_SITE}")
+    path = write(tmp_path, "monitors.yaml", text)
+    env = {"UPTIME_VAR_API_TOKEN": "tok-4f9a2c", "UPTIME_VAR_SITE": "berlin"}
+    dry = cli("apply", "-f", str(path), "--dry-run", env=env)
+    assert dry.exit_code == 0, describe(dry)
+    assert '    headers: {"Authorization": "Bearer ***"}' in dry.stdout
+    assert "+ create db-***" in dry.stdout
+    as_json = cli("apply", "-f", str(path), "--json", env=env)
+    assert as_json.exit_code == 0, describe(as_json)
+    data = json.loads(as_json.stdout)
+    assert data["applied"] is True
+    changes = {c["field"]: c["new"] for c in data["plan"][0]["changes"]}
+    assert changes["headers"] == {"Authorization": "Bearer ***"}
+    assert data["plan"][1]["name"] == "db-***"
+    for result in (dry, as_json):
+        assert "tok-4f9a2c" not in result.stdout + result.stderr
+        assert "berlin" not in result.stdout + result.stderr
+    # What was stored is the real value: only the output is masked.
+    made = monitors(alice)
+    assert made["api-prod"]["headers"] == {"Authorization": "Bearer tok-4f9a2c"}
+    assert "db-berlin" in made
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "shown_old", "shown_new"),
+    [
+        ("Bearer old-tok", "Bearer new-tok", "Bearer ***", "Bearer ***"),
+        ("Basic xyz", "Bearer new-tok", "***", "Bearer ***"),
+        ({"A": "k1", "B": "plain"}, {"A": "new-tok", "B": "plain"}, {"A": "***", "B": "plain"},
+         {"A": "***", "B": "plain"}),
+        (30, 12, "***", "***"),  # timeout: ${UPTIME_VAR_T} read "12"
+        (None, "x new-tok y", None, "x *** y"),
+        (["a@x", "old@x"], ["a@x", "new-tok"], ["a@x", "***"], ["a@x", "***"]),
+        ("left alone", "no secret", "left alone", "no secret"),
+    ],
+)  # fmt: skip
+def test_masking_covers_the_old_value_where_the_new_one_is_secret(
+    old: Any, new: Any, shown_old: Any, shown_new: Any
+) -> None:
+    result = {
+        "plan": [{"name": "n", "key": None, "changes": [{"field": "f", "old": old, "new": new}]}]
+    }
+    masked = masked_plan(result, frozenset({"new-tok", "12"}))
+    assert masked["plan"][0]["changes"] == [{"field": "f", "old": shown_old, "new": shown_new}]
+    assert result["plan"][0]["changes"][0]["old"] == old  # the server's answer is left as it is

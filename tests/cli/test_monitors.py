@@ -71,6 +71,18 @@ def test_it_adds_a_tcp_monitor_with_its_options(cli: Cli, alice: Any) -> None:
     assert [row["id"] for row in listed["data"]] == [data["id"]]
 
 
+def test_a_tcp_or_udp_target_may_be_host_port(cli: Cli, alice: Any) -> None:
+    data = cli.json("monitors", "add", "db", "127.0.0.1:5432", "--type", "tcp")
+    assert (data["type"], data["url"]) == ("tcp", "tcp://127.0.0.1:5432")
+    data = cli.json("monitors", "add", "snmp", "[::1]:161", "--type", "udp")
+    assert (data["type"], data["url"]) == ("udp", "udp://[::1]:161")
+    edited = cli.json("monitors", "edit", str(data["id"]), "--url", "127.0.0.1:162")
+    assert edited["url"] == "udp://127.0.0.1:162"
+    refused = cli("monitors", "add", "db2", "127.0.0.1", "--type", "tcp")
+    assert refused.exit_code == 4, describe(refused)
+    assert "the port is missing" in refused.stderr
+
+
 def test_it_adds_a_dns_monitor_with_its_options(cli: Cli, alice: Any) -> None:
     # ping and dns were stored but not checked before issue 12; both are checked now.
     data = cli.json(
@@ -99,6 +111,18 @@ def test_it_adds_a_ping_monitor_with_its_options(cli: Cli, alice: Any) -> None:
     )  # fmt: skip
     m = alice.get(f"/api/v1/monitors/{data['id']}").json["data"]
     assert (m["url"], m["count"], m["max_packet_loss"]) == ("ping://127.0.0.1", 5, 20.0)
+
+
+def test_show_gives_the_defaults_dns_and_ping_monitors_are_checked_with(cli: Cli) -> None:
+    dns = str(add(cli, "resolver", "example.test", "--type", "dns"))
+    ping = str(add(cli, "gw", "127.0.0.1", "--type", "ping"))
+    shown = cli.json("monitors", "show", dns)
+    assert shown["expected_rcode"] == "NOERROR"
+    assert re.search(r"Expected rcode\s+NOERROR", cli.ok("monitors", "show", dns).stdout)
+    shown = cli.json("monitors", "show", ping)
+    assert (shown["count"], shown["max_packet_loss"]) == (3, 0)
+    text = cli.ok("monitors", "show", ping).stdout
+    assert re.search(r"Echoes\s+3\b", text) and re.search(r"Max packet loss \(%\)\s+0", text)
 
 
 def test_it_lists_monitors_as_a_table(cli: Cli) -> None:

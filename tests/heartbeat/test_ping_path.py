@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
+import pytest
+
 from tests.api.shapes import assert_error, sqlite_only
 from tests.heartbeat.conftest import history, make_heartbeat, ping_path
 from uptime_server.models import CheckRun
@@ -53,6 +55,44 @@ def test_a_chunked_body_is_the_message(alice: Any, anon: Any) -> None:
     )
     assert response.status_code == 200
     assert history(alice, m["id"])[0]["message"] == "chunked line"
+
+
+# An ESC sequence that would recolour a terminal, a bell, a CR that rewrites
+# the line, a NUL, a C1 CSI and DEL: none is stored, words stay apart.
+NOISY = "disk \x1b[31mfull\x07\r\nsee\tlog\x00\x9b2J\x7f end".encode()
+CLEAN = "disk [31mfull  see log2J end"
+CONTROLS = {*map(chr, range(0x20)), *map(chr, range(0x7F, 0xA0))}
+
+
+@pytest.mark.parametrize("suffix", ["fail", "log", "3"])
+@pytest.mark.parametrize("path", ["fast", "flask"])
+def test_control_characters_in_a_body_are_not_stored(
+    app: Any, alice: Any, anon: Any, suffix: str, path: str
+) -> None:
+    m = make_heartbeat(alice)
+    if path == "fast":
+        flask = app.extensions["uptime_pings"].app
+        reached = flask_refused(app)
+        response = anon.post(ping_path(m, suffix), data=NOISY, headers={"User-Agent": "j\x1bob"})
+        assert reached == []  # answered before Flask
+        app.extensions["uptime_pings"].app = flask
+    else:  # a chunked body is Flask's route, which answers through the same dispatcher
+        response = anon.post(
+            ping_path(m, suffix),
+            input_stream=io.BytesIO(NOISY),
+            headers={"Transfer-Encoding": "chunked", "User-Agent": "j\x1bob"},
+        )
+    assert response.status_code == 200
+    [run] = CheckRun.select()
+    assert run.message == CLEAN
+    assert run.user_agent == "job"
+    if suffix == "log":
+        assert run.error is None
+    else:
+        what = "failure reported" if suffix == "fail" else "exit code 3"
+        assert run.error == f"{what}: disk [31mfull"  # the first line, as ever
+    shown = history(alice, m["id"])[0]
+    assert not CONTROLS & set(shown["message"] + (shown.get("error") or ""))
 
 
 def test_a_failing_rate_limit_store_answers_in_the_error_shape(

@@ -107,7 +107,7 @@ def test_fail_goes_offline_at_once_with_the_message(alice: Any, anon: Any, clock
     assert (run["kind"], run["status"], run["message"]) == (
         "fail",
         "offline",
-        "disk full\nmore detail",
+        "disk full more detail",  # stored through printable(): a newline is a space
     )
 
 

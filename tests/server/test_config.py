@@ -207,3 +207,37 @@ def test_it_hides_passwords_in_urls_when_redacted() -> None:
     assert settings.redacted()["ratelimit_storage_url"] == "memory://"
     redis = settings.with_overrides(ratelimit_storage_url="redis://:rl-pw@127.0.0.1:6379/0")
     assert redis.redacted()["ratelimit_storage_url"] == "redis://:***@127.0.0.1:6379/0"
+
+
+@pytest.mark.parametrize(
+    ("listen", "base_url"),
+    [
+        ({"UPTIME_PORT": "8931"}, "http://127.0.0.1:8931"),
+        ({"UPTIME_HOST": "192.0.2.7", "UPTIME_PORT": "8931"}, "http://192.0.2.7:8931"),
+        ({"UPTIME_HOST": "uptime.lan"}, "http://uptime.lan:8080"),
+        ({"UPTIME_HOST": "::1", "UPTIME_PORT": "8931"}, "http://[::1]:8931"),
+        # A wildcard bind names no address: its family's loopback stands in.
+        ({"UPTIME_HOST": "0.0.0.0", "UPTIME_PORT": "8931"}, "http://127.0.0.1:8931"),
+        ({"UPTIME_HOST": "::", "UPTIME_PORT": "8931"}, "http://[::1]:8931"),
+        ({}, "http://127.0.0.1:8080"),
+    ],
+)
+def test_the_base_url_defaults_to_where_the_api_listens(
+    listen: dict[str, str], base_url: str
+) -> None:
+    settings = load_settings({**BASE, **listen})
+    assert (settings.base_url, settings.base_url_set) == (base_url, False)
+
+
+def test_a_set_base_url_wins_over_the_listen_address() -> None:
+    env = {**BASE, "UPTIME_PORT": "8931", "UPTIME_BASE_URL": "https://uptime.example.com/"}
+    settings = load_settings(env)
+    assert (settings.base_url, settings.base_url_set) == ("https://uptime.example.com", True)
+
+
+def test_unknown_ping_tokens_are_limited_per_address_by_default() -> None:
+    assert load_settings(BASE).unknown_ping_rate_limit == "60/minute"
+    env = {**BASE, "UPTIME_UNKNOWN_PING_RATE_LIMIT": "off"}
+    assert load_settings(env).unknown_ping_rate_limit is None
+    with pytest.raises(ConfigError, match="^UPTIME_UNKNOWN_PING_RATE_LIMIT: "):
+        load_settings({**BASE, "UPTIME_UNKNOWN_PING_RATE_LIMIT": "lots"})

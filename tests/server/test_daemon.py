@@ -91,7 +91,7 @@ class Daemon:
 
 def start_daemon(tmp_path: Path, database_url: str) -> Iterator[Daemon]:
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "UPTIME_BASE_URL"},
         "UPTIME_DATA_DIR": str(tmp_path / "data"),
         "UPTIME_DATABASE_URL": database_url,
         "UPTIME_LOG_LEVEL": "INFO",
@@ -152,6 +152,22 @@ def test_it_serves_the_api_on_sqlite_and_exits_cleanly(sqlite_daemon: Daemon) ->
 def test_it_serves_the_api_on_postgresql_and_exits_cleanly(pg_daemon: Daemon) -> None:
     exercise(pg_daemon)
     assert_clean_exit(pg_daemon)
+
+
+def test_without_a_base_url_links_name_the_port_it_listens_on(sqlite_daemon: Daemon) -> None:
+    # Started with --port 0 and no UPTIME_BASE_URL: the port the OS gave is in the links.
+    assert "UPTIME_BASE_URL" not in sqlite_daemon.env
+    cookie = {"Cookie": f"session_cookie={sqlite_daemon.session('daemon@example.com')}"}
+    body = {"name": "backup", "type": "heartbeat", "period": 3600}
+    api = f"{sqlite_daemon.base}/api/v1"
+    created = requests.post(f"{api}/monitors", json=body, headers=cookie, timeout=5).json()
+    ping_url = created["data"]["ping_url"]
+    assert ping_url.startswith(f"{sqlite_daemon.base}/ping/")
+    assert requests.get(ping_url, timeout=5).status_code == 200  # and it answers there
+    page = {"slug": "acme", "title": "Acme"}
+    made = requests.post(f"{api}/status-pages", json=page, headers=cookie, timeout=5).json()
+    assert made["data"]["url"] == f"{sqlite_daemon.base}/status/acme"
+    assert_clean_exit(sqlite_daemon)
 
 
 def test_it_logs_its_settings_with_the_secrets_hidden(tmp_path: Path) -> None:

@@ -166,3 +166,42 @@ def test_a_monitor_in_a_maintenance_window_shows_maintenance(
     assert alice.post(f"/api/v1/maintenance/{window['id']}/start").status_code == 200
     status = read_badge(anon.get(f"/badge/{badged['badge_token']}/status.svg"))
     assert status[:2] == ("status", "maintenance")
+
+
+def test_apply_that_prunes_or_turns_badges_off_drops_them_at_once(
+    alice: Any, anon: Any, badged: dict, make_monitor: Any
+) -> None:
+    path = f"/badge/{badged['badge_token']}/status.svg"
+    assert anon.get(path).status_code == 200  # now cached (the fast path answers next)
+    entry = {"name": "api", "type": "http", "url": "http://127.0.0.1:9/", "badges": True}
+    applied = alice.post(f"{MONITORS}/apply", json={"monitors": [entry]})
+    assert applied.get_json()["data"]["summary"]["unchanged"] == 1, applied.get_json()
+    assert anon.get(path).status_code == 200
+    # The entry without badges: the whole monitor, so badges go off.
+    off = alice.post(f"{MONITORS}/apply", json={"monitors": [{**entry, "badges": False}]})
+    assert off.get_json()["data"]["summary"]["update"] == 1
+    assert_error(anon.get(path), 404, "NOT_FOUND")
+    alice.put(f"{MONITORS}/{badged['id']}", json={"badges": True})
+    assert anon.get(path).status_code == 200
+    # Pruned: no entry names it.
+    other = make_monitor("other")
+    keep = {"name": "other", "type": "http", "url": "http://127.0.0.1:9/"}
+    pruned = alice.post(f"{MONITORS}/apply", json={"monitors": [keep], "prune": True})
+    assert pruned.get_json()["data"]["summary"]["delete"] == 1
+    assert_error(anon.get(path), 404, "NOT_FOUND")
+    assert Monitor.get_or_none(Monitor.id == other.id) is not None
+
+
+def test_an_update_pause_or_resume_shows_at_once(alice: Any, anon: Any, badged: dict) -> None:
+    path = f"/badge/{badged['badge_token']}/status.svg"
+    assert read_badge(anon.get(path))[1] == "up"
+    assert alice.post(f"{MONITORS}/{badged['id']}/pause").status_code == 200
+    assert read_badge(anon.get(path))[1] == "paused"
+    assert alice.post(f"{MONITORS}/{badged['id']}/resume").status_code == 200
+    assert read_badge(anon.get(path))[1] == "pending"
+    Monitor.update(status="online").where(Monitor.id == badged["id"]).execute()
+    assert read_badge(anon.get(path))[1] == "pending"  # the engine's writes wait for the TTL
+    # Any edit drops it: the next answer is rendered from the rows as they are.
+    renamed = alice.put(f"{MONITORS}/{badged['id']}", json={"name": "api-2"})
+    assert renamed.status_code == 200, renamed.get_json()
+    assert read_badge(anon.get(path))[1] == "up"

@@ -245,3 +245,47 @@ def test_a_monitor_in_a_maintenance_window_shows_maintenance(
     db, api = (group["monitors"][0] for group in page["groups"])
     assert (db["status"], db["status_text"]) == ("maintenance", "Under maintenance")
     assert api["status"] == "offline"  # not covered by the window
+
+
+def test_a_shown_url_keeps_scheme_host_and_path_only(
+    alice: Any, anon: Any, make_monitor: Any
+) -> None:
+    secret = "http://ops:pa55word@127.0.0.1:9/internal/health?token=t0ps3cret&x=1#frag"
+    shown = make_monitor("with-secrets", url=secret)
+    dns = make_monitor("resolver", type="dns", url="dns://example.test")
+    group = {"heading": "API", "monitor_ids": [shown.id, dns.id]}
+    body = {"slug": "open", "title": "Open", "groups": [group], "show_urls": True}
+    assert alice.post(PAGES, json=body).status_code == 201
+    for path in ("/status/open.json", "/status/open"):
+        rendered, cached = anon.get(path), anon.get(path)  # a render, then the cached answer
+        assert cached.data == rendered.data
+        text = rendered.get_data(as_text=True)
+        for leak in ("ops:", "pa55word", "token=", "t0ps3cret", "x=1", "#frag", "health?"):
+            assert leak not in text, (path, leak)
+        assert "http://127.0.0.1:9/internal/health" in text
+        assert "dns://example.test" in text
+    cards = anon.get("/status/open.json").get_json()["groups"][0]["monitors"]
+    assert [c["url"] for c in cards] == ["http://127.0.0.1:9/internal/health", "dns://example.test"]
+
+
+def test_a_monitor_changed_or_deleted_through_the_api_shows_at_once(
+    alice: Any, anon: Any, site: dict[str, Any]
+) -> None:
+    db, api = site["db"], site["api"]
+    alice.put(f"{PAGES}/acme", json={"show_names": True})
+
+    def names() -> list[str]:
+        page = anon.get("/status/acme.json").get_json()
+        return [m["name"] for g in page["groups"] for m in g["monitors"]]
+
+    assert names() == ["db-primary-7", "api-internal"]  # now cached
+    assert alice.put(f"/api/v1/monitors/{db.id}", json={"name": "db-main"}).status_code == 200
+    assert names() == ["db-main", "api-internal"]
+    assert alice.post(f"/api/v1/monitors/{api.id}/pause").status_code == 200
+    cards = anon.get("/status/acme.json").get_json()["groups"][1]["monitors"]
+    assert cards[0]["status"] == "paused"
+    assert alice.delete(f"/api/v1/monitors/{api.id}").status_code == 200
+    assert names() == ["db-main"]
+    pruned = alice.post("/api/v1/monitors/apply", json={"monitors": [], "prune": True})
+    assert pruned.get_json()["data"]["summary"]["delete"] == 1
+    assert names() == []

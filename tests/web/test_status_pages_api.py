@@ -68,6 +68,12 @@ def test_it_changes_a_subset_and_deletes(alice: Any, clock: Any) -> None:
         ({"groups": [{"monitor_ids": []}]}, "groups"),
         ({"groups": [{"heading": "x", "monitor_ids": ["1"]}]}, "groups"),
         ({"groups": [{"heading": "x", "labels": {"api": "API"}}]}, "groups"),
+        # Label keys are monitor ids: above INT64, over 19 digits, not ASCII digits.
+        ({"groups": [{"heading": "x", "labels": {"9223372036854775808": "x"}}]}, "groups"),
+        ({"groups": [{"heading": "x", "labels": {"9" * 20: "x"}}]}, "groups"),
+        ({"groups": [{"heading": "x", "labels": {"1" + "0" * 40: "x"}}]}, "groups"),
+        ({"groups": [{"heading": "x", "labels": {"\u00b2": "x"}}]}, "groups"),
+        ({"groups": [{"heading": "x", "labels": {"01": "x"}}]}, "groups"),
         ({"show_urls": "yes"}, "show_urls"),
         ({"colour": "red"}, "colour"),
     ],
@@ -76,6 +82,26 @@ def test_it_refuses_invalid_bodies(alice: Any, change: dict[str, Any], field: st
     response = alice.post(URL, json={**page_body(), **change})
     assert_error(response, 400, "VALIDATION_ERROR", field, only=True)
     assert alice.get(URL).get_json() == {"data": []}
+
+
+def test_a_label_key_beyond_an_id_is_refused_on_change_too(alice: Any) -> None:
+    mid = create(alice)
+    assert alice.post(URL, json=page_body(mid)).status_code == 201
+    before = alice.get(f"{URL}/acme").get_json()["data"]
+    for key in ("9223372036854775808", "9" * 20, "\u0663"):
+        groups = [{"heading": "API", "monitor_ids": [mid], "labels": {key: "x"}}]
+        response = alice.put(f"{URL}/acme", json={"groups": groups, "title": "changed"})
+        error = assert_error(response, 400, "VALIDATION_ERROR", "groups", only=True)
+        assert "monitor id" in error["details"]["groups"][0]
+    assert alice.get(f"{URL}/acme").get_json()["data"] == before
+    # An id as large as an id can be is a key the page accepts (and finds no monitor for).
+    groups = [{"heading": "API", "labels": {"9223372036854775807": "x"}}]
+    assert_error(alice.put(f"{URL}/acme", json={"groups": groups}), 400, "VALIDATION_ERROR")
+
+
+def test_a_page_address_of_other_digits_is_not_found(alice: Any) -> None:
+    for key in ("\u00b2", "\u0663", "9" * 30):
+        assert_error(alice.get(f"{URL}/{key}"), 404, "STATUS_PAGE_NOT_FOUND")
 
 
 def test_a_slug_is_unique_across_users(alice: Any, bob: Any) -> None:

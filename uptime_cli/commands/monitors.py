@@ -109,7 +109,8 @@ def add(
         str | None,
         typer.Argument(
             help="The URL to check (tcp://host:port, udp://host:port, dns://name, "
-            "ping://host; for dns and ping the name or host alone will do). "
+            "ping://host; with --type, host:port will do for tcp and udp, the name or "
+            "host alone for dns and ping). "
             "None for heartbeat monitors: the job pings them.",
             show_default=False,
         ),

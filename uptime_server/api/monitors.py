@@ -41,7 +41,6 @@ from uptime_server.schemas.monitors import (
 )
 from uptime_server.schemas.requests import parse_body
 from uptime_server.schemas.tags import MAX_TAGS, TAG_PATTERN, tag_query
-from uptime_server.web.public import forget_badges
 
 bp = Blueprint("monitors", __name__, url_prefix="/monitors")
 
@@ -137,8 +136,6 @@ def update(monitor_id: int) -> Any:
     m = monitor_service.get_owned(current_user, monitor_id)
     cfg = parse_monitor_update(monitor_service.config_of(m), json_body(), settings())
     updated = monitor_service.update_monitor(m, cfg, now=now(), settings=settings())
-    if m.badge_token and not updated.badges:
-        forget_badges(m.badge_token)
     return data_of(_monitor(updated))
 
 
@@ -148,8 +145,6 @@ def delete(monitor_id: int) -> Any:
     """Delete a monitor with its history."""
     m = monitor_service.get_owned(current_user, monitor_id)
     monitor_service.delete_monitor(m)
-    if m.badge_token:
-        forget_badges(m.badge_token)
     return json_response(Message(message="Monitor deleted"))
 
 
@@ -205,7 +200,6 @@ def rotate_badge_token(monitor_id: int) -> Any:
     """Give the monitor's badges a new token; URLs with the old one answer 404."""
     m = monitor_service.get_owned(current_user, monitor_id)
     rotated = badge_tokens.rotate(m, now=now())
-    forget_badges(m.badge_token)
     return data_of(_monitor(rotated))
 
 
@@ -227,8 +221,6 @@ def bulk() -> Any:
         now=now(),
         settings=settings(),
     )
-    if req.action in ("update", "delete"):
-        forget_badges()  # whichever of them had badges, and whatever the update turned off
     return data_of(BulkOutcome(action=req.action, **result))
 
 

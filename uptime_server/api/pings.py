@@ -6,6 +6,8 @@ source address and user agent. A paused monitor answers 200 and records
 nothing; an unknown token is 404 NOT_FOUND in the usual error shape. Limited
 per token (``UPTIME_PING_RATE_LIMIT``), not per address: many jobs on one
 host each have their own budget, and one runaway job only spends its own.
+Unknown tokens are limited per address (``UPTIME_UNKNOWN_PING_RATE_LIMIT``),
+or made-up tokens would each bring a fresh budget (``ping_wsgi.PingLimit``).
 
 ``ping_wsgi.PingDispatcher``, in front of Flask, answers nearly every ping
 itself; these routes describe the endpoints in the OpenAPI document, answer

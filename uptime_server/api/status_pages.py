@@ -17,7 +17,6 @@ from uptime_server.api.operations import documenter
 from uptime_server.context import now, settings
 from uptime_server.schemas.base import Message, data, data_of, json_response
 from uptime_server.schemas.status_pages import StatusPage, StatusPageIn, StatusPageList
-from uptime_server.web.public import forget_page
 
 bp = Blueprint("status_pages", __name__, url_prefix="/status-pages")
 doc = documenter("status-pages")
@@ -47,7 +46,6 @@ def list_pages() -> Any:
 def create() -> Any:
     """Create a status page."""
     row = status_page_service.create_page(current_user, json_body(), now=now())
-    forget_page(row.slug)
     return data_of(_out(row)), 201
 
 
@@ -70,8 +68,6 @@ def update(page: str) -> Any:
     """Change some of a status page's fields."""
     row = status_page_service.get_owned(current_user, page)
     new = status_page_service.update_page(row, json_body(), now=now())
-    forget_page(row.slug)
-    forget_page(new.slug)
     return data_of(_out(new))
 
 
@@ -81,5 +77,4 @@ def delete(page: str) -> Any:
     """Delete a status page."""
     row = status_page_service.get_owned(current_user, page)
     status_page_service.delete_page(row)
-    forget_page(row.slug)
     return json_response(Message(message="Status page deleted"))

@@ -36,6 +36,7 @@ import peewee
 from uptime_server.db import Prepared
 from uptime_server.engine.heartbeat_schedule import HeartbeatSchedule
 from uptime_server.engine.outcomes import CheckOutcome, PingFacts, Recorded
+from uptime_server.engine.probe_rules import printable
 from uptime_server.models import Monitor
 
 log = logging.getLogger(__name__)
@@ -136,13 +137,17 @@ def outcome_of(
     *started*: the monitor's open start at the time of the ping (its
     ``ping_started_at``, or what earlier pings of the same batch left).
     """
-    message = ping.body[:MAX_MESSAGE].decode("utf-8", "replace").replace("\x00", "") or None
+    # A job's output is anyone's bytes: its control characters (an ESC that
+    # drives a terminal, a CR that rewrites a log line) are gone before it is
+    # stored, as a check's error is (docs/monitors.md, "No control characters").
+    text = ping.body[:MAX_MESSAGE].decode("utf-8", "replace")
+    message = printable(text) or None
     facts = PingFacts(
         kind=ping.kind,
         exit_code=ping.exit_code,
         message=message,
         source_ip=(ping.source_ip or "")[:64] or None,
-        user_agent=(ping.user_agent or "")[:512] or None,
+        user_agent=printable((ping.user_agent or "")[:512]) or None,
     )
     finishing = ping.kind in _FINISHING
     passed = ping.kind == "success" or (ping.kind == "exit" and ping.exit_code == 0)
@@ -157,15 +162,15 @@ def outcome_of(
         passed=passed or not finishing,
         response_time=duration,
         status_code=None,
-        error=None if passed or not finishing else _failure(ping, message),
+        error=None if passed or not finishing else _failure(ping, text),
         next_check_at=HeartbeatSchedule.of(monitor).deadline_after(now) if finishing else None,
         ping=facts,
     )
 
 
-def _failure(ping: Ping, message: str | None) -> str:
+def _failure(ping: Ping, text: str) -> str:
+    """The run's error: what failed, and the first line of the job's output."""
     what = f"exit code {ping.exit_code}" if ping.kind == "exit" else "failure reported"
-    first = (message or "").strip().splitlines()[:1]
-    if first and first[0].strip():
-        return f"{what}: {first[0].strip()[:ERROR_MESSAGE_START]}"
-    return what
+    lines = text.strip().splitlines()
+    first = (printable(lines[0]) or "").strip() if lines else ""
+    return f"{what}: {first[:ERROR_MESSAGE_START]}" if first else what

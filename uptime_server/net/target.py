@@ -31,6 +31,38 @@ def parse_host_port_url(url: str, scheme: str) -> tuple[str, int]:
     return host.removeprefix("[").removesuffix("]"), port
 
 
+def host_port_url(value: str, scheme: str) -> str:
+    """``<scheme>://host:port`` of *value* given as ``host:port`` (``[v6]:port``); a value
+    with a scheme is returned as it is, for ``parse_host_port_url`` to judge.
+
+    What a person types for a tcp or udp target (``db.internal:5432``) is stored in
+    the one form the probes read.
+    """
+    if "://" in value:
+        return value
+    shape = f"must be {scheme}://host:port or host:port"
+    if value.startswith("["):
+        host, closed, rest = value[1:].partition("]")
+        if not closed or ":" not in host or not _is_ip(host):
+            raise ValueError(f"{shape}; only an IPv6 address goes in brackets: [2001:db8::1]:22")
+        if not rest.startswith(":"):
+            raise ValueError(f"{shape}: the port is missing")
+        shown, port_text = f"[{host}]", rest[1:]
+    else:
+        if value.count(":") > 1:
+            raise ValueError(f"{shape}, with an IPv6 address in brackets: [2001:db8::1]:22")
+        shown, colon, port_text = value.partition(":")
+        if not colon:
+            raise ValueError(f"{shape}: the port is missing")
+        if not _HOST_NAME.fullmatch(shown) and not _is_ip(shown):
+            raise ValueError(shape)
+    if not port_text:
+        raise ValueError(f"{shape}: the port is missing")
+    if not port_text.isascii() or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        raise ValueError("port must be between 1 and 65535")
+    return f"{scheme}://{shown}:{int(port_text)}"
+
+
 def parse_host_url(url: str, scheme: str) -> str:
     """The host of ``<scheme>://host`` (ping's target, dns's query name).
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from uptime_server.config import Settings
 from uptime_server.schemas.base import ResponseModel
-from uptime_server.schemas.monitor_config import AlertSettingsIn, MonitorConfig
+from uptime_server.schemas.monitor_config import TYPE_DEFAULTS, AlertSettingsIn, MonitorConfig
 from uptime_server.schemas.requests import Rule
 
 MAX_ENTRIES = 1000
@@ -111,6 +111,7 @@ def entry_of(
 ) -> dict[str, Any]:
     """A monitor's configuration as an entry: name, type and what is not a default."""
     defaults = monitor_defaults(settings)
+    defaults.update(TYPE_DEFAULTS.get(config.get("type"), {}))
     order = [*LEADING, *(n for n in MonitorConfig.model_fields if n not in LEADING)]
     entry = {
         name: config[name]

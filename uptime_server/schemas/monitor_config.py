@@ -41,7 +41,12 @@ from uptime_server.models import (
     MONITOR_TYPES,
     TYPE_FIELDS,
 )
-from uptime_server.net.target import parse_host_port, parse_host_port_url, parse_host_url
+from uptime_server.net.target import (
+    host_port_url,
+    parse_host_port,
+    parse_host_port_url,
+    parse_host_url,
+)
 from uptime_server.query_params import INT64_MAX
 from uptime_server.schemas.field_rules import (
     FRAMING_HEADERS,
@@ -73,6 +78,19 @@ MAX_GRACE = 30 * 86400
 DEFAULT_GRACE = 300
 MAX_EXPECTED_VALUES = 20
 RECORD_TYPES = ("A", "AAAA", "CNAME", "MX", "NS", "TXT", "SOA", "SRV", "CAA", "PTR")
+# What a type's own fields are when a body leaves them out: stored so and
+# shown so, as http's method and expected_status are (docs/api.md#monitor-fields).
+# A field of another type keeps its null.
+TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "dns": {"expected_rcode": "NOERROR"},
+    "ping": {"count": 3, "max_packet_loss": 0.0},
+}
+
+
+def type_defaults_missing(kind: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The defaults of *kind*'s own fields that *values* leaves null (a row stored before
+    they were stored too reads as the monitor is checked)."""
+    return {k: v for k, v in TYPE_DEFAULTS.get(kind, {}).items() if values.get(k) is None}
 
 
 class _JudgedWhole(BaseModel):
@@ -111,7 +129,8 @@ class MonitorConfig(_JudgedWhole):
     url: Annotated[Annotated[str, Field(max_length=MAX_URL)] | None, URL_TOO_LONG] = Field(
         None,
         description="Absolute http(s) URL with a host for http and https (https for type "
-        "https); tcp://host:port for tcp, udp://host:port for udp, ping://host for ping; "
+        "https); tcp://host:port for tcp, udp://host:port for udp (host:port alone is "
+        "stored so; IPv6 in brackets), ping://host for ping; "
         "required for these. dns://query_name for dns (or query_name; one is required).",
     )
     method: Annotated[
@@ -202,15 +221,20 @@ class MonitorConfig(_JudgedWhole):
             ),
         ]
         | None
-    ) = Field(None, description="dns: e.g. NOERROR (the default), NXDOMAIN.")
+    ) = Field(None, description="dns: e.g. NOERROR (the default for dns), NXDOMAIN.")
     expected_values: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=1024)]] | None,
         Field(max_length=MAX_EXPECTED_VALUES),
         Rule(f"must list at most {MAX_EXPECTED_VALUES} values", on=("too_long",)),
     ] = Field(None, description="dns: values the answer must all contain.")
-    count: int | None = Field(None, ge=1, le=10, description="ping: echoes per check.")
+    count: int | None = Field(
+        None, ge=1, le=10, description="ping: echoes per check; 3 for ping when omitted."
+    )
     max_packet_loss: float | None = Field(
-        None, ge=0, le=100, description="ping: percent of echoes that may be lost."
+        None,
+        ge=0,
+        le=100,
+        description="ping: percent of echoes that may be lost; 0 for ping when omitted.",
     )
     # Of every type (schemas/tags.py).
     key: Key = Field(
@@ -266,6 +290,12 @@ class MonitorConfig(_JudgedWhole):
         except (ZoneInfoNotFoundError, ValueError):
             raise ValueError("must be an IANA time zone name, e.g. Europe/Berlin") from None
         return v
+
+    @model_validator(mode="after")
+    def _type_defaults(self) -> MonitorConfig:
+        for name, value in type_defaults_missing(self.type, self.__dict__).items():
+            setattr(self, name, value)
+        return self
 
     @model_validator(mode="after")
     def _heartbeat_defaults(self) -> MonitorConfig:
@@ -395,6 +425,7 @@ class MonitorConfig(_JudgedWhole):
             check_target_literal(v, block_private=_settings(info).block_private_targets)
             return v
         if kind in ("tcp", "udp"):
+            v = host_port_url(v, kind)  # host:port is stored as tcp://host:port
             host, _ = parse_host_port_url(v, kind)
             check_target_host(host, block_private=_settings(info).block_private_targets)
             return v

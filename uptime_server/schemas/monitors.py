@@ -13,12 +13,14 @@ from uptime_server.engine import quorum
 from uptime_server.engine.outcomes import PING_KINDS
 from uptime_server.models import MONITOR_TYPES, STATUSES
 from uptime_server.schemas.base import Pages, Percent, ResponseModel, UtcTime
+from uptime_server.schemas.monitor_config import TYPE_DEFAULTS, type_defaults_missing
 
 MonitorType = Literal[*MONITOR_TYPES]  # type: ignore[valid-type]
 Status = Literal[*STATUSES]  # type: ignore[valid-type]
 Seconds = Annotated[int, Field(description="Seconds")]
 LastRunTime = Annotated[int | None, Field(description="Milliseconds, of the last run")]
 BulkAction = Literal["pause", "resume", "delete", "update"]
+TYPE_DEFAULTS_SHOWN = tuple(dict.fromkeys(n for fields in TYPE_DEFAULTS.values() for n in fields))
 
 
 PingKind = Literal[*PING_KINDS]  # type: ignore[valid-type]
@@ -92,10 +94,10 @@ class Monitor(ResponseModel):
     query_name: str | None = Field(description="dns.")
     record_type: str | None = Field(description="dns.")
     resolver: str | None = Field(description="dns: host[:port]; null = the system's.")
-    expected_rcode: str | None = Field(description="dns.")
+    expected_rcode: str | None = Field(description="dns: NOERROR unless set; null otherwise.")
     expected_values: list[str] | None = Field(description="dns.")
-    count: int | None = Field(description="ping: echoes per check.")
-    max_packet_loss: float | None = Field(description="ping: percent.")
+    count: int | None = Field(description="ping: echoes per check (3 unless set).")
+    max_packet_loss: float | None = Field(description="ping: percent (0 unless set).")
     key: str | None = Field(description="The stable name `uptime apply` matches by.")
     tags: list[str] = Field(description="Sorted labels.")
     period: int | None = Field(description="heartbeat: seconds between pings (or cron).")
@@ -158,6 +160,7 @@ class Monitor(ResponseModel):
         """*row* with the figures and tags the monitor service loaded for it."""
         return cls.from_row(
             row,
+            **type_defaults_missing(row.type, {n: getattr(row, n) for n in TYPE_DEFAULTS_SHOWN}),
             badge_token=row.badge_token if row.badges else None,
             uptime_24h=uptime["24h"],
             uptime_7d=uptime["7d"],

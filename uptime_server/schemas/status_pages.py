@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from uptime_server.query_params import INT64_MAX
 from uptime_server.schemas.base import Percent, ResponseModel, UtcTime
@@ -29,6 +29,18 @@ Tag = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x
 Label = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")]
 
 
+def _within_int64(key: str) -> str:
+    # 19 digits can still be above INT64_MAX, which no id can be (nor be bound in SQLite).
+    if int(key) > INT64_MAX:
+        raise ValueError(f"label keys must be monitor ids, 1 to {INT64_MAX}")
+    return key
+
+
+# A monitor id as JSON writes an object's key: ASCII digits, no leading zero
+# (a label under "01" would never be found for monitor 1), at most INT64_MAX.
+LabelKey = Annotated[str, Field(pattern=r"^[1-9][0-9]{0,18}$"), AfterValidator(_within_int64)]
+
+
 class GroupIn(BaseModel):
     """One section of the page: a heading over the monitors chosen by id and by tag."""
 
@@ -42,18 +54,13 @@ class GroupIn(BaseModel):
         default_factory=list,
         description="Also every monitor of the owner carrying one of these tags, after the ids.",
     )
-    labels: dict[str, Label] = Field(
+    labels: dict[LabelKey, Label] = Field(
         default_factory=dict,
-        description="Public names by monitor id (as a string); a monitor without one shows "
-        "its own name only when the page's show_names is true.",
+        description="Public names by monitor id (as a string: digits, no leading zero, at "
+        "most 9223372036854775807); a monitor without one shows its own name only when the "
+        "page's show_names is true.",
+        json_schema_extra={"additionalProperties": False},  # a key is a monitor id, or refused
     )
-
-    @field_validator("labels")
-    @classmethod
-    def _label_keys(cls, v: dict[str, str]) -> dict[str, str]:
-        if any(not k.isdigit() for k in v):
-            raise ValueError("keys must be monitor ids")
-        return v
 
 
 class StatusPageIn(BaseModel):
@@ -74,10 +81,14 @@ class StatusPageIn(BaseModel):
         Field(max_length=MAX_GROUPS),
         Rule(
             f"must be a list of at most {MAX_GROUPS} groups, each {{heading, monitor_ids, tags,"
-            f" labels}} with at most {MAX_GROUP_MONITORS} ids and {MAX_TAGS} tags"
+            f" labels}} with at most {MAX_GROUP_MONITORS} ids and {MAX_TAGS} tags, and labels"
+            f" keyed by monitor id (1 to {INT64_MAX})"
         ),
     ] = Field(default_factory=list)
-    show_urls: bool = Field(False, description="Show each monitor's URL on the public page.")
+    show_urls: bool = Field(
+        False,
+        description="Show each monitor's URL on the public page: scheme, host and path only.",
+    )
     show_names: bool = Field(
         False, description="Show monitors' own names where the group gives no label."
     )
@@ -141,7 +152,9 @@ class DayCell(ResponseModel):
 
 class PublicMonitor(ResponseModel):
     name: str
-    url: str | None = Field(None, description="Only when the page shows URLs.")
+    url: str | None = Field(
+        None, description="Only when the page shows URLs: scheme, host and path, nothing else."
+    )
     status: str = Field(
         description="online, offline, warning, pending, paused, or another monitor status"
     )

@@ -8,8 +8,10 @@ their incidents open or resolved in the last 14 days.
 
 Privacy: a monitor appears under its group's label for it, else under its
 own name only if the page sets ``show_names``, else as the group heading
-(numbered when the group has several); its URL only with ``show_urls``.
-Error texts and notification messages never appear.
+(numbered when the group has several); its URL only with ``show_urls``, and
+then only its scheme, host (with the port) and path (``public_url``): a
+monitor's URL may carry a password or a token in its query, and this page is
+public and cached by anyone. Error texts and notification messages never appear.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import peewee
 
@@ -24,6 +27,7 @@ from uptime_server.db import database
 from uptime_server.maintenance_service import active_monitor_ids
 from uptime_server.models import Monitor, Notification, Rollup, StatusPage
 from uptime_server.monitor_service import show_maintenance
+from uptime_server.notify.message import redact_url
 from uptime_server.stats.figures import uptime_by_monitor, uptime_percent
 from uptime_server.stats.rollups import DAY
 from uptime_server.status_page_service import monitors_for_group
@@ -104,7 +108,7 @@ def build(page: StatusPage, now: datetime) -> dict[str, Any]:
                 "days": _days(days, daily.get(mid, {}), percents),
             }
             if page.show_urls:
-                card["url"] = m.url
+                card["url"] = public_url(m.url)
             cards.append(card)
         out_groups.append({"heading": group["heading"], "monitors": cards})
     banner = overall(card["status"] for g in out_groups for card in g["monitors"])
@@ -118,6 +122,23 @@ def build(page: StatusPage, now: datetime) -> dict[str, Any]:
         "groups": out_groups,
         "incidents": _incidents(names, now),
     }
+
+
+def public_url(url: str | None) -> str | None:
+    """*url* as a public page shows it: scheme, host (with its port) and path only.
+
+    No userinfo (a password), no query (tokens ride there), no fragment.
+    Redacted first, so even a URL that will not split whole loses its
+    password; one that will not split at all is not shown.
+    """
+    if not url:
+        return None
+    try:
+        parts = urlsplit(redact_url(url))
+    except ValueError:
+        return None
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def _public_name(page: StatusPage, group: dict, monitor: Monitor, n: int, of: int) -> str:

@@ -6,11 +6,12 @@ render. Every answer carries an ETag and Cache-Control, and an
 ``If-None-Match`` that matches gets 304 without a body; large bodies go
 gzipped to clients that accept it (compressed once per render).
 
-A badge is cached by its token. The API views that rotate a token, turn
-badges off or delete a monitor drop its entries (``forget_badges``), so in
-this process the old URLs answer 404 at once; another process serving the
-same database stops answering them within ``BADGE_TTL``, the max-age every
-downstream cache is allowed anyway. Unknown tokens are never cached
+A badge is cached by its token, a page by its slug. The services that
+change what they show (a monitor changed or deleted, a token rotated, a page
+edited) drop their entries once committed (``render_purges``), so in this
+process the old answers stop at once; another process serving the same
+database stops giving them within ``BADGE_TTL`` (``PAGE_TTL``), the max-age
+every downstream cache is allowed anyway. Unknown tokens are never cached
 (docs/status-pages.md#badges).
 """
 
@@ -53,17 +54,6 @@ def page_cache() -> RenderCache:
 
 def badge_cache() -> RenderCache:
     return state().services["badge_cache"]
-
-
-def forget_badges(token: str | None = None) -> None:
-    """Drop one token's badges from this process's cache (all, without a token): the
-    token was rotated, or badges turned off, or the monitor deleted."""
-    badge_cache().forget(lambda key: token is None or key[0] == token)
-
-
-def forget_page(slug: str) -> None:
-    """Drop a page's renders from this process's cache (it was edited or deleted)."""
-    page_cache().forget(lambda key: key[0] == slug)
 
 
 def _path(name: str, schema: JSON) -> JSON:

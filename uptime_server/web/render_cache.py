@@ -73,6 +73,11 @@ class RenderCache:
                     self._entries[key] = (self.clock.monotonic() + self.ttl, value)
             return value
 
+    def count(self) -> int:
+        """Entries kept (fresh or not yet dropped); not ``__len__``, so an empty cache is
+        not falsy."""
+        return len(self._entries)
+
     def peek(self, key: Hashable) -> Rendered | None:
         """The fresh entry of *key*, or None (nothing is rendered)."""
         return self._fresh(key)
