@@ -267,6 +267,19 @@ def test_a_failed_test_is_ok_false_with_the_reason(alice: Any) -> None:
     assert r.json["data"]["error"] == "PagerDuty 127.0.0.1: connection refused"
 
 
+@pytest.mark.parametrize("status", [500, 404])
+def test_a_failed_test_says_the_status_and_never_the_body(alice: Any, status: int) -> None:
+    leaky = Receiver(status=status, body=b"db_password=hunter2&api_key=k-123")
+    with serve(leaky) as internal:
+        hook = created(alice, "webhook", {"url": f"{internal.url}/hook"}, "hook")
+        pd = created(alice, "pagerduty", {"routing_key": "K" * 32, "events_url": internal.url})
+        results = [alice.post(f"/api/v1/channels/{c['id']}/test").json["data"] for c in (hook, pd)]
+    assert [(r["ok"], r["error"]) for r in results] == [
+        (False, f"webhook 127.0.0.1 answered {status}"),
+        (False, f"PagerDuty 127.0.0.1 answered {status}"),
+    ]
+
+
 def test_a_pagerduty_test_opens_and_closes_an_incident(alice: Any) -> None:
     with serve() as pagerduty:
         data = created(alice, "pagerduty", {"routing_key": "K" * 32, "events_url": pagerduty.url})
