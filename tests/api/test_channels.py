@@ -121,6 +121,34 @@ def test_email_channel_and_its_shape(alice: Any, clock: Any) -> None:
             {"name": "x", "type": "apprise", "config": {"url": "json://169.254.169.254/"}},
             "config.url",
         ),
+        (
+            {"name": "x", "type": "apprise", "config": {"url": "hassio://169.254.169.254/tok"}},
+            "config.url",
+        ),
+        (
+            {"name": "x", "type": "apprise", "config": {"url": "hassio://[::ffff:a9fe:a9fe]/t"}},
+            "config.url",
+        ),
+        (
+            {"name": "x", "type": "apprise", "config": {"url": "mailto://u:p@example.com"}},
+            "config.url",
+        ),
+        (
+            {"name": "x", "type": "apprise", "config": {"url": "rsyslog://10.0.0.5"}},
+            "config.url",
+        ),
+        (
+            {"name": "x", "type": "apprise", "config": {"url": "irc://10.0.0.5/#ops"}},
+            "config.url",
+        ),
+        (
+            {
+                "name": "x",
+                "type": "apprise",
+                "config": {"url": "discord://4174216298/JHMHI8qBe7bk2Zw?template=/etc/passwd"},
+            },
+            "config.url",
+        ),
         ({"name": "x", "type": "email"}, "config"),
     ],
 )
@@ -144,13 +172,73 @@ def test_invalid_bodies_name_the_field(alice: Any, body: dict, field: str) -> No
         "matrixs://bot:password@matrix.example.com/#ops:example.com",
         "mmosts://mattermost.example.com/abcdefghijklmnopqrstuvwxyz",
         "slack://TokenA/TokenB/TokenC/#ops",
-        "mailto://user:pass@example.com",
     ],
 )
 def test_apprise_schemes_are_accepted_as_configuration(alice: Any, url: str) -> None:
     # Parsed by Apprise only: nothing is resolved or sent on create.
     data = created(alice, "apprise", {"url": url})
     assert url not in json.dumps(data)
+
+
+class TestSocketLevelAppriseAllowed:
+    @pytest.fixture
+    def settings_env(self, settings_env: dict[str, str]) -> dict[str, str]:
+        return {
+            **settings_env,
+            "UPTIME_APPRISE_ALLOW": "mailto,rsyslog",
+            "UPTIME_BLOCK_PRIVATE_TARGETS": "true",
+        }
+
+    def test_an_allowed_scheme_is_accepted_and_its_hosts_judged(self, alice: Any) -> None:
+        created(alice, "apprise", {"url": "mailto://user:pass@example.com"}, "mail")
+        created(alice, "apprise", {"url": "rsyslog://logs.example.com"}, "syslog")
+        for url in (
+            "mailto://user:pass@example.com?smtp=10.0.0.5",
+            "rsyslog://10.0.0.5",
+            "irc://irc.example.com/#ops",  # not in the list
+        ):
+            r = create(alice, "apprise", {"url": url}, "refused")
+            assert r.status_code == 400 and "config.url" in r.json["error"]["details"], url
+
+
+class TestPrivateTargetsBlocked:
+    @pytest.fixture
+    def settings_env(self, settings_env: dict[str, str]) -> dict[str, str]:
+        return {**settings_env, "UPTIME_BLOCK_PRIVATE_TARGETS": "true"}
+
+    @pytest.mark.parametrize(
+        "url",
+        [
+            "hassio://{host}:{port}/accesstoken",
+            "enigma2://{host}:{port}",
+            "bark://{host}:{port}/device",
+            "toot://token@{host}:{port}",
+        ],
+    )
+    def test_a_user_host_scheme_cannot_reach_loopback(self, alice: Any, url: str) -> None:
+        with serve() as server:
+            literal = create(alice, "apprise", {"url": url.format(host="127.0.0.1", port=1)})
+            assert literal.status_code == 400
+            assert "config.url" in literal.json["error"]["details"]
+            # A name is judged when the message is sent: the test refuses it.
+            channel = created(
+                alice, "apprise", {"url": url.format(host="localhost", port=server.port)}
+            )
+            r = alice.post(f"/api/v1/channels/{channel['id']}/test")
+        assert r.json["data"]["ok"] is False
+        assert r.json["data"]["error"] == "apprise host localhost: target address not allowed"
+        assert server.requests == []
+
+
+def test_a_user_host_scheme_reaches_a_loopback_server_by_default(alice: Any) -> None:
+    with serve() as home_assistant:
+        url = f"hassio://localhost:{home_assistant.port}/accesstoken"
+        channel = created(alice, "apprise", {"url": url})
+        r = alice.post(f"/api/v1/channels/{channel['id']}/test")
+    assert r.json["data"] == r.json["data"] | {"ok": True, "error": None}
+    assert [q.path for q in home_assistant.requests] == [
+        "/api/services/persistent_notification/create"
+    ]
 
 
 def test_names_are_unique_per_user(alice: Any, bob: Any) -> None:

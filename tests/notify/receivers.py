@@ -92,7 +92,7 @@ def serve(receiver: Receiver | None = None) -> Iterator[Receiver]:
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 self.reply(status, state.body, "application/json")
 
-        do_POST = do_PUT = do_PATCH = _any
+        do_GET = do_POST = do_PUT = do_PATCH = _any
 
     server = ThreadingHTTPServer((LOOPBACK, 0), Handler)
     server.daemon_threads = True

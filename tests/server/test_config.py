@@ -30,6 +30,8 @@ BAD_VALUES = [
     ("UPTIME_RAW_RETENTION_DAYS", "0"),
     ("UPTIME_MAX_BODY_BYTES", "1MB"),
     ("UPTIME_BLOCK_PRIVATE_TARGETS", "maybe"),
+    ("UPTIME_APPRISE_ALLOW", "mailto://"),
+    ("UPTIME_APPRISE_ALLOW", "irc, smtp relay"),
     ("UPTIME_CA_BUNDLE", "/nonexistent/ca.pem"),
     ("UPTIME_SMTP_PORT", "0"),
     ("UPTIME_SMTP_TLS", "tls"),
@@ -207,3 +209,9 @@ def test_it_hides_passwords_in_urls_when_redacted() -> None:
     assert settings.redacted()["ratelimit_storage_url"] == "memory://"
     redis = settings.with_overrides(ratelimit_storage_url="redis://:rl-pw@127.0.0.1:6379/0")
     assert redis.redacted()["ratelimit_storage_url"] == "redis://:***@127.0.0.1:6379/0"
+
+
+def test_apprise_schemes_are_allowed_by_name() -> None:
+    assert load_settings(BASE).apprise_allow == ()
+    allowed = load_settings({**BASE, "UPTIME_APPRISE_ALLOW": " mailto, MAILTOS,irc,mailto "})
+    assert allowed.apprise_allow == ("mailto", "mailtos", "irc")

@@ -20,7 +20,7 @@ from uptime_server.config import Settings
 from uptime_server.errors import validation_error
 from uptime_server.notify.channels import CHANNEL_TYPES
 from uptime_server.notify.channels.apprise_channel import parse as parse_apprise
-from uptime_server.notify.channels.apprise_channel import user_host
+from uptime_server.notify.channels.apprise_schemes import vet as vet_apprise
 from uptime_server.notify.channels.pagerduty import EVENTS_URL
 from uptime_server.schemas.base import ResponseModel, UtcTime
 from uptime_server.schemas.field_rules import (
@@ -224,16 +224,23 @@ def check_config(kind: str, config: Mapping[str, Any], settings: Settings) -> di
 
 
 def _target_errors(kind: str, parsed: Any, settings: Settings) -> dict[str, list[str]]:
-    """An IP-literal host the guard refuses is refused now (names are judged at send time)."""
+    """An IP-literal host the guard refuses is refused now (names are judged at send time).
+
+    An Apprise URL is vetted as well: a scheme that opens its own sockets
+    needs UPTIME_APPRISE_ALLOW, a parameter naming a file is refused
+    (notify/channels/apprise_schemes.py).
+    """
     block = settings.block_private_targets
     url_field = {"slack": "webhook_url", "webhook": "url", "pagerduty": "events_url"}.get(kind)
     try:
         if url_field:
             check_target_literal(getattr(parsed, url_field), block_private=block)
         elif kind == "apprise":
-            chosen = user_host(parsed.url, parse_apprise(parsed.url))
-            if chosen:
-                check_target_host(chosen[0], block_private=block)
+            hosts = vet_apprise(
+                parsed.url, parse_apprise(parsed.url), allowed=settings.apprise_allow
+            )
+            for host in hosts:
+                check_target_host(host, block_private=block)
     except ValueError as exc:
         return {url_field or "url": [str(exc)]}
     return {}
