@@ -280,6 +280,75 @@ def test_an_edit_keeps_omitted_secrets_and_hints_sent_back(alice: Any, db: Any) 
     assert r.status_code == 400 and "config.url" in r.json["error"]["details"]
 
 
+def test_a_webhook_s_header_values_are_secrets_shown_as_hints(alice: Any, db: Any) -> None:
+    from uptime_server.models import Channel
+
+    headers = {"Authorization": "Bearer hdr-t0ken-7f3a9c1e", "X-Team": "ops"}
+    data = created(alice, "webhook", {"url": "https://hooks.example.com/in", "headers": headers})
+    shown = {"Authorization": "****9c1e", "X-Team": "****"}
+    path = f"/api/v1/channels/{data['id']}"
+    assert data["config"]["headers"] == shown
+    assert alice.get(path).json["data"]["config"]["headers"] == shown
+    assert alice.get("/api/v1/channels").json["data"][0]["config"]["headers"] == shown
+    # Sent back as read (hints), the values stay; a new value replaces its header only.
+    r = alice.put(path, json={"config": {"headers": shown | {"X-Team": "sre"}}})
+    assert r.status_code == 200, r.json
+    assert r.json["data"]["config"]["headers"] == shown
+    assert Channel.get_by_id(data["id"]).config["headers"] == headers | {"X-Team": "sre"}
+    assert "hdr-t0ken" not in json.dumps(r.json)
+
+
+def test_repointing_pagerduty_needs_its_routing_key_again(alice: Any, db: Any) -> None:
+    from uptime_server.models import Channel
+
+    key = "R0UTING0KEY0123456789wxyz"
+    with serve() as pagerduty, serve() as elsewhere:
+        data = created(alice, "pagerduty", {"routing_key": key, "events_url": pagerduty.url})
+        path = f"/api/v1/channels/{data['id']}"
+        for config in (
+            {"events_url": elsewhere.url},
+            {"events_url": elsewhere.url, "routing_key": data["config"]["routing_key"]},
+        ):
+            r = alice.put(path, json={"config": config})
+            assert r.status_code == 400 and r.json["error"]["code"] == "VALIDATION_ERROR"
+            assert list(r.json["error"]["details"]) == ["config.routing_key"]
+        assert Channel.get_by_id(data["id"]).config["events_url"] == pagerduty.url
+        assert alice.post(f"{path}/test").json["data"]["ok"] is True
+        assert elsewhere.requests == []  # the key never went to the new address
+        assert [r.json()["routing_key"] for r in pagerduty.requests] == [key, key]
+
+        r = alice.put(path, json={"config": {"events_url": elsewhere.url, "routing_key": key}})
+        assert r.status_code == 200, r.json
+        # The same address again (or another field) needs nothing sent again.
+        r = alice.put(path, json={"name": "pd", "config": {"events_url": elsewhere.url}})
+        assert r.status_code == 200, r.json
+
+
+def test_repointing_a_webhook_needs_its_secret_and_headers_again(alice: Any, db: Any) -> None:
+    from uptime_server.models import Channel
+
+    headers = {"Authorization": "Bearer hdr-t0ken-7f3a9c1e"}
+    config = {"url": "https://hooks.example.com/in/abc", "secret": HOOK_SECRET, "headers": headers}
+    data = created(alice, "webhook", config)
+    path = f"/api/v1/channels/{data['id']}"
+    new_url = "https://other.example.com/in/xyz"
+    r = alice.put(path, json={"config": {"url": new_url}})
+    assert r.status_code == 400 and r.json["error"]["code"] == "VALIDATION_ERROR"
+    assert sorted(r.json["error"]["details"]) == ["config.headers", "config.secret"]
+    # Hints are not the secrets: the same answer.
+    r = alice.put(path, json={"config": data["config"] | {"url": new_url}})
+    assert sorted(r.json["error"]["details"]) == ["config.headers", "config.secret"]
+    assert Channel.get_by_id(data["id"]).config == config | {"method": "POST"}
+    # Sent again, or removed: the channel moves.
+    r = alice.put(path, json={"config": {"url": new_url, "secret": None, "headers": headers}})
+    assert r.status_code == 200, r.json
+    assert Channel.get_by_id(data["id"]).config == {
+        "url": new_url,
+        "method": "POST",
+        "headers": headers,
+    }
+
+
 def test_monitors_list_channels_by_id_and_a_delete_takes_it_out(
     alice: Any, make_monitor: Any
 ) -> None:
@@ -384,10 +453,11 @@ def test_secrets_are_not_logged_by_the_api(alice: Any, caplog: Any) -> None:
     raw = "https://hooks.example.com/in/very-secret-token-1"
     data = created(alice, "webhook", {"url": raw, "secret": HOOK_SECRET})
     alice.get(f"/api/v1/channels/{data['id']}")
-    alice.put(
+    moved = alice.put(
         f"/api/v1/channels/{data['id']}",
-        json={"config": {"url": f"http://127.0.0.1:{closed_port}/tok-zz"}},
+        json={"config": {"url": f"http://127.0.0.1:{closed_port}/tok-zz", "secret": HOOK_SECRET}},
     )
+    assert moved.status_code == 200, moved.json
     alice.post(f"/api/v1/channels/{data['id']}/test")
     assert caplog.records  # the requests were logged...
     for secret in ("very-secret-token-1", HOOK_SECRET, "tok-zz"):
