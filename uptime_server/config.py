@@ -78,6 +78,9 @@ class Settings:
     login_rate_limit: str | None = "30/minute"
     # Per heartbeat ping token (one runaway job cannot flood the database).
     ping_rate_limit: str | None = "60/minute"
+    # Per user: test messages of email channels, which leave through the
+    # server's own mail relay.
+    email_test_rate_limit: str | None = "5/minute"
     ratelimit_storage_url: str = "memory://"
     metrics_token: str | None = None
     metrics_refresh_interval: int = 15
@@ -176,6 +179,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         rate_limit=env.rate("UPTIME_RATE_LIMIT", "600/minute"),
         login_rate_limit=env.rate("UPTIME_LOGIN_RATE_LIMIT", "30/minute"),
         ping_rate_limit=env.rate("UPTIME_PING_RATE_LIMIT", "60/minute"),
+        email_test_rate_limit=env.rate("UPTIME_EMAIL_TEST_RATE_LIMIT", "5/minute"),
         ratelimit_storage_url=env.storage("UPTIME_RATELIMIT_STORAGE_URL") or "memory://",
         metrics_token=env.secret("UPTIME_METRICS_TOKEN"),
         metrics_refresh_interval=env.duration("UPTIME_METRICS_REFRESH_INTERVAL", 15, lo=1),

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.api.shapes import assert_error, sqlite_only
 from tests.cli.conftest import closed_port as free_closed_port
 from tests.notify.receivers import Receiver, serve
 
@@ -435,6 +436,36 @@ def test_a_failed_test_says_the_status_and_never_the_body(alice: Any, status: in
         (False, f"webhook 127.0.0.1 answered {status}"),
         (False, f"PagerDuty 127.0.0.1 answered {status}"),
     ]
+
+
+@sqlite_only
+def test_email_tests_are_limited_to_five_per_user_a_minute(alice: Any, bob: Any) -> None:
+    ops = created(alice, "email", {"recipients": ["ops@example.com"]}, "ops")
+    dev = created(alice, "email", {"recipients": ["dev@example.com"]}, "dev")
+    hook = created(alice, "webhook", {"url": "http://127.0.0.1:9/in"}, "hook")
+    tests = [alice.post(f"/api/v1/channels/{c['id']}/test") for c in (ops, dev, ops, dev, ops)]
+    assert [r.json["data"]["ok"] for r in tests] == [True] * 5  # .eml files: no SMTP host
+    # The sixth, of either email channel: refused before anything is sent.
+    r = alice.post(f"/api/v1/channels/{dev['id']}/test")
+    assert_error(r, 429, "RATE_LIMIT_EXCEEDED")
+    assert 0 < int(r.headers["Retry-After"]) <= 60
+    assert r.headers["X-RateLimit-Limit"] == "5"
+    # Other channel types, and other users, are not held by it.
+    assert alice.post(f"/api/v1/channels/{hook['id']}/test").status_code == 200
+    theirs = created(bob, "email", {"recipients": ["bob@example.com"]}, "bobs")
+    assert bob.post(f"/api/v1/channels/{theirs['id']}/test").json["data"]["ok"] is True
+
+
+class TestEmailTestLimitOff:
+    @pytest.fixture
+    def settings_env(self, settings_env: dict[str, str]) -> dict[str, str]:
+        return {**settings_env, "UPTIME_EMAIL_TEST_RATE_LIMIT": "off"}
+
+    @sqlite_only
+    def test_it_can_be_turned_off(self, alice: Any) -> None:
+        ops = created(alice, "email", {"recipients": ["ops@example.com"]}, "ops")
+        statuses = {alice.post(f"/api/v1/channels/{ops['id']}/test").status_code for _ in range(7)}
+        assert statuses == {200}
 
 
 def test_a_pagerduty_test_opens_and_closes_an_incident(alice: Any) -> None:
