@@ -169,6 +169,7 @@ def test_invalid_bodies_name_the_field(alice: Any, body: dict, field: str) -> No
         "rockets://user:pass@rocket.example.com/#ops",
         "pover://u1234567890abcdefghijklmnopq@a1234567890abcdefghijklmnopq",
         "ntfys://ops-alerts",
+        "ntfy://12345",  # a topic at ntfy.sh, though inet_aton would read an address
         "gotify://gotify.example.com/AbCdEfGhIjKlMnO",
         "matrixs://bot:password@matrix.example.com/#ops:example.com",
         "mmosts://mattermost.example.com/abcdefghijklmnopqrstuvwxyz",

@@ -167,6 +167,9 @@ def test_a_template_id_is_not_a_file() -> None:
     ("url", "hosts"),
     [
         ("discord://4174216298/JHMHI8qBe7bk2ZwO5U711o3dV_js", []),  # a token, never dialled
+        ("ntfy://12345", []),  # a topic at ntfy.sh, not 0.0.48.57
+        ("ntfy://ntfy.example.com/12345", ["ntfy.example.com"]),
+        ("fluxer://1234567890123/" + "t0ken" * 8, []),  # the webhook id at the cloud
         ("hassio://ha.example.com/accesstoken", ["ha.example.com"]),
         ("toot://token@10.0.0.5:8080", ["10.0.0.5"]),
         ("zulip://bot@ops.chat.example.com/" + "t0ken" * 6 + "ab", ["ops.chat.example.com"]),

@@ -125,5 +125,12 @@ def vet(url: str, plugin: Any, *, allowed: Iterable[str]) -> list[str]:
         )
     if scheme in FIXED_HOST:
         return []
-    hosts = [getattr(plugin, "host", None), *(getattr(plugin, a, None) for a in SECOND_HOSTS)]
+    # ntfy://topic and fluxer://id/token go to the service's cloud: what stands
+    # in the host place then is a topic or an id, however much it looks like
+    # an address ("12345" is one to inet_aton).
+    cloud = str(getattr(plugin, "mode", "")).lower() == "cloud"
+    hosts = [
+        None if cloud else getattr(plugin, "host", None),
+        *(getattr(plugin, a, None) for a in SECOND_HOSTS),
+    ]
     return list(dict.fromkeys(h for h in hosts if isinstance(h, str) and h))
