@@ -67,6 +67,9 @@ class Settings:
     raw_retention_days: int = 30
     max_body_bytes: int = 1024 * 1024
     block_private_targets: bool = False
+    # Apprise schemes that open their own sockets (mailto, irc, ...) allowed
+    # in apprise channels (docs/channels.md#apprise).
+    apprise_allow: tuple[str, ...] = ()
     ca_bundle: str | None = None
     smtp_host: str | None = None
     smtp_port: int = 587
@@ -80,6 +83,9 @@ class Settings:
     ping_rate_limit: str | None = "60/minute"
     # Pings of unknown tokens, per client address (ping_wsgi.PingLimit).
     unknown_ping_rate_limit: str | None = "60/minute"
+    # Per user: test messages of email channels, which leave through the
+    # server's own mail relay.
+    email_test_rate_limit: str | None = "5/minute"
     ratelimit_storage_url: str = "memory://"
     metrics_token: str | None = None
     metrics_refresh_interval: int = 15
@@ -168,6 +174,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         raw_retention_days=env.int("UPTIME_RAW_RETENTION_DAYS", 30, lo=1),
         max_body_bytes=env.int("UPTIME_MAX_BODY_BYTES", 1024 * 1024, lo=1),
         block_private_targets=env.bool("UPTIME_BLOCK_PRIVATE_TARGETS", False),
+        apprise_allow=_apprise_allow(env),
         ca_bundle=env.path("UPTIME_CA_BUNDLE"),
         smtp_host=env.str("UPTIME_SMTP_HOST"),
         smtp_port=env.int("UPTIME_SMTP_PORT", 587, lo=1, hi=65535),
@@ -179,6 +186,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         login_rate_limit=env.rate("UPTIME_LOGIN_RATE_LIMIT", "30/minute"),
         ping_rate_limit=env.rate("UPTIME_PING_RATE_LIMIT", "60/minute"),
         unknown_ping_rate_limit=env.rate("UPTIME_UNKNOWN_PING_RATE_LIMIT", "60/minute"),
+        email_test_rate_limit=env.rate("UPTIME_EMAIL_TEST_RATE_LIMIT", "5/minute"),
         ratelimit_storage_url=env.storage("UPTIME_RATELIMIT_STORAGE_URL") or "memory://",
         metrics_token=env.secret("UPTIME_METRICS_TOKEN"),
         metrics_refresh_interval=env.duration("UPTIME_METRICS_REFRESH_INTERVAL", 15, lo=1),
@@ -430,6 +438,16 @@ def _check_http_url(name: str, url: str) -> None:
     parts = urlsplit(url)
     if parts.scheme not in {"http", "https"} or not parts.hostname:
         raise ConfigError(f"{name}: expected an http(s) URL, got {url!r}")
+
+
+def _apprise_allow(env: _Env) -> tuple[str, ...]:
+    schemes = tuple(s.lower() for s in env.list("UPTIME_APPRISE_ALLOW", ()))
+    for scheme in schemes:
+        if not re.fullmatch(r"[a-z0-9]{1,32}", scheme):
+            raise ConfigError(
+                f"UPTIME_APPRISE_ALLOW: expected Apprise schemes like mailto,irc; got {scheme!r}"
+            )
+    return schemes
 
 
 def _allowed_emails(env: _Env) -> tuple[str, ...]:

@@ -32,7 +32,7 @@ def test_add_list_show_edit_delete(cli: Cli) -> None:
     assert added["config"] == {
         "url": "****abcd",
         "method": "PUT",
-        "headers": {"X-Team": "ops"},
+        "headers": {"X-Team": "****"},
         "secret": "****cdef",
     }
     cli.ok("channels", "add", "mail", "--type", "email", "--recipient", "ops@example.com")
@@ -45,7 +45,16 @@ def test_add_list_show_edit_delete(cli: Cli) -> None:
     assert cli.json("channels", "show", "ops-hook")["id"] == added["id"]
     edited = cli.json("channels", "edit", str(added["id"]), "--name", "hook", "--method", "POST")
     assert edited["name"] == "hook" and edited["config"]["secret"] == "****cdef"
-    assert "hook" in cli.ok("channels", "show", "hook").stdout
+    shown = cli.ok("channels", "show", "hook").stdout
+    assert "hook" in shown and "ops" not in shown  # a header's value is a secret too
+
+    # Pointed elsewhere, a channel takes its secrets only when they are sent again.
+    moved = ("channels", "edit", "hook", "--url", "https://elsewhere.example.com/in/n3w-url")
+    refused = cli(*moved)
+    assert refused.exit_code == 4, describe(refused)
+    assert "config.secret" in refused.stderr and "config.headers" in refused.stderr
+    again = cli.json(*moved, "--secret", "new-secret-0123", "--header", "X-Team: ops")
+    assert again["config"]["url"] == "****-url" and again["config"]["secret"] == "****0123"
 
     result = cli.ok("channels", "delete", "hook", "--yes")
     assert "Deleted channel" in result.stderr

@@ -42,6 +42,7 @@ class Receiver:
     secret: str | None = None
     fail_first: int = 0
     status: int = 200
+    body: bytes = b'{"status":"ok"}'  # of every answer
     requests: list[Received] = field(default_factory=list)
     accepted: list[Received] = field(default_factory=list)
     duplicates: list[Received] = field(default_factory=list)
@@ -89,9 +90,9 @@ def serve(receiver: Receiver | None = None) -> Iterator[Receiver]:
             got = Received(self.command, self.path, dict(self.headers), self.rfile.read(length))
             status = state.handle(got)
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                self.reply(status, b'{"status":"ok"}', "application/json")
+                self.reply(status, state.body, "application/json")
 
-        do_POST = do_PUT = do_PATCH = _any
+        do_GET = do_POST = do_PUT = do_PATCH = _any
 
     server = ThreadingHTTPServer((LOOPBACK, 0), Handler)
     server.daemon_threads = True

@@ -152,7 +152,7 @@ def test_exactly_once_across_failures_restarts_and_a_dead_claimer(
     deliver()  # 503
     [row] = Outbox.select()
     assert (row.status, row.attempts) == ("pending", 1)
-    assert row.last_error == 'webhook 127.0.0.1 answered 503: {"status":"ok"}'
+    assert row.last_error == "webhook 127.0.0.1 answered 503"
 
     # A daemon claims the retry and dies mid-send: its lease holds the row.
     clock.advance(30)
@@ -192,6 +192,22 @@ def test_a_resend_after_a_crash_before_marking_is_dropped_by_the_idempotency_key
     assert len(receiver.requests) == 2
     assert len(receiver.accepted) == 1 and len(receiver.duplicates) == 1
     assert Outbox.get().status == "sent"
+
+
+def test_a_failed_delivery_keeps_the_status_and_never_the_body(
+    add_channel, check, deliver, settings
+):
+    # Channels pointed at an internal service that answers with its secrets.
+    leaky = Receiver(status=500, body=b"db_password=hunter2")
+    with serve(leaky) as internal:
+        add_channel("webhook", {"url": f"{internal.url}/hook"}, name="hook")
+        add_channel("pagerduty", {"routing_key": ROUTING_KEY, "events_url": f"{internal.url}/pd"})
+        check(False)
+        deliver()
+        deliver()
+    assert len(internal.requests) == 2
+    errors = sorted(row.last_error for row in Outbox.select())
+    assert errors == ["PagerDuty 127.0.0.1 answered 500", "webhook 127.0.0.1 answered 500"]
 
 
 def test_up_never_overtakes_its_down_on_one_channel(receiver, add_channel, check, deliver, clock):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.notify.receivers import serve
 from tests.notify.world import Target
 from uptime_server.models import Outbox
 from uptime_server.notify.delivery import DeliveryLoop
@@ -69,3 +70,27 @@ def test_debug_logs_carry_no_secrets(
         leaked = [s for s in secrets if s in text]
         assert not leaked, f"{record.name} logged a secret at {record.levelname}: {text[:300]}"
     assert not [s for s in secrets if s in caplog.text]
+
+
+def test_debug_logs_carry_no_token_of_a_url_path(alice, caplog):
+    # Discord, Slack and Telegram keep their tokens in the path; so does this json:// hook.
+    caplog.set_level(logging.DEBUG)
+    token = "pathtoken-3c9e11aa"
+    with serve() as hook:
+        created = alice.post(
+            "/api/v1/channels",
+            json={
+                "name": "chat",
+                "type": "apprise",
+                "config": {"url": f"json://127.0.0.1:{hook.port}/hooks/{token}"},
+            },
+        )
+        assert created.status_code == 201, created.get_json()
+        tested = alice.post(f"/api/v1/channels/{created.get_json()['data']['id']}/test")
+    assert tested.get_json()["data"]["ok"] is True
+    assert [r.path for r in hook.requests] == [f"/hooks/{token}"]
+    assert logging.getLogger().getEffectiveLevel() == logging.DEBUG
+    assert caplog.records
+    for record in caplog.records:
+        text = record.getMessage() + (record.exc_text or "")
+        assert token not in text, f"{record.name} logged the path at {record.levelname}: {text}"

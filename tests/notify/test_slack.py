@@ -50,8 +50,18 @@ def test_client_errors_are_permanent(webhook_server, make_content, status):
     with pytest.raises(PermanentDeliveryError) as excinfo:
         SlackTransport().post(webhook_server.base_url + SECRET_PATH, slack_payload(make_content()))
     assert excinfo.value.code == status
-    assert "invalid_token" in str(excinfo.value)
+    assert str(excinfo.value) == f"Slack webhook 127.0.0.1 answered {status}"
     assert "secret" not in str(excinfo.value)
+
+
+@pytest.mark.parametrize("status", [500, 403])
+def test_an_error_never_quotes_the_body(webhook_server, make_content, status):
+    # A "Slack" URL pointed at an internal service: its answer stays there.
+    webhook_server.status = status
+    webhook_server.reply = "db_password=hunter2"
+    with pytest.raises((PermanentDeliveryError, TemporaryDeliveryError)) as excinfo:
+        SlackTransport().post(webhook_server.base_url + SECRET_PATH, slack_payload(make_content()))
+    assert str(excinfo.value) == f"Slack webhook 127.0.0.1 answered {status}"
 
 
 def test_redirects_are_not_followed(webhook_server, make_content):

@@ -30,6 +30,8 @@ BAD_VALUES = [
     ("UPTIME_RAW_RETENTION_DAYS", "0"),
     ("UPTIME_MAX_BODY_BYTES", "1MB"),
     ("UPTIME_BLOCK_PRIVATE_TARGETS", "maybe"),
+    ("UPTIME_APPRISE_ALLOW", "mailto://"),
+    ("UPTIME_APPRISE_ALLOW", "irc, smtp relay"),
     ("UPTIME_CA_BUNDLE", "/nonexistent/ca.pem"),
     ("UPTIME_SMTP_PORT", "0"),
     ("UPTIME_SMTP_TLS", "tls"),
@@ -241,3 +243,9 @@ def test_unknown_ping_tokens_are_limited_per_address_by_default() -> None:
     assert load_settings(env).unknown_ping_rate_limit is None
     with pytest.raises(ConfigError, match="^UPTIME_UNKNOWN_PING_RATE_LIMIT: "):
         load_settings({**BASE, "UPTIME_UNKNOWN_PING_RATE_LIMIT": "lots"})
+
+
+def test_apprise_schemes_are_allowed_by_name() -> None:
+    assert load_settings(BASE).apprise_allow == ()
+    allowed = load_settings({**BASE, "UPTIME_APPRISE_ALLOW": " mailto, MAILTOS,irc,mailto "})
+    assert allowed.apprise_allow == ("mailto", "mailtos", "irc")

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any
 
-from flask import Blueprint
+from flask import Blueprint, current_app
 from flask_login import current_user
+from limits import parse_many
 
 from uptime_server import channel_service
 from uptime_server.api.body import json_body
 from uptime_server.api.operations import documenter
 from uptime_server.context import now, settings, state
+from uptime_server.errors import ApiError
 from uptime_server.notify.channels import ChannelSender
 from uptime_server.schemas.base import Message, data, data_of, json_response
 from uptime_server.schemas.channels import (
@@ -80,13 +84,45 @@ def delete(channel_id: int) -> Any:
 
 
 @bp.post("/<int:channel_id>/test")
-@doc("testChannel", ok=data(ChannelTestResult), errors=(404,))
+@doc("testChannel", ok=data(ChannelTestResult), errors=(404, 429))
 def test(channel_id: int) -> Any:
     """Send a test message now and answer with the result."""
     row = channel_service.get_owned(current_user, channel_id)
+    if row.type == "email":
+        _count_email_test(current_user.id)
     moment = now()
     error = channel_service.send_test(row, _sender(), settings(), now=moment)
     result = ChannelTestResult(
         channel_id=row.id, type=row.type, ok=error is None, error=error, sent_at=moment
     )
     return data_of(result)
+
+
+def _count_email_test(user_id: int) -> None:
+    """One more test email of *user_id*, or 429 RATE_LIMIT_EXCEEDED (UPTIME_EMAIL_TEST_RATE_LIMIT).
+
+    A test email goes to whatever recipients the channel names, through the
+    server's own mail relay: without a limit, the test button is a way to
+    send mail in the server's name. Counted per user (all their email
+    channels together) in the rate limiter's storage, so several daemons
+    sharing UPTIME_RATELIMIT_STORAGE_URL share the count.
+    """
+    rate = settings().email_test_rate_limit
+    if not rate:
+        return
+    strategy = current_app.extensions["uptime_limiter"].limiter
+    key = f"email-test:{user_id}"
+    for item in parse_many(rate):
+        if not strategy.hit(item, key):
+            reset_at = strategy.get_window_stats(item, key).reset_time
+            wait = max(1, math.ceil(reset_at - time.time()))
+            raise ApiError(
+                "RATE_LIMIT_EXCEEDED",
+                f"Too many test emails: at most {item}; retry in {wait} s",
+                headers={
+                    "Retry-After": str(wait),
+                    "X-RateLimit-Limit": str(item.amount),
+                    "X-RateLimit-Remaining": "0",
+                    "X-RateLimit-Reset": str(math.ceil(reset_at)),
+                },
+            )

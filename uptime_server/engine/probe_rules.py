@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from uptime_server.net.errors import KnownFailure
+from uptime_server.printable import printable as printable  # the probes' import of it
 
 if TYPE_CHECKING:
     from uptime_server.engine.probe_types import CheckSpec
@@ -51,19 +52,3 @@ def _decode(body: bytes, charset: str | None) -> str:
 
 def shorten(text: str) -> str:
     return text if len(text) <= _QUOTE_LIMIT else text[: _QUOTE_LIMIT - 1] + "…"
-
-
-def printable(error: str | None) -> str | None:
-    """*error* as stored and shown: no C0/C1 control characters, DEL included.
-
-    Errors end up in terminals, logs and emails; an ESC from a peer (or a
-    monitor name written to the database by hand) must not drive them.
-    Whitespace controls become a space, so words stay apart; the rest go.
-    """
-    return None if error is None else error.translate(_CONTROLS)
-
-
-# C0, DEL and C1: whitespace controls become a space, the others are dropped.
-_CONTROLS = {
-    code: " " if chr(code) in "\t\n\v\f\r" else None for code in (*range(0x20), *range(0x7F, 0xA0))
-}

@@ -365,11 +365,16 @@ def http_send_error(exc: Exception, label: str, timeout: float) -> DeliveryError
 
 
 def check_http_reply(reply: WebhookReply, label: str) -> None:
-    """A 2xx passes; 408, 429 and 5xx may pass later; any other status never will."""
+    """A 2xx passes; 408, 429 and 5xx may pass later; any other status never will.
+
+    The error names the status only, as a monitor's does: the body is the
+    target's words, and a channel pointed at an internal URL must not read
+    that service back one test message at a time.
+    """
     status = reply.status
     if 200 <= status < 300:
         return
-    message = f"{label} answered {status}: {_decode(reply.text)}"
+    message = f"{label} answered {status}"
     if status == 429 or status == 408 or status >= 500:
         raise TemporaryDeliveryError(
             message, code=status, retry_after=_retry_after(reply.headers.get("Retry-After"))

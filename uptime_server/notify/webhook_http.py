@@ -17,6 +17,10 @@ back) and no .netrc credentials.
 Synchronous, for the delivery loop's thread: each post runs on an event loop
 of its own. Failures are the libraries' exceptions; the transport using this
 turns them into delivery errors.
+
+The reply's body is not kept: the status is all a delivery needs, and a body
+nobody holds cannot be quoted back to the user who pointed the channel at an
+internal service.
 """
 
 from __future__ import annotations
@@ -32,14 +36,11 @@ from yarl import URL
 
 from uptime_server.net.guard import GuardedResolver, GuardedSocketFactory, check_url
 
-MAX_REPLY_BYTES = 64 * 1024  # enough for any error text a webhook sends back
-
 
 @dataclass(frozen=True)
 class WebhookReply:
     status: int
     headers: CIMultiDict[str]
-    text: str  # at most MAX_REPLY_BYTES of the body
 
 
 def send(
@@ -100,6 +101,4 @@ async def _send(
             ssl=ssl_context if ssl_context is not None else True,
         ) as response,
     ):
-        body = await response.content.read(MAX_REPLY_BYTES)
-        text = body.decode("utf-8", "replace")
-        return WebhookReply(response.status, CIMultiDict(response.headers), text)
+        return WebhookReply(response.status, CIMultiDict(response.headers))

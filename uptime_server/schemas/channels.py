@@ -2,11 +2,15 @@
 
 A channel is ``{name, type, config}``; ``config`` holds the fields of its type
 (docs/channels.md#types), each type a strict pydantic model with unknown
-fields refused. Secret fields (``SECRET_FIELDS``) leave the server only
-towards the channel's service: every response shows them as a hint, the last
-four characters behind ``****`` (only ``****`` for a value too short to hide
+fields refused. Secret fields (``SECRET_FIELDS``, and the values of
+``SECRET_MAPS``: a webhook's headers) leave the server only towards the
+channel's service: every response shows them as a hint, the last four
+characters behind ``****`` (only ``****`` for a value too short to hide
 anything). An edit merges the given config fields into the stored ones; an
-omitted secret, or one sent back as its hint, keeps the stored value.
+omitted secret, or one sent back as its hint, keeps the stored value, except
+when the edit points the channel elsewhere (``DESTINATIONS``): then every
+stored secret must be sent again, or the edit would hand it to a host its
+owner never gave it to.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from uptime_server.config import Settings
 from uptime_server.errors import validation_error
 from uptime_server.notify.channels import CHANNEL_TYPES
 from uptime_server.notify.channels.apprise_channel import parse as parse_apprise
-from uptime_server.notify.channels.apprise_channel import user_host
+from uptime_server.notify.channels.apprise_schemes import vet as vet_apprise
 from uptime_server.notify.channels.pagerduty import EVENTS_URL
 from uptime_server.schemas.base import ResponseModel, UtcTime
 from uptime_server.schemas.field_rules import (
@@ -47,6 +51,15 @@ SECRET_FIELDS: dict[str, tuple[str, ...]] = {
     "webhook": ("url", "secret"),
     "pagerduty": ("routing_key",),
     "apprise": ("url",),
+}
+# Secret values of a map field, each shown as a hint (header names stay readable).
+SECRET_MAPS: dict[str, tuple[str, ...]] = {"webhook": ("headers",)}
+# The field that says where a channel's messages go.
+DESTINATIONS = {
+    "slack": "webhook_url",
+    "webhook": "url",
+    "pagerduty": "events_url",
+    "apprise": "url",
 }
 HINT_PREFIX = "****"
 # Shorter secrets show no characters at all: four of eight would be half of it.
@@ -86,7 +99,8 @@ class WebhookConfig(_Config):
     )
     method: Literal["POST", "PUT", "PATCH"] = "POST"
     headers: Annotated[dict[str, str], Field(max_length=MAX_HEADERS), header_syntax()] = Field(
-        default_factory=dict, description="Extra request headers."
+        default_factory=dict,
+        description="Extra request headers. Secret values: each shown as a hint.",
     )
     body_down: Annotated[str, utf8_at_most(MAX_MONITOR_BODY)] | None = Field(
         None, description="Template of the body of DOWN (and other alert) messages."
@@ -224,16 +238,23 @@ def check_config(kind: str, config: Mapping[str, Any], settings: Settings) -> di
 
 
 def _target_errors(kind: str, parsed: Any, settings: Settings) -> dict[str, list[str]]:
-    """An IP-literal host the guard refuses is refused now (names are judged at send time)."""
+    """An IP-literal host the guard refuses is refused now (names are judged at send time).
+
+    An Apprise URL is vetted as well: a scheme that opens its own sockets
+    needs UPTIME_APPRISE_ALLOW, a parameter naming a file is refused
+    (notify/channels/apprise_schemes.py).
+    """
     block = settings.block_private_targets
     url_field = {"slack": "webhook_url", "webhook": "url", "pagerduty": "events_url"}.get(kind)
     try:
         if url_field:
             check_target_literal(getattr(parsed, url_field), block_private=block)
         elif kind == "apprise":
-            chosen = user_host(parsed.url, parse_apprise(parsed.url))
-            if chosen:
-                check_target_host(chosen[0], block_private=block)
+            hosts = vet_apprise(
+                parsed.url, parse_apprise(parsed.url), allowed=settings.apprise_allow
+            )
+            for host in hosts:
+                check_target_host(host, block_private=block)
     except ValueError as exc:
         return {url_field or "url": [str(exc)]}
     return {}
@@ -257,14 +278,52 @@ def parse_update(
     if body.type is not None and body.type != kind:
         raise validation_error({"type": [f"cannot change (this channel is {kind})"]})
     config = dict(stored)
+    sent: set[str] = set()  # secrets given anew, not kept through their hint
     for key, value in (body.config or {}).items():
         if key in SECRET_FIELDS[kind] and value == hint(stored.get(key)):
             continue  # the hint sent back: keep the secret
+        if key in SECRET_MAPS.get(kind, ()) and isinstance(value, dict):
+            value, kept = _unhinted(value, stored.get(key))
+            if not kept:
+                sent.add(key)
+        else:
+            sent.add(key)
         if value is None:
             config.pop(key, None)
         else:
             config[key] = value
+    _refuse_secrets_to_a_new_place(kind, stored, config, sent)
     return body.name, check_config(kind, config, settings)
+
+
+def _unhinted(value: dict[str, Any], stored: Any) -> tuple[dict[str, Any], bool]:
+    """*value* with each hint sent back replaced by its stored value; whether any was."""
+    if not isinstance(stored, dict):
+        return value, False
+    out, kept = {}, False
+    for name, item in value.items():
+        if name in stored and item == hint(stored[name]):
+            out[name], kept = stored[name], True
+        else:
+            out[name] = item
+    return out, kept
+
+
+def _refuse_secrets_to_a_new_place(
+    kind: str, stored: Mapping[str, Any], config: Mapping[str, Any], sent: set[str]
+) -> None:
+    """VALIDATION_ERROR when the destination changes and a stored secret would follow it."""
+    destination = DESTINATIONS.get(kind)
+    if destination is None or config.get(destination) == stored.get(destination):
+        return
+    secrets = (*SECRET_FIELDS[kind], *SECRET_MAPS.get(kind, ()))
+    stale = [f for f in secrets if f != destination and config.get(f) and f not in sent]
+    if stale:
+        reason = (
+            f"must be sent again (not as its hint) when {destination} changes: "
+            "the stored value would go to the new address"
+        )
+        raise validation_error({f"config.{f}": [reason] for f in stale})
 
 
 def public_config(kind: str, config: Mapping[str, Any]) -> dict[str, Any]:
@@ -273,6 +332,9 @@ def public_config(kind: str, config: Mapping[str, Any]) -> dict[str, Any]:
     for key in SECRET_FIELDS.get(kind, ()):
         if shown.get(key):
             shown[key] = hint(shown[key])
+    for key in SECRET_MAPS.get(kind, ()):
+        if isinstance(shown.get(key), dict):
+            shown[key] = {name: hint(value) for name, value in shown[key].items()}
     return shown
 
 

@@ -50,7 +50,7 @@ class ChannelSender:
         self.slack = slack or slack_transport_for(settings, timeout=timeout)
         self.webhook = WebhookChannel(timeout, block_private=block, ssl_context=context)
         self.pagerduty = PagerDutyChannel(timeout, block_private=block, ssl_context=context)
-        self.apprise = AppriseChannel(timeout, block_private=block)
+        self.apprise = AppriseChannel(timeout, block_private=block, allowed=settings.apprise_allow)
 
     def send(self, kind: str, config: dict[str, Any], message: ChannelMessage) -> None:
         if message.event != "alert" and kind != "pagerduty":

@@ -3,72 +3,64 @@
 One Apprise URL per channel (``discord://…``, ``tgram://…``, ``ntfys://…``).
 We do not write clients for those services; Apprise does.
 
-Where the URL names a host the user chose (ntfy on one's own server, gotify,
-matrix, mattermost, ``json://`` and friends), that host is resolved and every
-address of the answer judged by the SSRF guard (docs/api.md#outbound-safety)
-before Apprise is handed the URL, as for webhooks. Apprise then resolves the
-name again itself: unlike webhooks, the connection is not pinned to the
-checked address (docs/channels.md says so). Services at a fixed public host
-(Discord, Telegram, PagerDuty's peers) are not judged: their host is not the
-user's to choose.
+Which URLs are refused before anything is sent, and which host is whose,
+is ``apprise_schemes``: a scheme that opens its own sockets needs the
+operator's ``UPTIME_APPRISE_ALLOW``, a parameter that would make the server
+read a file into the message is refused, and the host a user names is
+judged by the SSRF guard (docs/api.md#outbound-safety), an IP literal at
+create time already. While the plugin sends, every connection it opens goes
+through ``net/socket_guard``: each name is resolved once and every address
+of the answer judged, and the connection goes to an address that was judged
+(there is no second lookup for DNS rebinding to answer), redirects and a
+plugin's further requests included.
 
-An Apprise URL holds the service's token: Apprise's own log records are kept
-out of ours, and an error names the scheme and host only.
+An error says what the guard and the sockets saw, in the same few words for
+every plugin: the target address was refused, the name did not resolve, the
+service answered a status, or no answer came (refused, reset and timed-out
+connections alike). Nothing the peer sent is quoted, and Apprise's own log
+records (which quote URLs, i.e. tokens, and the peers' answers) are kept
+out of every log. The time a test takes still tells a closed port from a
+silent one, as for webhooks (docs/channels.md#apprise).
+
+The message's title and body pass ``printable``: a control character in a
+monitor's name or error does not reach a chat service or a terminal.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import socket
-import threading
-from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
-from urllib.parse import urlsplit
 
 import apprise
 
-from uptime_server.net import guard
+from uptime_server.net import guard, socket_guard
+from uptime_server.notify.channels.apprise_schemes import scheme_of, vet
 from uptime_server.notify.channels.message import ChannelMessage
 from uptime_server.notify.channels.templates import plain_text, summary
-from uptime_server.notify.transports import PermanentDeliveryError, TemporaryDeliveryError
+from uptime_server.notify.transports import (
+    DeliveryError,
+    PermanentDeliveryError,
+    TemporaryDeliveryError,
+)
+from uptime_server.printable import printable
 
 log = logging.getLogger(__name__)
 
-# Schemes whose host part is a server the user picked (docs/channels.md).
-USER_HOST_SCHEMES = frozenset(
-    f"{base}{s}"
-    for base in (
-        "json",
-        "xml",
-        "form",
-        "ntfy",
-        "gotify",
-        "matrix",
-        "mmost",
-        "rocket",
-        "apprise",
-        "workflow",
-    )
-    for s in ("", "s")
-)
-_APPRISE_LOG = logging.getLogger("apprise")
-_captures = threading.local()
-
 
 def _swallow(record: logging.LogRecord) -> bool:
-    """Apprise's records quote URLs (tokens): none reaches a handler, ours or anyone's.
-
-    A logger's filter runs before every handler attached to it or above it;
-    warnings are kept for the error of the send in progress (``_quiet``).
-    """
-    lines = getattr(_captures, "lines", None)
-    if lines is not None and record.levelno >= logging.WARNING:
-        lines.append(record.getMessage())
+    # A logger's filter runs before every handler attached to it or above it.
     return False
 
 
-_APPRISE_LOG.addFilter(_swallow)
+logging.getLogger("apprise").addFilter(_swallow)
+
+# urllib3, under requests, logs every request line at DEBUG, path and query
+# included, and Discord, Slack and Telegram keep their tokens in the path.
+# Pinned to INFO (as db.py pins peewee) so UPTIME_LOG_LEVEL=DEBUG never
+# records them.
+for _name in ("urllib3", "requests"):
+    logging.getLogger(_name).setLevel(logging.INFO)
 
 
 def _asset() -> apprise.AppriseAsset:
@@ -76,98 +68,105 @@ def _asset() -> apprise.AppriseAsset:
     return apprise.AppriseAsset(storage_mode="memory")
 
 
-def scheme_of(url: str) -> str:
-    return url.partition("://")[0].lower()
+def parse(url: str, *, block_private: bool = True) -> Any:
+    """The Apprise plugin for *url*, or ValueError; nothing is sent.
 
-
-def parse(url: str) -> Any:
-    """The Apprise plugin for *url*, or ValueError; nothing is sent or resolved."""
+    Parsing opens no connection; were a plugin to, its connection is judged.
+    """
     if "://" not in url:
         raise ValueError("must be an Apprise URL such as discord://… or ntfys://…")
-    with _quiet():
-        plugin = apprise.Apprise.instantiate(url, asset=_asset(), suppress_exceptions=True)
+    try:
+        with socket_guard.guarded(block_private=block_private):
+            plugin = apprise.Apprise.instantiate(url, asset=_asset(), suppress_exceptions=True)
+    except OSError:
+        plugin = None
     if plugin is None:
         raise ValueError(f"is not an Apprise URL Apprise can use (scheme {scheme_of(url)[:20]!r})")
     return plugin
 
 
-def user_host(url: str, plugin: Any) -> tuple[str, int | None] | None:
-    """(host, port) the user chose for *url*, or None when the service's host is fixed."""
-    if scheme_of(url) not in USER_HOST_SCHEMES:
-        return None
-    if scheme_of(url).startswith("ntfy") and str(getattr(plugin, "mode", "")) == "cloud":
-        return None  # ntfy://topic goes to ntfy.sh
-    host = getattr(plugin, "host", None)
-    return (host, getattr(plugin, "port", None)) if host else None
-
-
-def check_host(host: str, port: int | None, *, block_private: bool) -> None:
-    """Every address *host* resolves to must be allowed, or PermanentDeliveryError."""
-    literal = guard.parse_ip_host(host)
-    if literal is not None:
-        addresses = [str(literal)]
-    else:
-        try:
-            answer = socket.getaddrinfo(host, port or 443, type=socket.SOCK_STREAM)
-        except OSError:
-            raise TemporaryDeliveryError(f"apprise host {host}: name not resolved") from None
-        addresses = [info[4][0] for info in answer]
-    if not addresses or not all(
-        guard.address_allowed(a, block_private=block_private) for a in addresses
-    ):
-        raise PermanentDeliveryError(f"apprise host {host}: {guard.TARGET_NOT_ALLOWED}")
-
-
-@contextlib.contextmanager
-def _quiet() -> Iterator[list[str]]:
-    """The warnings Apprise logs in this thread meanwhile (and only here)."""
-    _captures.lines = lines = []
-    try:
-        yield lines
-    finally:
-        _captures.lines = None
-
-
-def scrub(text: str, url: str) -> str:
-    """*text* without any part of *url* that may be a secret (user, password, path, query)."""
-    parts = urlsplit(url)
-    secrets = [parts.username, parts.password, *parts.path.split("/"), parts.query]
-    secrets += [v for pair in parts.query.split("&") for v in pair.split("=")[1:]]
-    for secret in sorted({s for s in secrets if s and len(s) >= 3}, key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return text
+def message_text(message: ChannelMessage) -> tuple[str, str]:
+    """(title, body) as sent: each value printable, the body's own line breaks kept."""
+    c = message.content
+    clean = replace(
+        message,
+        content=replace(
+            c,
+            monitor_name=printable(c.monitor_name) or "",
+            monitor_url=printable(c.monitor_url) or "",
+            error=printable(c.error) or "",
+        ),
+    )
+    title = f"[Uptime] {clean.status}: {clean.content.monitor_name}"
+    return title[:250], summary(clean) if clean.test else plain_text(clean)
 
 
 class AppriseChannel:
-    def __init__(self, timeout: float, *, block_private: bool) -> None:
+    def __init__(
+        self, timeout: float, *, block_private: bool, allowed: tuple[str, ...] = ()
+    ) -> None:
         self.timeout = timeout
         self.block_private = block_private
+        self.allowed = allowed  # UPTIME_APPRISE_ALLOW
 
     def send(self, config: dict[str, Any], message: ChannelMessage) -> None:
         url = config["url"]
+        scheme = scheme_of(url)[:20]
         try:
-            plugin = parse(url)
+            plugin = parse(url, block_private=self.block_private)
+            hosts = vet(url, plugin, allowed=self.allowed)
         except ValueError as exc:
-            raise PermanentDeliveryError(f"apprise {scheme_of(url)[:20]}: {exc}") from None
-        chosen = user_host(url, plugin)
-        label = f"apprise {scheme_of(url)}" + (f" {chosen[0]}" if chosen else "")
-        if chosen:
-            check_host(*chosen, block_private=self.block_private)
+            raise PermanentDeliveryError(f"apprise {scheme}: {exc}") from None
+        for host in hosts:  # an IP literal is judged before anything is sent
+            literal = guard.parse_ip_host(host)
+            if literal is not None and not guard.address_allowed(
+                literal, block_private=self.block_private
+            ):
+                raise PermanentDeliveryError(f"apprise host {host}: {guard.TARGET_NOT_ALLOWED}")
         plugin.socket_connect_timeout = self.timeout
         plugin.socket_read_timeout = self.timeout
-        notifier = apprise.Apprise(asset=_asset())
-        notifier.add(plugin)
+        # Our outbox retries, on its own schedule; a URL's ?retry=&wait= must
+        # not hold the delivery thread.
+        plugin.retry, plugin.wait = 0, 0
         kind = apprise.NotifyType.SUCCESS if message.is_recovery else apprise.NotifyType.FAILURE
         if message.test:
             kind = apprise.NotifyType.INFO
-        with _quiet() as said:
-            ok = notifier.notify(
-                title=f"[Uptime] {message.status}: {message.content.monitor_name}"[:250],
-                body=summary(message) if message.test else plain_text(message),
-                notify_type=kind,
-            )
+        title, body = message_text(message)
+        with socket_guard.guarded(block_private=self.block_private) as seen:
+            try:
+                ok = bool(plugin.notify(body=body, title=title, notify_type=kind))
+            except Exception:  # a plugin's own bug: Apprise would swallow it too
+                ok = False
+        label = f"apprise {scheme}"
+        named = [h for h in hosts if h in seen.allowed or h in seen.refused]
+        if named:
+            label += f" {named[0]}"
         if not ok:
-            reason = scrub("; ".join(said[-2:]), url)[:300] or "no reason given"
-            # Apprise does not say whether a failure is lasting: retry until the give-up age.
-            raise TemporaryDeliveryError(f"{label}: not delivered ({reason})")
+            raise failure(label, hosts, seen)
         log.info("%s accepted %s", label, message.message_id)
+
+
+def failure(label: str, hosts: list[str], seen: socket_guard.Scope) -> DeliveryError:
+    """Why a send failed, from what the guard saw; never the peer's words.
+
+    A host is named only when the user typed it: a refused redirect target
+    came from the peer.
+    """
+    refused = [h for h in seen.refused if h in hosts]
+    if refused:
+        return PermanentDeliveryError(f"apprise host {refused[0]}: {guard.TARGET_NOT_ALLOWED}")
+    if seen.refused:
+        return PermanentDeliveryError(f"{label}: {guard.TARGET_NOT_ALLOWED}")
+    unresolved = [h for h in seen.unresolved if h in hosts]
+    if unresolved:
+        return TemporaryDeliveryError(f"apprise host {unresolved[0]}: name not resolved")
+    failed = [s for s in seen.statuses if not 200 <= s < 300]
+    if failed:
+        status = failed[-1]
+        if status in (408, 429) or status >= 500:
+            return TemporaryDeliveryError(f"{label} answered {status}", code=status)
+        return PermanentDeliveryError(f"{label} answered {status}", code=status)
+    if seen.unanswered or seen.unresolved:
+        return TemporaryDeliveryError(f"{label}: no answer")
+    # Apprise does not say whether a failure is lasting: retry until the give-up age.
+    return TemporaryDeliveryError(f"{label}: not delivered")
