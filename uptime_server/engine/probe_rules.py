@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 # Errors are stored and mailed; a 1 KiB expected_content must not make them huge.
 _QUOTE_LIMIT = 100
+# The longest error stored from a run the server did not make itself (a probe
+# agent's result): its probes make short ones, but the agent API takes text.
+ERROR_LIMIT = 1000
 
 
 class ProbeFailure(KnownFailure):
@@ -61,6 +64,14 @@ def printable(error: str | None) -> str | None:
     Whitespace controls become a space, so words stay apart; the rest go.
     """
     return None if error is None else error.translate(_CONTROLS)
+
+
+def stored_error(error: str | None) -> str | None:
+    """*error* as a run made elsewhere is stored: ``printable``, at most ERROR_LIMIT characters."""
+    text = printable(error)
+    if text is None or len(text) <= ERROR_LIMIT:
+        return text
+    return text[: ERROR_LIMIT - 1] + "…"
 
 
 # C0, DEL and C1: whitespace controls become a space, the others are dropped.
