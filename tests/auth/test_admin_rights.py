@@ -48,10 +48,10 @@ def test_an_address_without_email_verified_is_no_admin(browser, providers, provi
 
     assert browser.sign_in(provider, "boss").status_code == 302
 
+    assert not may_manage_agents(browser)
     user = me(browser)
     assert user["email"] == BOSS  # signed up, as before
     assert user["is_admin"] is False
-    assert not may_manage_agents(browser)
 
 
 @pytest.mark.parametrize("extra_env", [ADMINS])
@@ -101,10 +101,10 @@ def test_a_github_public_address_that_emails_calls_unverified_vouches_for_nothin
         ],
     )
     assert browser.sign_in("github", "poser").status_code == 302
-    user = me(browser)
-    assert (user["email"], user["is_admin"]) == ("poser@example.com", False)
     assert not may_manage_agents(browser)
     assert not admins.holders(BOSS)
+    user = me(browser)
+    assert (user["email"], user["is_admin"]) == ("poser@example.com", False)
 
 
 @pytest.mark.parametrize("extra_env", [ADMINS])

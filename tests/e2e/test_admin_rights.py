@@ -126,7 +126,6 @@ def alice_monitor(daemon: DaemonProcess, alice: str) -> int:
 def test_a_second_admin_account_through_a_generic_oidc_provider_is_refused(server):
     cluster, daemon, providers = server
     admin = local_session(cluster, ADMIN)
-    assert call(daemon, admin, "GET", "/auth/user").json()["data"]["is_admin"] is True
     alice = local_session(cluster, "alice@example.com")
     monitor_id = alice_monitor(daemon, alice)
     # The attacker's account at a generic OIDC provider claims the admin's
@@ -138,6 +137,7 @@ def test_a_second_admin_account_through_a_generic_oidc_provider_is_refused(serve
     assert r.status_code == 409, r.text
     assert r.json()["error"]["code"] == "EMAIL_IN_USE"
     assert "session_cookie" not in r.cookies
+    assert call(daemon, admin, "GET", "/auth/user").json()["data"]["is_admin"] is True
     assert admins_listed(cluster) == [ADMIN]
     # Nothing else came of it: no agent token, alice's monitor untouched.
     assert call(daemon, admin, "GET", "/agents").json()["data"] == []
@@ -154,12 +154,12 @@ def test_the_admins_address_taken_first_through_a_generic_oidc_provider_makes_no
     r = provider_sign_in(daemon, "okta", "mallory")
     assert r.status_code == 302, r.text
     mallory = r.cookies["session_cookie"]
-    me = call(daemon, mallory, "GET", "/auth/user").json()["data"]
-    assert (me["email"], me["is_admin"]) == (ADMIN, False)
 
     minted = call(daemon, mallory, "POST", "/agents", json={"location": "eu-west"})
     assert minted.status_code == 403, minted.text
     assert minted.json()["error"]["code"] == "FORBIDDEN"
+    me = call(daemon, mallory, "GET", "/auth/user").json()["data"]
+    assert (me["email"], me["is_admin"]) == (ADMIN, False)
     # The owner's local sign-in with that address lands on the account a
     # provider signs into: it vouches for nothing there.
     local_session(cluster, ADMIN)
