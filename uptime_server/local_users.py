@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from uptime_server.auth.admins import grant_if_listed
+from uptime_server.auth.admins import grant_if_listed, holders
 from uptime_server.auth.sessions import create_session
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
@@ -33,7 +33,7 @@ def mint_local_session(
         raise ValueError(f"invalid email address {email[:100]!r}: it {exc}") from None
     now = (clock or Clock()).now()
     with database.connection_context(), write_tx():
-        user = User.get_or_none(User.email == email)
+        user = _account_of(email)
         if user is None:
             user = User.create(email=email, name=name or email.split("@")[0], created_at=now)
         # Only these columns: a whole-row save could put back an admin flag
@@ -52,3 +52,15 @@ def mint_local_session(
             max_age=settings.session_max_age,
         )
     return token
+
+
+def _account_of(email: str) -> User | None:
+    """The account holding *email* (compared case-insensitively, as sign-up does:
+    one account per address), None for none; the exact spelling when several
+    accounts hold it (made before sign-up refused that), else ValueError."""
+    found = holders(email)
+    exact = [user for user in found if user.email == email]
+    if exact or len(found) <= 1:
+        return exact[0] if exact else (found[0] if found else None)
+    ids = ", ".join(str(user.id) for user in found)
+    raise ValueError(f"{len(found)} accounts hold {email!r} (ids {ids}): give one's exact address")

@@ -129,3 +129,20 @@ def test_an_address_several_accounts_hold_must_be_named_by_id(env: dict[str, str
     assert listed(env) == []
     assert invoke(env, "server", "admin", "grant", str(twin.id)).exit_code == 0
     assert [a["id"] for a in listed(env)] == [twin.id]
+
+
+def test_a_local_session_finds_the_account_whatever_the_case(env: dict[str, str]) -> None:
+    session(env, "carol@example.com")
+    session(env, "Carol@Example.com")  # one account per address, as sign-up
+    database = dbmod.bind(env["UPTIME_DATABASE_URL"])
+    with database.connection_context():
+        assert [u.email for u in User.select()] == ["carol@example.com"]
+        User.create(email="CAROL@example.com", name="twin", created_at=datetime.now(UTC))
+
+    exact = invoke(env, "server", "session", "--email", "CAROL@example.com")
+    ambiguous = invoke(env, "server", "session", "--email", "Carol@example.com")
+
+    assert exact.exit_code == 0, exact.stderr
+    assert ambiguous.exit_code == 2 and "2 accounts hold" in ambiguous.stderr
+    with database.connection_context():
+        assert User.select().count() == 2
