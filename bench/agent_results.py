@@ -47,6 +47,7 @@ def build(data_dir: Path, monitors: int) -> tuple[dict[str, str], str]:
         UPTIME_DATABASE_URL=f"sqlite:///{data_dir / 'uptime.db'}",
         UPTIME_SECRET_KEY="bench",
         UPTIME_RATE_LIMIT="off",
+        UPTIME_AGENT_RATE_LIMIT="off",  # a benchmark measures the work, not the limit
         UPTIME_LOCATIONS="local,eu-west",
         UPTIME_MAX_MONITORS_PER_USER="100000",
         UPTIME_LEASE_SECONDS="600",

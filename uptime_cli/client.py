@@ -321,10 +321,14 @@ class ApiClient:
 
     # -- probe agents (admins) -------------------------------------------------
 
-    def create_agent(self, location: str, name: str | None = None) -> Json:
+    def create_agent(
+        self, location: str, name: str | None = None, expires_in: int | None = None
+    ) -> Json:
         body: Json = {"location": location}
         if name is not None:
             body["name"] = name
+        if expires_in is not None:
+            body["expires_in"] = expires_in
         return self._call("POST", "/agents", json=body)
 
     def list_agents(self) -> Json:

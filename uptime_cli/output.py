@@ -644,6 +644,7 @@ def user_view(user: dict[str, Any], server: str) -> Table:
             ("Signed in with", user.get("provider")),
             ("Server", server),
             ("User id", user.get("id")),
+            ("Admin", "yes" if user.get("is_admin") else "no"),
             ("Last login", when(user.get("last_login"))),
         ],
     )
@@ -652,7 +653,8 @@ def user_view(user: dict[str, Any], server: str) -> Table:
 def agents_table(items: list[dict[str, Any]]) -> Table:
     """Probe agents (``uptime server agents``, ``uptime agents list``)."""
     table = Table(box=None, header_style="bold")
-    for column in ("ID", "NAME", "LOCATION", "VERSION", "LAST SEEN", "CHECKS/S", "LAG", "STATE"):
+    columns = ("ID", "NAME", "LOCATION", "VERSION", "LAST SEEN", "CHECKS/S", "LAG", "STATE")
+    for column in (*columns, "EXPIRES"):
         table.add_column(column)
     for a in items:
         state = Text("degraded", style="yellow") if a.get("degraded") else Text("ok", style="green")
@@ -665,5 +667,6 @@ def agents_table(items: list[dict[str, Any]]) -> Table:
             f"{a['checks_per_second']:.2f}" if a.get("checks_per_second") is not None else "-",
             f"{a['lag_seconds']:.2f}s" if a.get("lag_seconds") is not None else "-",
             state,
+            short_when(a.get("expires_at")) if a.get("expires_at") else "never",
         )
     return table

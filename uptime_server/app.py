@@ -6,6 +6,7 @@ threads and opens no sockets, so tests build as many apps as they like.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -59,6 +60,7 @@ from uptime_server.context import UptimeState
 from uptime_server.health_wsgi import HealthDispatcher
 from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
 from uptime_server.metrics_snapshot import metrics_cache_for
+from uptime_server.models import AgentToken
 from uptime_server.ping_wsgi import PingDispatcher, PingLimit
 from uptime_server.read_gate import ReadGate
 from uptime_server.web import public
@@ -198,7 +200,8 @@ def _api_guard() -> None:
     if is_session_only(view) and bearer is not None:
         raise errors.ApiError(
             "FORBIDDEN",
-            "API tokens cannot sign in or manage tokens: use a signed-in session (uptime login)",
+            "API tokens cannot sign in or manage tokens or agents: use a signed-in session "
+            "(uptime login)",
         )
     if is_public(view):
         return
@@ -217,6 +220,8 @@ def _agent_guard(bearer: str | None) -> None:
     """The agent API: an agent token, nothing else (sessions and API tokens get 403)."""
     from flask import g
 
+    from uptime_server.context import now
+
     if not agent_tokens.is_agent_token(bearer):
         if bearer is not None or current_user.is_authenticated:
             raise errors.ApiError(
@@ -224,8 +229,10 @@ def _agent_guard(bearer: str | None) -> None:
             )
         raise errors.ApiError("UNAUTHORIZED", "The agent API takes an agent token (upa_...)")
     assert bearer is not None
+    if g.get("uptime_agent") is not None:
+        return  # the rate limiter found it already (_live_agent)
     try:
-        g.uptime_agent = agent_tokens.authenticate(bearer)
+        g.uptime_agent = agent_tokens.authenticate(bearer, now=now())
     except agent_tokens.AgentRefused as exc:
         raise errors.ApiError("UNAUTHORIZED", str(exc)) from None
 
@@ -246,6 +253,42 @@ def _rate_key() -> str:
     return "ip:" + (get_remote_address() or "unknown")
 
 
+def _live_agent() -> AgentToken | None:
+    """The live agent token of this request, if it carries one (looked up once).
+
+    The limiter asks before the API's guard runs, and the guard takes it from here.
+    """
+    from flask import g
+
+    from uptime_server.context import now
+
+    if "uptime_agent_seen" not in g:
+        g.uptime_agent_seen = True
+        bearer = bearer_token(request)
+        if agent_tokens.is_agent_token(bearer):
+            assert bearer is not None
+            with contextlib.suppress(agent_tokens.AgentRefused):  # the guard says why
+                g.uptime_agent = agent_tokens.authenticate(bearer, now=now())
+    return g.get("uptime_agent")
+
+
+def _agent_budget() -> bool:
+    # A live agent token on the agent API spends its own budget
+    # (_agent_rate_key), not the per-session one. Anything else there (a
+    # made-up, revoked or expired token) is counted per address, as in
+    # _rate_key, so it buys no fresh budget.
+    return (
+        request.endpoint is not None
+        and is_agent_only(_view(request.endpoint))
+        and _live_agent() is not None
+    )
+
+
+def _agent_rate_key() -> str:
+    agent = _live_agent()
+    return f"a:{agent.id}" if agent is not None else "ip:" + (get_remote_address() or "unknown")
+
+
 def _init_limiter(app: Flask, settings: Settings) -> Limiter:
     limiter = Limiter(
         _rate_key,
@@ -253,6 +296,7 @@ def _init_limiter(app: Flask, settings: Settings) -> Limiter:
         # One budget per session across every route (default_limits would
         # give each route its own counter).
         application_limits=[settings.rate_limit] if settings.rate_limit else [],
+        application_limits_exempt_when=_agent_budget,
         headers_enabled=True,
         storage_uri=rate_storage.storage_uri(settings.ratelimit_storage_url),
         strategy="fixed-window",
@@ -263,10 +307,20 @@ def _init_limiter(app: Flask, settings: Settings) -> Limiter:
         # Public pages and badges are cached and cost one index lookup at most;
         # a ping's limit is counted by the ping path itself (ping_wsgi).
         exempt = ("health", "metrics", "home", "static", "public")
-        # An agent's calls are a few per second at most, and authenticated.
-        if endpoint.split(".")[0] in exempt or is_ping_limited(view) or is_agent_only(view):
+        if endpoint.split(".")[0] in exempt or is_ping_limited(view):
             app.view_functions[endpoint] = limiter.exempt(view)
             unlimited.add(endpoint)
+        elif is_agent_only(view):
+            # One budget per agent token across the agent API, at
+            # UPTIME_AGENT_RATE_LIMIT, instead of the per-session one.
+            if settings.agent_rate_limit:
+                limited = limiter.shared_limit(
+                    settings.agent_rate_limit, scope="agent", key_func=_agent_rate_key
+                )
+                app.view_functions[endpoint] = limited(view)
+            else:
+                app.view_functions[endpoint] = limiter.exempt(view)
+                unlimited.add(endpoint)
         elif is_login_limited(view):
             if settings.login_rate_limit:
                 limited = limiter.limit(settings.login_rate_limit, key_func=get_remote_address)

@@ -86,12 +86,14 @@ class Settings:
     # Per user: test messages of email channels, which leave through the
     # server's own mail relay.
     email_test_rate_limit: str | None = "5/minute"
+    # Per probe agent token, on the agent API (claims, leases, results).
+    agent_rate_limit: str | None = "1200/minute"
     ratelimit_storage_url: str = "memory://"
     metrics_token: str | None = None
     metrics_refresh_interval: int = 15
     allowed_emails: tuple[str, ...] = ()
-    # Users who may create, list and revoke probe agents through the API
-    # (server-wide credentials: docs/agents.md); empty: only the local CLI can.
+    # Addresses whose accounts become admins at sign-in (auth/admins.py), when
+    # verified and held by no other account; lower-cased.
     admins: tuple[str, ...] = ()
     oauth_providers: Mapping[str, OAuthProvider] = field(default_factory=dict)
     log_level: str = "INFO"
@@ -187,6 +189,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         ping_rate_limit=env.rate("UPTIME_PING_RATE_LIMIT", "60/minute"),
         unknown_ping_rate_limit=env.rate("UPTIME_UNKNOWN_PING_RATE_LIMIT", "60/minute"),
         email_test_rate_limit=env.rate("UPTIME_EMAIL_TEST_RATE_LIMIT", "5/minute"),
+        agent_rate_limit=env.rate("UPTIME_AGENT_RATE_LIMIT", "1200/minute"),
         ratelimit_storage_url=env.storage("UPTIME_RATELIMIT_STORAGE_URL") or "memory://",
         metrics_token=env.secret("UPTIME_METRICS_TOKEN"),
         metrics_refresh_interval=env.duration("UPTIME_METRICS_REFRESH_INTERVAL", 15, lo=1),

@@ -149,6 +149,9 @@ class User(BaseModel):
     avatar_url = pw.CharField(max_length=2048, null=True)
     created_at = UTCDateTimeField()
     last_login = UTCDateTimeField(null=True)
+    # May manage probe agents (auth/admins.py): set at sign-in from
+    # UPTIME_ADMINS, or by `uptime server admin grant`.
+    is_admin = pw.BooleanField(default=False)
 
     # flask-login protocol
     is_authenticated = True
@@ -233,6 +236,7 @@ class AgentToken(BaseModel):
     dropped_results = pw.IntegerField(default=0)
     created_at = UTCDateTimeField()
     last_seen_at = UTCDateTimeField(null=True)
+    expires_at = UTCDateTimeField(null=True)  # null: never
 
     class Meta:
         table_name = "agent_tokens"

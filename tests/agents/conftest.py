@@ -17,12 +17,19 @@ AGENT_API = "/api/v1/agent"
 
 
 @pytest.fixture
-def settings_env(settings_env: dict[str, str]) -> dict[str, str]:
+def extra_env() -> dict[str, str]:
+    """Settings a test adds; parametrize it directly to change them."""
+    return {}
+
+
+@pytest.fixture
+def settings_env(settings_env: dict[str, str], extra_env: dict[str, str]) -> dict[str, str]:
     return {
         **settings_env,
         "UPTIME_LOCATIONS": "local,eu-west",
         "UPTIME_ADMINS": "alice@example.com",
         "UPTIME_RATE_LIMIT": "off",
+        **extra_env,
     }
 
 

@@ -12,14 +12,18 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import recv_until
 from tests.live_server import serving
 from uptime_server import db as dbmod
+from uptime_server import monitor_service
 from uptime_server.engine.probe import ProbeConfig
 from uptime_server.engine.probe_loop import ProbeLoop
 from uptime_server.models import CheckRun, Monitor, MonitorLocation
+from uptime_server.net.guard import TARGET_NOT_ALLOWED
 from uptime_server.probe_agent.buffer import DiskBuffer
 from uptime_server.probe_agent.client import AgentClient
 from uptime_server.probe_agent.runner import Agent
+from uptime_server.schemas.monitor_config import MonitorConfig
 
 
 @pytest.fixture
@@ -118,3 +122,47 @@ def test_a_lease_lost_while_the_agent_was_away_drops_its_result(
     assert other.counts.recorded == 1
     with dbmod.database.connection_context():
         assert CheckRun.select().where(CheckRun.monitor == monitor.id).count() == 1
+
+
+@pytest.mark.parametrize(
+    ("extra_env", "blocked"),
+    [({"UPTIME_BLOCK_PRIVATE_TARGETS": "true"}, True), ({}, False)],
+)
+def test_the_agent_refuses_private_targets_when_its_server_does(
+    run_agent, alice, settings, clock, tcp_server, blocked
+):
+    """The agent's own setting is off: the server's policy, said in each claim,
+    decides, with the server's guard and error text, before any connection."""
+    dialled: list[bytes] = []
+
+    def answer(sock: Any) -> None:
+        dialled.append(recv_until(sock, b"\r\n\r\n"))
+        sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+
+    port = tcp_server(answer)
+    # Made before the policy was turned on (a 127.0.0.1 literal is refused at
+    # create with it on).
+    before = settings.with_overrides(block_private_targets=False)
+    body = {"name": "inside", "type": "http", "url": f"http://127.0.0.1:{port}/"}
+    body["locations"] = ["eu-west"]
+    config = MonitorConfig.model_validate(body, context={"settings": before})
+    with dbmod.database.connection_context():
+        monitor = monitor_service.create_monitor(
+            alice.user, config, now=clock.now(), settings=before
+        )
+    clock.advance(61)
+    agent = run_agent()  # ProbeConfig(): its own UPTIME_BLOCK_PRIVATE_TARGETS is off
+
+    agent.loop(clock.now())
+    assert agent.probes.wait_idle(30)
+    agent.loop(clock.now())
+
+    assert agent.counts.recorded == 1
+    with dbmod.database.connection_context():
+        [run] = CheckRun.select().where(CheckRun.monitor == monitor.id)
+    if blocked:
+        assert (run.status, run.error) == ("offline", TARGET_NOT_ALLOWED)
+        assert dialled == []
+    else:
+        assert (run.status, run.error) == ("online", None)
+        assert len(dialled) == 1

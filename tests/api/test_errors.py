@@ -34,7 +34,7 @@ def test_it_maps_codes_to_the_documented_statuses() -> None:
         },
         405: {"METHOD_NOT_ALLOWED"},
         409: {"NOTIFICATION_NOT_ACTIVE", "MONITOR_ALREADY_PAUSED", "MONITOR_NOT_PAUSED",
-              "MONITOR_TYPE_NOT_SUPPORTED", "IDENTITY_IN_USE", "SLUG_TAKEN"},
+              "MONITOR_TYPE_NOT_SUPPORTED", "IDENTITY_IN_USE", "EMAIL_IN_USE", "SLUG_TAKEN"},
         413: {"PAYLOAD_TOO_LARGE"},
         429: {"RATE_LIMIT_EXCEEDED"},
         500: {"INTERNAL_ERROR"},

@@ -170,6 +170,8 @@ SESSION_ONLY = {
     "/api/v1/tokens",
     "/api/v1/tokens/{token_id}",
 }
+# Paths whose other methods take a token too: a token does not mint agent tokens.
+SESSION_ONLY_OPERATIONS = {("post", "/api/v1/agents"), ("delete", "/api/v1/agents/{agent_id}")}
 
 
 def test_it_marks_public_and_session_operations(document: dict[str, Any]) -> None:
@@ -178,11 +180,11 @@ def test_it_marks_public_and_session_operations(document: dict[str, Any]) -> Non
     assert schemes["apiToken"]["type"] == "http"
     assert schemes["apiToken"]["scheme"] == "bearer"
     assert document["security"] == [{"session": []}, {"apiToken": []}]
-    for (_, path), op in operations(document).items():
+    for (method, path), op in operations(document).items():
         if path in PUBLIC:
             assert {} in op["security"] or op["security"] == [], path
             assert "401" not in op["responses"] or path == "/metrics", path
-        elif path in SESSION_ONLY:
+        elif path in SESSION_ONLY or (method, path) in SESSION_ONLY_OPERATIONS:
             assert op["security"] == [{"session": []}], path
             assert "403" in op["responses"], path
         elif path.startswith("/api/v1/agent/"):

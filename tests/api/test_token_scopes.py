@@ -28,6 +28,8 @@ SESSION_ONLY = {
     ("GET", "/api/v1/tokens"),
     ("POST", "/api/v1/tokens"),
     ("DELETE", "/api/v1/tokens/1"),
+    ("POST", "/api/v1/agents"),
+    ("DELETE", "/api/v1/agents/1"),
 }
 
 

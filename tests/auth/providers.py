@@ -148,7 +148,7 @@ class Providers:
         sub: str,
         email: str | None,
         *,
-        verified: bool = True,
+        verified: bool | None = True,  # None: no email_verified claim at all
         name: str | None = None,
     ) -> None:
         self._put(

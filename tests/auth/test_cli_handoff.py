@@ -65,6 +65,7 @@ def test_the_cli_gets_a_session_in_the_exchange_body(browser, new_browser, provi
         "avatar_url",
         "created_at",
         "last_login",
+        "is_admin",
     }
     assert data["session"] not in location
     assert r.headers["Cache-Control"] == "no-store"

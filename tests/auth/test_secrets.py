@@ -43,7 +43,9 @@ def _sign_in(browser, provider: str, login: str, seen: list[str], **params: str)
 
 def _run_sign_ins(new_browser, providers) -> list[str]:
     seen = [GITHUB_SECRET, GOOGLE_SECRET, CORP_SECRET]
-    for provider, login in (("github", "octocat"), ("google", "gina"), ("corp", "gina")):
+    # Another person at corp: gina's address holds an account already.
+    providers.oidc_user("carl", "108234987561230002", "carl@example.com")
+    for provider, login in (("github", "octocat"), ("google", "gina"), ("corp", "carl")):
         assert _sign_in(new_browser(), provider, login, seen).status_code == 302
     verifier = secrets.token_urlsafe(48)
     cli = new_browser()

@@ -38,7 +38,15 @@ def test_it_signs_up_with_the_verified_primary_email(browser, providers, setting
 
 
 def test_it_takes_the_public_email_when_github_shows_one(browser, providers):
-    providers.github_user("hubber", 4242, email="hubber@example.com", emails=[])
+    providers.github_user(
+        "hubber",
+        4242,
+        email="hubber@example.com",
+        emails=[
+            {"email": "primary@example.com", "primary": True, "verified": True},
+            {"email": "hubber@example.com", "primary": False, "verified": True},
+        ],
+    )
     assert browser.sign_in("github", "hubber").status_code == 302
     assert browser.client.get("/api/v1/auth/user").json["data"]["email"] == "hubber@example.com"
 

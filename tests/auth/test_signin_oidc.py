@@ -107,14 +107,15 @@ def test_a_generic_oauth2_provider_signs_in_through_userinfo(browser, providers)
 
 def test_a_generic_oidc_provider_is_one_identity_per_provider(browser, new_browser, providers):
     assert browser.sign_in("google", "gina").status_code == 302
+    # The same sub at another provider, with an address of its own: a
+    # different account, never merged by sub (nor by email).
+    providers.oidc_user("gina-at-okta", "108234987561230001", "gina@okta.example")
     other = new_browser()
     authorize = other.login("okta")
     assert "nonce" in query(authorize)
-    assert other.callback(other.approve(authorize, "gina")).status_code == 302
+    assert other.callback(other.approve(authorize, "gina-at-okta")).status_code == 302
     me = other.client.get("/api/v1/auth/user").json["data"]
     assert me["provider"] == "okta"
-    # Same sub and email at another provider: a different account, never
-    # merged by email.
     assert browser.client.get("/api/v1/auth/user").json["data"]["id"] != me["id"]
     assert User.select().count() == 2
 

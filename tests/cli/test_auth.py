@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ import pytest
 
 from tests.cli.conftest import Cli, LiveServer, base_env, describe
 from uptime_cli import credentials
+from uptime_server import db as dbmod
+from uptime_server.auth import admins
 
 
 @pytest.fixture
@@ -185,3 +188,22 @@ def test_login_local_rejects_a_bad_email(
 )
 def test_login_usage_errors(plain_cli: Cli, args: list[str]) -> None:
     assert plain_cli(*args).exit_code == 2
+
+
+def test_whoami_says_whether_the_user_is_an_admin(plain_cli: Cli, alice: Any, bob: Any) -> None:
+    with dbmod.database.connection_context():
+        admins.set_admin(alice.user, True)
+    as_alice, as_bob = {"UPTIME_SESSION": alice.token}, {"UPTIME_SESSION": bob.token}
+    assert plain_cli.json("whoami", env=as_alice)["is_admin"] is True
+    assert plain_cli.json("whoami", env=as_bob)["is_admin"] is False
+    assert re.search(r"Admin\s+yes", plain_cli.ok("whoami", env=as_alice).stdout)
+    assert re.search(r"Admin\s+no", plain_cli.ok("whoami", env=as_bob).stdout)
+
+
+def test_login_local_with_an_address_uptime_admins_lists_makes_an_admin(
+    live: LiveServer, config_dir: Path, settings_env: dict[str, str], restore_binding: None
+) -> None:
+    env = {**base_env(config_dir), **settings_env, "UPTIME_SERVER": live.url}
+    cli = Cli({**env, "UPTIME_ADMINS": "carol@example.com"})
+    cli.ok("login", "--local", "--email", "carol@example.com")
+    assert cli.json("whoami")["is_admin"] is True

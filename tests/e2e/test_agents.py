@@ -57,6 +57,8 @@ def server(database_url: str, make_cluster: Any) -> Iterator[tuple[Cluster, Daem
         UPTIME_LOCATIONS="local,eu-west,us-east",
         UPTIME_LEASE_SECONDS=str(LEASE),
         UPTIME_ADMINS="owner@example.com",
+        # The tests turn agents as fast as they can (tests/agents covers the limit).
+        UPTIME_AGENT_RATE_LIMIT="off",
     )
     daemon = cluster.daemon().start()
     cluster.sign_in()

@@ -111,7 +111,7 @@ def _used(loop: ProbeLoop, target: CountingServer, key: str) -> ProbeLoop:
     """*loop* after one real check, so its thread and HTTP session exist."""
     job = loop.run_sync(CheckSpec(url=target.url("ok", key)), timeout=10)
     assert job.result is not None and job.result.passed
-    assert loop.prober._session is not None
+    assert loop.prober._sessions
     return loop
 
 
@@ -120,12 +120,12 @@ def test_shared_loops_close_with_their_sessions_and_start_afresh(target):
     first = _used(shared_probe_loop(config, 2), target, "a")
     assert shared_probe_loop(config, 2) is first
     close_shared_probe_loops()
-    assert first.prober._session is None and first._thread is not None
+    assert not first.prober._sessions and first._thread is not None
     assert not first._thread.is_alive()
     again = _used(shared_probe_loop(config, 2), target, "b")
     assert again is not first
     close_shared_probe_loops()
-    assert again.prober._session is None
+    assert not again.prober._sessions
 
 
 def test_the_least_recently_used_shared_loop_beyond_the_limit_is_closed(target):
@@ -134,12 +134,12 @@ def test_the_least_recently_used_shared_loop_beyond_the_limit_is_closed(target):
     loops = [_used(shared_probe_loop(c, 1), target, f"k{i}") for i, c in enumerate(configs)]
     try:
         # The first was evicted when the last came in: closed, not leaked.
-        assert loops[0].prober._session is None
-        assert all(loop.prober._session is not None for loop in loops[1:])
+        assert not loops[0].prober._sessions
+        assert all(loop.prober._sessions for loop in loops[1:])
         assert shared_probe_loop(configs[0], 1) is not loops[0]
     finally:
         close_shared_probe_loops()
-    assert all(loop.prober._session is None for loop in loops)
+    assert all(not loop.prober._sessions for loop in loops)
 
 
 _EXIT_WITHOUT_CLOSING = """
@@ -172,7 +172,7 @@ def test_the_daemon_closes_the_shared_loop_on_shutdown(target, settings, db):
 
     loop = _used(shared_probe_loop(ProbeConfig(user_agent="daemon"), 1), target, "d")
     Daemon(settings, DaemonOptions(api=False, scheduler=False))._shutdown()
-    assert loop.prober._session is None
+    assert not loop.prober._sessions
     assert loop._thread is not None and not loop._thread.is_alive()
 
 

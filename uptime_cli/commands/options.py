@@ -296,6 +296,24 @@ def span_seconds(raw: str) -> int | None:
     return int(match.group(1)) * _UNITS[match.group(2)] if match else None
 
 
+def expires_in(raw: str | None) -> int | None:
+    """``--expires`` of a token (``30m``, ``12h``, ``90d``, ``52w``) in seconds; None: never."""
+    if raw is None:
+        return None
+    seconds = span_seconds(raw)
+    if seconds is None:
+        raise typer.BadParameter(
+            f"expected a span like 30m, 12h, 90d or 52w; got {raw!r}", param_hint="'--expires'"
+        )
+    return seconds
+
+
+ExpiresOpt = Annotated[
+    str | None,
+    typer.Option(help="Lifetime: a span like 30m, 12h, 90d, 52w (default: never expires)."),
+]
+
+
 def parse_span(raw: str | None, option: str | None) -> int | None:
     """A length of time, ``90s``, ``30m``, ``1h``, ``1d``, ``1w`` or bare seconds, in seconds."""
     if raw is None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from uptime_cli.commands.options import ExpiresOpt, expires_in
 
 if TYPE_CHECKING:  # the server modules are imported lazily: they keep the client fast
     from uptime_server.config import Settings
@@ -135,12 +137,129 @@ def session(
     sys.stdout.write(token + "\n")
 
 
+admin_app = typer.Typer(
+    help="Admins, who may manage probe agents: grant, revoke, list (on the server's machine).",
+    no_args_is_help=True,
+)
+app.add_typer(admin_app, name="admin")
+
+UserRef = Annotated[
+    str,
+    typer.Argument(
+        metavar="EMAIL|USER_ID",
+        help="The account: its email address, or its user id when several share one.",
+        show_default=False,
+    ),
+]
+AdminJson = Annotated[bool, typer.Option("--json", help="Print the account(s) as JSON.")]
+
+
+@admin_app.command("grant")
+def admin_grant(user: UserRef, json_: AdminJson = False) -> None:
+    """Make an account an admin (it may manage probe agents through the API)."""
+    account, changed, _ = _set_admin(user, True)
+    done = "is now an admin" if changed else "was already an admin"
+    _show_account(account, json_, f"User {account['id']} ({account['email']}) {done}")
+
+
+@admin_app.command("revoke")
+def admin_revoke(user: UserRef, json_: AdminJson = False) -> None:
+    """Take an account's admin rights away (allowed for the last admin too, with a warning)."""
+    from uptime_cli import output
+    from uptime_server.auth import admins
+    from uptime_server.db import database
+
+    account, changed, settings = _set_admin(user, False)
+    done = "is no longer an admin" if changed else "was not an admin"
+    _show_account(account, json_, f"User {account['id']} ({account['email']}) {done}")
+    if account["email"].lower() in settings.admins:
+        output.warn(
+            f"UPTIME_ADMINS lists {account['email']}: their next sign-in makes them an admin "
+            "again; remove the address from UPTIME_ADMINS"
+        )
+    with database.connection_context():
+        left = admins.list_admins()
+    if not left:
+        output.warn(
+            "no admin is left: only `uptime server agent-token`, `agents` and "
+            "`revoke-agent` on this machine manage probe agents now"
+        )
+
+
+@admin_app.command("list")
+def admin_list(json_: AdminJson = False) -> None:
+    """List the admins: id, email, name, sign-in providers, last login."""
+    from rich.table import Table
+
+    from uptime_cli import output
+    from uptime_server.auth import admins
+    from uptime_server.daemon import prepare
+    from uptime_server.db import database
+    from uptime_server.schemas.auth import Account
+
+    with _startup_errors():
+        prepare(_settings())
+        with database.connection_context():
+            items = [Account.of(row).to_json() for row in admins.list_admins()]
+    if json_:
+        output.print_json({"data": items})
+        return
+    if not items:
+        output.info("No admins. Make one with: uptime server admin grant EMAIL")
+        return
+    table = Table(box=None, header_style="bold")
+    for column in ("ID", "EMAIL", "NAME", "PROVIDERS", "LAST LOGIN"):
+        table.add_column(column)
+    for a in items:
+        table.add_row(
+            str(a["id"]),
+            output.cell(a["email"]),
+            output.cell(a["name"]),
+            output.cell(", ".join(a["providers"]) or "local"),
+            output.when(a["last_login"]) if a["last_login"] else "never",
+        )
+    output.out().print(table)
+
+
+def _set_admin(ref: str, flag: bool) -> tuple[dict[str, Any], bool, Settings]:
+    """Set the admin flag of the account *ref* names; (account, changed, settings).
+
+    An unknown or ambiguous account exits 4, as a refused request does.
+    """
+    from uptime_server.auth import admins
+    from uptime_server.daemon import prepare
+    from uptime_server.db import database, write_tx
+    from uptime_server.schemas.auth import Account
+
+    with _startup_errors():
+        settings = prepare(_settings())
+        with database.connection_context():
+            try:
+                with write_tx():
+                    user = admins.find_user(ref)
+                    changed = admins.set_admin(user, flag)
+            except (admins.UnknownUser, admins.AmbiguousUser) as exc:
+                typer.echo(f"uptime: {exc}", err=True)
+                raise typer.Exit(4) from None
+            account = Account.of(user).to_json()
+    return account, changed, settings
+
+
+def _show_account(account: dict[str, Any], json_: bool, message: str) -> None:
+    from uptime_cli import output
+
+    if json_:
+        output.print_json(account)
+    output.success(message)
+
+
 @app.command("agent-token")
 def agent_token(
     location: Annotated[
         str, typer.Option(help="The location it runs checks of (UPTIME_LOCATIONS).")
     ],
     name: Annotated[str | None, typer.Option(help="A name to tell agents apart.")] = None,
+    expires: ExpiresOpt = None,
     json_: Annotated[bool, typer.Option("--json", help="Print the agent as JSON.")] = False,
 ) -> None:
     """Create a probe agent's token for one location and print it (shown this once)."""
@@ -155,7 +274,11 @@ def agent_token(
         try:
             with database.connection_context():
                 secret, row = tokens.create_agent(
-                    settings, location=location, name=name, now=Clock().now()
+                    settings,
+                    location=location,
+                    name=name,
+                    now=Clock().now(),
+                    expires_in=expires_in(expires),
                 )
         except tokens.UnknownLocation as exc:
             typer.echo(f"uptime: {exc}", err=True)

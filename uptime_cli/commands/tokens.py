@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from uptime_cli import output
-from uptime_cli.commands.options import JsonFlag, span_seconds
+from uptime_cli.commands.options import ExpiresOpt, JsonFlag, expires_in
 from uptime_cli.context import state
 
 app = typer.Typer(
@@ -20,17 +20,6 @@ app = typer.Typer(
 )
 
 Scope = Literal["read", "write", "ping"]
-
-
-def _expires(raw: str | None) -> int | None:
-    if raw is None:
-        return None
-    seconds = span_seconds(raw)
-    if seconds is None:
-        raise typer.BadParameter(
-            f"expected a span like 30m, 12h, 90d or 52w; got {raw!r}", param_hint="'--expires'"
-        )
-    return seconds
 
 
 @app.command()
@@ -44,15 +33,12 @@ def create(
             "ping: heartbeat pings only."
         ),
     ],
-    expires: Annotated[
-        str | None,
-        typer.Option(help="Lifetime: a span like 30m, 12h, 90d, 52w (default: never expires)."),
-    ] = None,
+    expires: ExpiresOpt = None,
     json_: JsonFlag = False,
 ) -> None:
     """Create a token and print it; it is shown this once."""
     st = state(ctx)
-    data = st.client().create_token(name, scope, _expires(expires)).get("data") or {}
+    data = st.client().create_token(name, scope, expires_in(expires)).get("data") or {}
     if st.wants_json(json_):
         output.print_json(data)
         return

@@ -11,10 +11,25 @@ claimed row to learn the claim's due time and interval (the next due time is
 computed here, as the scheduler does, never taken from the agent), and the
 recorder refuses a result whose lease the agent no longer holds.
 
-Batches are idempotent: the answer to each batch is stored under the agent's
-batch id in the transaction that records it, so a batch posted twice (the
-agent did not see the first answer) records nothing the second time and gets
-the first answer again. Batch ids are remembered for ``BATCH_MEMORY``.
+What a result says is the agent's word, so it is checked before it is
+recorded, per result: ``checked_at`` must carry a zone and fall within
+[the claim's due time - lease, now + ``CLOCK_SLACK``] (a run cannot have
+started long before its check was due, nor in the future beyond a clock's
+drift), or the result is refused with a reason and the rest of the batch is
+recorded. ``response_time`` is cut to the monitor's timeout, and ``error``
+is stored as the server's own errors are: printable, at most
+``probe_rules.ERROR_LIMIT`` characters.
+
+Batches are idempotent: the answer to a batch that recorded something is
+stored under the agent's batch id in the transaction that records it, so a
+batch posted twice (the agent did not see the first answer) records nothing
+the second time and gets the first answer again. Batch ids are remembered
+for ``BATCH_MEMORY``. A batch that recorded nothing leaves no row: posting
+it again changes nothing either, and made-up batches cannot fill the table.
+
+Each claim carries the server's private-target policy
+(``block_private_targets``): the agent's probes refuse such targets as the
+server's own do, whatever the agent's own setting.
 """
 
 from __future__ import annotations
@@ -23,7 +38,7 @@ import json
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from peewee import IntegrityError
@@ -32,6 +47,7 @@ from uptime_server.config import Settings
 from uptime_server.db import database, retry_locked, write_tx
 from uptime_server.engine.dispatcher import Claim, Dispatcher, LeaseKey, next_due
 from uptime_server.engine.outcomes import CheckOutcome
+from uptime_server.engine.probe_rules import stored_error
 from uptime_server.engine.probe_types import RunResult
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import CHECKED_TYPES, AgentBatch, AgentToken, Monitor, MonitorLocation
@@ -41,6 +57,8 @@ from uptime_server.schemas.agents import MAX_CLAIM, AgentReport, ResultBatch, Re
 # A heartbeat's verdict reads the server's own state: never an agent's to run.
 AGENT_TYPES = tuple(t for t in CHECKED_TYPES if t != "heartbeat")
 BATCH_MEMORY = timedelta(days=1)
+# How far ahead of the server's clock an agent's checked_at may be.
+CLOCK_SLACK = timedelta(seconds=60)
 # An agent not heard from for this long is not reported degraded any more.
 SEEN_RECENTLY = timedelta(minutes=5)
 
@@ -104,10 +122,11 @@ def claim(
         # Cannot be built into a check: to its next slot, as the scheduler does.
         dispatcher.push_forward(broken, now)
     expires = now + dispatcher.lease
-    return [_claim_json(c, expires) for c in claims if c.spec is not None], expires
+    block = settings.block_private_targets
+    return [_claim_json(c, expires, block) for c in claims if c.spec is not None], expires
 
 
-def _claim_json(claim: Claim, expires: datetime) -> dict[str, Any]:
+def _claim_json(claim: Claim, expires: datetime, block_private: bool) -> dict[str, Any]:
     assert claim.spec is not None
     return {
         "monitor_id": claim.monitor_id,
@@ -116,6 +135,7 @@ def _claim_json(claim: Claim, expires: datetime) -> dict[str, Any]:
         "lease_expires_at": expires,
         "due": claim.due,
         "spec": spec_to_json(claim.spec),
+        "block_private_targets": block_private,
     }
 
 
@@ -145,6 +165,7 @@ class _Held:
     first: bool
     interval: int
     created_at: datetime
+    timeout: int  # seconds
 
 
 def record_batch(
@@ -158,6 +179,8 @@ def record_batch(
             if stored is not None:
                 return stored
             answer = _record(agent, settings, batch, now)
+            if not answer["recorded"]:
+                return answer
             AgentBatch.delete().where(
                 (AgentBatch.agent == agent.id) & (AgentBatch.created_at < now - BATCH_MEMORY)
             ).execute()
@@ -193,6 +216,7 @@ def _record(
     agent: AgentToken, settings: Settings, batch: ResultBatch, now: datetime
 ) -> dict[str, Any]:
     held = _held_rows(agent, batch.results)
+    earliest = timedelta(seconds=settings.lease_seconds)
     answers: list[dict[str, Any]] = []
     outcomes: list[CheckOutcome] = []
     slots: list[int] = []  # the answer each outcome fills in
@@ -210,6 +234,10 @@ def _record(
             answer["reason"] = "not_yours"
         elif row is None:
             answer["reason"] = "lease_lost"
+        elif result.checked_at.utcoffset() is None:
+            answer["reason"] = "checked_at_not_aware"
+        elif not row.due - earliest <= result.checked_at <= now + CLOCK_SLACK:
+            answer["reason"] = "checked_at_out_of_range"
         else:
             outcomes.append(_outcome(agent, result, row, now))
             slots.append(len(answers) - 1)
@@ -244,6 +272,7 @@ def _held_rows(agent: AgentToken, results: Sequence[ResultIn]) -> dict[tuple[int
             MonitorLocation.last_status,
             Monitor.check_interval,
             Monitor.created_at,
+            Monitor.timeout,
         )
         .join(Monitor, on=(MonitorLocation.monitor == Monitor.id))
         .where(
@@ -254,8 +283,10 @@ def _held_rows(agent: AgentToken, results: Sequence[ResultIn]) -> dict[tuple[int
         .tuples()
     )
     return {
-        (monitor_id, owner): _Held(row_id, due, last is None, max(1, int(interval or 60)), created)
-        for row_id, monitor_id, owner, due, last, interval, created in rows
+        (monitor_id, owner): _Held(
+            row_id, due, last is None, max(1, int(interval or 60)), created, int(timeout or 30)
+        )
+        for row_id, monitor_id, owner, due, last, interval, created, timeout in rows
     }
 
 
@@ -271,14 +302,18 @@ def _outcome(agent: AgentToken, result: ResultIn, row: _Held, now: datetime) -> 
         lease_owner=result.lease_owner,
         spec=None,
     )
-    # The agent's run, as the in-process engine would have handed it over.
+    # The agent's run, as the in-process engine would have handed it over,
+    # within what that engine could have produced.
     run = RunResult(**result.model_dump(include=_RUN_FIELDS))
+    run.error = stored_error(run.error)
+    if run.response_time is not None:
+        run.response_time = min(run.response_time, row.timeout * 1000)
     outcome = CheckOutcome.from_run(
         run,
         monitor_id=result.monitor_id,
         monitor_created_at=row.created_at,
         location=agent.location,
-        checked_at=result.checked_at,
+        checked_at=result.checked_at.astimezone(UTC),
         next_check_at=next_due(claim, now),
         lease_owner=result.lease_owner,
     )

@@ -1,11 +1,12 @@
 """Managing probe agents: /api/v1/agents (docs/agents.md#managing-agents).
 
 An agent runs the checks of every user's monitors in its location, so its
-token is a server-wide credential: only users listed in ``UPTIME_ADMINS``
-may create, list or revoke agents here (a session or an API token; creating
-and revoking take a write token). Anyone else gets 403. On the server's own
-machine, ``uptime server agent-token`` and ``uptime server agents`` do the
-same without the API.
+token is a server-wide credential: only admins (``users.is_admin``,
+``auth/admins``) may create, list or revoke agents here. Creating and
+revoking take a signed-in session (``access.session_only``): a token does
+not mint tokens. Listing takes a session or an API token. Anyone else gets
+403. On the server's own machine, ``uptime server agent-token`` and
+``uptime server agents`` do the same without the API.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from flask import Blueprint
 from flask_login import current_user
 
 from uptime_server.agents import tokens
+from uptime_server.api.access import session_only
 from uptime_server.api.body import json_body
 from uptime_server.api.operations import documenter
 from uptime_server.context import now, settings
@@ -34,14 +36,17 @@ doc = documenter("agents")
 
 
 def require_admin() -> None:
-    if (current_user.email or "").lower() not in settings().admins:
+    # The flag on the account only: an email address proves nothing by itself.
+    if not current_user.is_admin:
         raise ApiError(
             "FORBIDDEN",
-            "Managing probe agents takes an admin: a user listed in UPTIME_ADMINS",
+            "Managing probe agents takes an admin: ask one to run "
+            "`uptime server admin grant` on the server",
         )
 
 
 @bp.post("")
+@session_only
 @doc("createAgent", ok={201: data(AgentCreated)}, body=AgentCreate)
 def create_agent() -> Any:
     """Create a probe agent's token for one location; the response shows it this once."""
@@ -49,7 +54,11 @@ def create_agent() -> Any:
     request = parse_agent_create(json_body())
     try:
         secret, row = tokens.create_agent(
-            settings(), location=request.location, name=request.name, now=now()
+            settings(),
+            location=request.location,
+            name=request.name,
+            expires_in=request.expires_in,
+            now=now(),
         )
     except tokens.UnknownLocation as exc:
         raise validation_error({"location": [str(exc)]}) from None
@@ -65,6 +74,7 @@ def list_agents() -> Any:
 
 
 @bp.delete("/<int:agent_id>")
+@session_only
 @doc("revokeAgent", ok=Message, errors=(404,))
 def revoke_agent(agent_id: int) -> Any:
     """Revoke a probe agent's token: its next call is refused, its leases expire."""

@@ -207,6 +207,7 @@ def _signed_in_user(spec: ProviderSpec, state: OAuthState, verifier: str) -> Use
         link_user=state.link_user_id,
         allowed=settings().allowed_emails,
         now=now(),
+        admins=settings().admins,
     )
 
 

@@ -1,8 +1,10 @@
 """Who signed in: turning each kind of provider's answer into a ``Profile``.
 
 The subject is the provider's stable account id (GitHub's numeric id, the
-OIDC ``sub``); the email counts for sign-up only when the provider says it is
-verified.
+OIDC ``sub``). Whether the address is verified is what the provider says:
+``email_verified`` true or false, or None when it says nothing (a generic
+provider without the claim). Sign-up takes an address the provider did not
+call unverified; admin rights (``auth/admins``) only one it called verified.
 """
 
 from __future__ import annotations
@@ -27,40 +29,60 @@ class ProfileError(ValueError):
 class Profile:
     subject: str
     email: str | None
-    email_verified: bool
+    email_verified: bool | None  # None: the provider did not say
     name: str | None
     avatar_url: str | None
 
     @property
     def verified_email(self) -> str | None:
-        return self.email if self.email and self.email_verified else None
+        """The address, if the provider asserted it is verified."""
+        return self.email if self.email and self.email_verified is True else None
+
+    @property
+    def signup_email(self) -> str | None:
+        """The address, unless the provider said it is not verified.
+
+        A provider the administrator configured and that does not send
+        ``email_verified`` is taken at its word for who may sign up, as
+        before; never for admin rights.
+        """
+        return self.email if self.email and self.email_verified is not False else None
 
 
 def github_profile(client: Any, spec: ProviderSpec, token: dict[str, Any]) -> Profile:
     user = _get_json(client, spec.userinfo_url, token, GITHUB_ACCEPT)
     if not isinstance(user, dict) or not isinstance(user.get("id"), int):
         raise ProfileError("GitHub /user has no numeric id")
-    # GitHub's public email is always one of the account's verified ones.
-    email = user.get("email") or None
-    if not email:
-        emails_url = spec.emails_url or f"{spec.userinfo_url.rstrip('/')}/emails"
-        email = _github_primary_email(_get_json(client, emails_url, token, GITHUB_ACCEPT))
+    # Whether an address is verified is what /user/emails says of it, for
+    # the public one (/user) too: nothing else in GitHub's answers vouches.
+    emails_url = spec.emails_url or f"{spec.userinfo_url.rstrip('/')}/emails"
+    verified = _github_verified(_get_json(client, emails_url, token, GITHUB_ACCEPT))
+    public = user.get("email") or None
+    email = public if public and public.lower() in verified else verified.get("")
+    if email is None and isinstance(public, str):
+        email = public  # listed nowhere as verified: kept, but it vouches for nothing
     return Profile(
         subject=str(user["id"]),
         email=email,
-        email_verified=bool(email),
+        email_verified=email is not None and email.lower() in verified,
         name=user.get("name") or user.get("login"),
         avatar_url=user.get("avatar_url"),
     )
 
 
-def _github_primary_email(emails: Any) -> str | None:
+def _github_verified(emails: Any) -> dict[str, str]:
+    """The verified addresses of a /user/emails answer, lower-cased, each to itself;
+    the primary one also under the key ``""``."""
     if not isinstance(emails, list):
         raise ProfileError("GitHub /user/emails is not a list")
+    verified: dict[str, str] = {}
     for entry in emails:
-        if isinstance(entry, dict) and entry.get("primary") and entry.get("verified"):
-            return entry.get("email") or None
-    return None
+        address = entry.get("email") if isinstance(entry, dict) else None
+        if isinstance(address, str) and address and entry.get("verified") is True:
+            verified[address.lower()] = address
+            if entry.get("primary"):
+                verified[""] = address
+    return verified
 
 
 def oidc_profile(client: Any, spec: ProviderSpec, token: dict[str, Any], nonce: str) -> Profile:
@@ -111,18 +133,25 @@ def _claims_profile(claims: dict[str, Any]) -> Profile:
     if subject is None or str(subject) == "":
         raise ProfileError("the provider did not say who signed in (no sub)")
     email = claims.get("email") or None
-    # Generic providers that omit email_verified are trusted; an explicit
-    # false (or Google's "false" string) is not.
-    verified = claims.get("email_verified", True)
-    if isinstance(verified, str):
-        verified = verified.lower() == "true"
     return Profile(
         subject=str(subject),
         email=email if isinstance(email, str) else None,
-        email_verified=bool(verified) and isinstance(email, str),
+        email_verified=_asserted(claims.get("email_verified")),
         name=claims.get("name") or claims.get("preferred_username") or claims.get("login"),
         avatar_url=claims.get("picture") or claims.get("avatar_url"),
     )
+
+
+def _asserted(claim: Any) -> bool | None:
+    """``email_verified`` as the provider said it: true, false, or None when absent.
+
+    Some providers (older Google answers, Cognito) send it as a string.
+    """
+    if claim is None:
+        return None
+    if isinstance(claim, str):
+        return claim.strip().lower() == "true"
+    return claim is True
 
 
 def _get_json(

@@ -2,8 +2,14 @@
 
 Accounts are matched by (provider, subject) only, never by email: an email
 address can be added to another provider account by whoever controls that
-account. A new user needs a verified email allowed by UPTIME_ALLOWED_EMAILS;
-while that is empty only the very first account may sign up (the owner).
+account. A new user needs an email the provider did not call unverified,
+allowed by UPTIME_ALLOWED_EMAILS; while that is empty only the very first
+account may sign up (the owner). An address another account already holds
+never makes a second account, verified or not: its owner signs in with the
+provider they used before and links this one (docs/oauth.md#linking).
+
+Every sign-in may make the user an admin (``admins.grant_if_listed``): when
+UPTIME_ADMINS lists the address the provider asserted as verified.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from datetime import datetime
 
 import peewee
 
+from uptime_server.auth import admins as admin_rights
 from uptime_server.auth.provider_profiles import Profile
 from uptime_server.db import database, is_sqlite, write_tx
 from uptime_server.errors import ApiError
@@ -40,17 +47,23 @@ def resolve_user(
     link_user: int | None,
     allowed: Sequence[str],
     now: datetime,
+    admins: Sequence[str] = (),
 ) -> User:
     """The user this provider account signs in as, creating or linking as needed."""
     try:
-        return _resolve(profile, provider, link_user, allowed, now)
+        return _resolve(profile, provider, link_user, allowed, admins, now)
     except peewee.IntegrityError:
         # A concurrent callback created the same identity first: use it.
-        return _resolve(profile, provider, link_user, allowed, now)
+        return _resolve(profile, provider, link_user, allowed, admins, now)
 
 
 def _resolve(
-    profile: Profile, provider: str, link_user: int | None, allowed: Sequence[str], now: datetime
+    profile: Profile,
+    provider: str,
+    link_user: int | None,
+    allowed: Sequence[str],
+    admins: Sequence[str],
+    now: datetime,
 ) -> User:
     with write_tx():
         identity = Identity.get_or_none(
@@ -65,8 +78,11 @@ def _resolve(
         if identity is not None and profile.email and identity.email != profile.email:
             identity.email = profile.email
             identity.save()
+        # Only the column this sets: a whole-row save could put back an admin
+        # flag `uptime server admin revoke` took away meanwhile.
+        User.update(last_login=now).where(User.id == user.id).execute()
         user.last_login = now
-        user.save()
+        admin_rights.grant_if_listed(user, profile.verified_email, admins)
     return user
 
 
@@ -87,19 +103,19 @@ def _link(
 
 
 def _sign_up(profile: Profile, provider: str, allowed: Sequence[str], now: datetime) -> User:
-    email = profile.verified_email
+    email = profile.signup_email
     if email is None:
         raise ApiError(
             "SIGNUP_CLOSED",
             f"Your {provider} account has no verified email address, which signing up needs",
         )
-    if allowed:
-        if not email_allowed(email, allowed):
-            raise _closed(email)
-    else:
-        _lock_users()
-        if User.select().exists():
-            raise _closed(email)
+    if allowed and not email_allowed(email, allowed):
+        raise _closed(email)
+    _lock_users()
+    if not allowed and User.select().exists():
+        raise _closed(email)
+    if admin_rights.email_held(email):
+        raise _in_use(email, provider)
     user = User.create(
         email=email,
         name=(profile.name or email.split("@")[0])[:200],
@@ -112,8 +128,9 @@ def _sign_up(profile: Profile, provider: str, allowed: Sequence[str], now: datet
 
 
 def _lock_users() -> None:
-    # "Only the first account" must hold when two people sign up at once.
-    # SQLite's write transaction already excludes other writers.
+    # "Only the first account" and "one account per address" must hold when
+    # two people sign up at once. SQLite's write transaction already
+    # excludes other writers.
     if not is_sqlite():
         database.execute_sql("LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE")
 
@@ -122,6 +139,16 @@ def _closed(email: str) -> ApiError:
     return ApiError(
         "SIGNUP_CLOSED",
         f"Sign-up is closed for {email}: ask the administrator to add it to UPTIME_ALLOWED_EMAILS",
+    )
+
+
+def _in_use(email: str, provider: str) -> ApiError:
+    return ApiError(
+        "EMAIL_IN_USE",
+        f"An account with the address {email} already exists, so this {provider} account "
+        "cannot make another: sign in with the provider you used before, then link "
+        f"{provider} to that account (open its sign-in while signed in)",
+        {"email": [email]},
     )
 
 

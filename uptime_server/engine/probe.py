@@ -138,7 +138,8 @@ class Prober:
             os.environ.get("SSL_CERT_FILE"),
             os.environ.get("SSL_CERT_DIR"),
         )
-        self._session: aiohttp.ClientSession | None = None
+        # One session per private-target policy: the guard is the connector's.
+        self._sessions: dict[bool, aiohttp.ClientSession] = {}
         self._owns_json_paths = json_paths is None
         self._json_paths = json_paths or JsonPathRunner(time_limit=self.config.json_path_time_limit)
 
@@ -149,9 +150,9 @@ class Prober:
         await self.close()
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            await session.close()
         if self._owns_json_paths:
             self._json_paths.close()
 
@@ -166,9 +167,10 @@ class Prober:
                 break
         return _summarise(results)
 
-    @property
-    def block_private(self) -> bool:
-        return self.config.block_private
+    def blocks_private(self, spec: CheckSpec) -> bool:
+        """Whether *spec*'s run refuses loopback and private targets (the
+        process's setting, or the check's own: a probe agent's claim)."""
+        return self.config.block_private or spec.block_private
 
     def ssl_context(self, verify: bool) -> ssl.SSLContext:
         """The process's verifying (CA bundle honoured) or non-verifying client context."""
@@ -197,10 +199,10 @@ class Prober:
             error = await self._json_paths.check(spec.json_path, spec.expected_json_value, body)
         return _result(elapsed, status, error, hops.cert)
 
-    def _get_session(self) -> aiohttp.ClientSession:
+    def _get_session(self, block: bool) -> aiohttp.ClientSession:
         # Created lazily: a ClientSession belongs to the loop it is created in.
-        if self._session is None:
-            block = self.config.block_private
+        session = self._sessions.get(block)
+        if session is None:
             extra = {"socket_factory": GuardedSocketFactory(block_private=block)}
             connector = aiohttp.TCPConnector(
                 resolver=GuardedResolver(block_private=block),
@@ -213,7 +215,7 @@ class Prober:
                 enable_cleanup_closed=_NEEDS_TLS_CLEANUP,
                 **(extra if _HAS_SOCKET_FACTORY else {}),
             )
-            self._session = aiohttp.ClientSession(
+            session = self._sessions[block] = aiohttp.ClientSession(
                 connector=connector,
                 headers={"User-Agent": self.config.user_agent},  # a monitor's own one wins
                 # Shared by all monitors of all users: no cookies may carry over.
@@ -225,12 +227,12 @@ class Prober:
                 # check's total timeout; a second timer per request only costs.
                 timeout=_NO_TIMEOUT,
             )
-        return self._session
+        return session
 
     async def _fetch(self, spec: CheckSpec, hops: _Hops) -> tuple[int, bytes, str | None]:
         """Follows redirects by hand so every hop passes the pre-flight check."""
-        session = self._get_session()
-        block_private = self.config.block_private
+        block_private = self.blocks_private(spec)
+        session = self._get_session(block_private)
         url = _checked_url(spec.url, block_private)
         method = spec.method.upper()
         data = spec.body.encode() if spec.body is not None else None

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
 # Errors are stored and mailed; a 1 KiB expected_content must not make them huge.
 _QUOTE_LIMIT = 100
+# The longest error stored from a run the server did not make itself (a probe
+# agent's result): its probes make short ones, but the agent API takes text.
+ERROR_LIMIT = 1000
 
 
 class ProbeFailure(KnownFailure):
@@ -52,3 +55,11 @@ def _decode(body: bytes, charset: str | None) -> str:
 
 def shorten(text: str) -> str:
     return text if len(text) <= _QUOTE_LIMIT else text[: _QUOTE_LIMIT - 1] + "…"
+
+
+def stored_error(error: str | None) -> str | None:
+    """*error* as a run made elsewhere is stored: ``printable``, at most ERROR_LIMIT characters."""
+    text = printable(error)
+    if text is None or len(text) <= ERROR_LIMIT:
+        return text
+    return text[: ERROR_LIMIT - 1] + "…"

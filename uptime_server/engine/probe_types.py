@@ -43,6 +43,10 @@ class CheckSpec:
     expected_json_value: str | None = None
     retry_count: int = 0
     check_interval: int = 60
+    # Refuse loopback and private targets of this check even where the
+    # process allows them (ProbeConfig.block_private): a probe agent runs a
+    # server's checks under that server's policy, which each claim states.
+    block_private: bool = False
 
 
 @dataclass
@@ -86,8 +90,7 @@ class Probing(Protocol):
     dispatches to them through the registry).
     """
 
-    @property
-    def block_private(self) -> bool: ...
+    def blocks_private(self, spec: CheckSpec) -> bool: ...
 
     def ssl_context(self, verify: bool) -> ssl.SSLContext: ...
 

@@ -33,10 +33,11 @@ from typing import Any
 from uptime_server import __version__
 from uptime_server.clock import Clock, isoformat
 from uptime_server.engine.probe_loop import ProbeJob, ProbeLoop
+from uptime_server.engine.probe_rules import stored_error
 from uptime_server.probe_agent.buffer import Batch, DiskBuffer, Result
 from uptime_server.probe_agent.canary import Canary
 from uptime_server.probe_agent.client import AgentClient, Refused, Unreachable
-from uptime_server.probe_agent.wire import spec_from_json
+from uptime_server.probe_agent.wire import claimed_spec
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,6 @@ CLAIM_BATCH = 100
 POLL = 1.0  # seconds between claims when nothing was due
 RETRY_DELAYS = (1, 2, 5, 10, 30)  # seconds between tries while the server is unreachable
 WINDOW = 60.0  # seconds over which checks per second and lag are reported
-ERROR_CHARS = 1000
 
 Key = tuple[int, str]  # (monitor id, lease owner)
 
@@ -179,7 +179,6 @@ class Agent:
             self.leases.pop(lease.key, None)
             return None
         self._recent.append((now, max(0.0, (job.started_at - lease.due).total_seconds())))
-        error = result.error[:ERROR_CHARS] if result.error else None
         return {
             "monitor_id": lease.monitor_id,
             "lease_owner": lease.owner,
@@ -187,7 +186,7 @@ class Agent:
             "passed": result.passed,
             "response_time": result.response_time,
             "status_code": result.status_code,
-            "error": error,
+            "error": stored_error(result.error),
             "attempts": result.attempts,
             "retried": result.retried,
             "cert_expires_at": isoformat(result.cert_expires_at)
@@ -320,7 +319,9 @@ class Agent:
                 until,
             )
             self.leases[lease.key] = lease
-            jobs.append(ProbeJob(spec_from_json(claim["spec"]), key=lease))
+            # The server's private-target policy rides with each claim: its
+            # checks are refused here as the server's own probes refuse them.
+            jobs.append(ProbeJob(claimed_spec(claim), key=lease))
         self.probes.submit(jobs, self._on_done)
         return len(jobs), limit
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 from uptime_server.schemas.base import ResponseModel, UtcTime
 from uptime_server.schemas.field_rules import no_control, strip
 from uptime_server.schemas.requests import Rule, parse_body
+from uptime_server.schemas.tokens import MAX_EXPIRES_IN, MIN_EXPIRES_IN
 
 MAX_CLAIM = 500  # checks per claim request (the dispatcher's batch)
 MAX_RESULTS = 500  # results per batch
@@ -38,6 +39,10 @@ class AgentCreate(BaseModel):
         description="One of the server's locations (UPTIME_LOCATIONS)."
     )
     name: Name | None = Field(None, description="Defaults to LOCATION-agent.")
+    expires_in: Annotated[
+        Annotated[int, Field(ge=MIN_EXPIRES_IN, le=MAX_EXPIRES_IN)] | None,
+        Rule(f"must be an integer number of seconds from {MIN_EXPIRES_IN} to {MAX_EXPIRES_IN}"),
+    ] = Field(None, description="Seconds until the token expires; omitted or null: never.")
 
     @field_validator("name")
     @classmethod
@@ -67,6 +72,9 @@ class Agent(ResponseModel):
         int, Field(ge=0, description="Buffered results dropped because their lease expired")
     ]
     created_at: UtcTime
+    expires_at: Annotated[
+        UtcTime | None, Field(description="null: never expires; past it the agent gets 401")
+    ]
 
     @classmethod
     def of(cls, row: Any) -> Self:
@@ -128,15 +136,22 @@ def parse_renew_request(body: Any) -> RenewRequest:
 
 
 class ResultIn(LeaseRef):
-    checked_at: datetime
+    # Naive times pass here and are refused per result (agents/service.py),
+    # so one bad result does not cost the others of its batch.
+    checked_at: datetime = Field(
+        description="With a zone; within [the claim's due time - lease, now + 60 s]"
+    )
     passed: bool
-    response_time: Annotated[int, Field(ge=0, le=2**31 - 1)] | None = None
+    response_time: Annotated[int, Field(ge=0, le=2**31 - 1)] | None = Field(
+        None, description="ms; recorded at most the monitor's timeout"
+    )
     status_code: Annotated[int, Field(ge=0, le=999)] | None = None
-    error: Annotated[str, Field(max_length=2000)] | None = None
+    # Any length: the server keeps the first ERROR_LIMIT printable characters.
+    error: str | None = None
     attempts: Annotated[int, Field(ge=1, le=100)] = 1
     retried: bool = False
     cert_expires_at: datetime | None = None
-    cert_serial: Annotated[str, Field(max_length=128)] | None = None
+    cert_serial: Annotated[str, Field(max_length=64)] | None = None
     counted: bool = Field(
         True, description="false: failed while the agent's canary failed (not counted)"
     )
@@ -165,6 +180,13 @@ class ClaimOut(ResponseModel):
     lease_expires_at: UtcTime
     due: UtcTime
     spec: Annotated[dict[str, Any], Field(description="The check to run (engine CheckSpec)")]
+    block_private_targets: Annotated[
+        bool,
+        Field(
+            description="The server's UPTIME_BLOCK_PRIVATE_TARGETS: refuse loopback and "
+            "private targets of this check, as the server's own probes do"
+        ),
+    ]
 
 
 class Claims(ResponseModel):
@@ -189,7 +211,11 @@ class ResultOut(ResponseModel):
     lease_owner: str
     status: Literal["recorded", "refused"]
     reason: Annotated[
-        str | None, Field(description="Why refused: lease_lost, deleted, replaced, not_yours, ...")
+        str | None,
+        Field(
+            description="Why refused: lease_lost, not_yours, checked_at_not_aware, "
+            "checked_at_out_of_range, deleted, replaced"
+        ),
     ] = None
     counted: bool = True
 

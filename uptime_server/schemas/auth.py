@@ -8,6 +8,14 @@ from pydantic import Field
 
 from uptime_server.schemas.base import ResponseModel, UtcTime
 
+IsAdmin = Annotated[
+    bool,
+    Field(
+        description="May manage probe agents: set at sign-in from UPTIME_ADMINS (a verified "
+        "address no other account holds) or by `uptime server admin grant`"
+    ),
+]
+
 
 class User(ResponseModel):
     id: int
@@ -17,10 +25,28 @@ class User(ResponseModel):
     avatar_url: str | None
     created_at: UtcTime
     last_login: UtcTime | None
+    is_admin: IsAdmin
 
     @classmethod
     def of(cls, row: Any, provider: str | None) -> Self:
         return cls.from_row(row, provider=provider)
+
+
+class Account(ResponseModel):
+    """A user as ``uptime server admin`` shows it, on the server's machine."""
+
+    id: int
+    email: str
+    name: str
+    is_admin: IsAdmin
+    providers: Annotated[list[str], Field(description="Linked sign-in providers")]
+    created_at: UtcTime
+    last_login: UtcTime | None
+
+    @classmethod
+    def of(cls, row: Any) -> Self:
+        providers = sorted({identity.provider for identity in row.identities})
+        return cls.from_row(row, providers=providers)
 
 
 class CliSession(ResponseModel):

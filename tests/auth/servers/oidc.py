@@ -98,7 +98,7 @@ class User:
     login: str
     sub: str
     email: str | None
-    email_verified: bool
+    email_verified: bool | None  # None: the claim is left out
     name: str
 
 
@@ -233,7 +233,8 @@ def user_info(user: User, scope: str) -> UserInfo:
         info["picture"] = f"https://avatars.example/{user.login}.png"
     if "email" in scopes and user.email:
         info["email"] = user.email
-        info["email_verified"] = user.email_verified
+        if user.email_verified is not None:
+            info["email_verified"] = user.email_verified
     return info
 
 

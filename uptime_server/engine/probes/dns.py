@@ -89,7 +89,7 @@ async def dns_check(prober: Probing, spec: CheckSpec) -> RunResult:
         timeout=spec.timeout,
         expected_rcode=opts.get("expected_rcode") or "NOERROR",
         expected_values=list(opts.get("expected_values") or ()),
-        block_private=prober.block_private,
+        block_private=prober.blocks_private(spec),
     )
 
 

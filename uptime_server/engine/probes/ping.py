@@ -99,7 +99,7 @@ async def ping_check(prober: Probing, spec: CheckSpec) -> RunResult:
         count=3 if count is None else int(count),
         max_packet_loss=0 if loss is None else float(loss),
         timeout=spec.timeout,
-        block_private=prober.block_private,
+        block_private=prober.blocks_private(spec),
     )
 
 

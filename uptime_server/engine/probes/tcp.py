@@ -88,7 +88,7 @@ def _describe(exc: Exception, timeout: int) -> str:
 async def _check(prober: Probing, spec: CheckSpec, cert: list[PeerCert | None]) -> int:
     opts = spec.options
     host, port = parse_host_port_url(spec.url, "tcp")
-    address = await resolve_guarded(host, port, block_private=prober.block_private)
+    address = await resolve_guarded(host, port, block_private=prober.blocks_private(spec))
     context = prober.ssl_context(spec.verify_ssl) if opts.get("tls") else None
     server_hostname = host if context is not None and parse_ip_host(host) is None else None
     started = time.perf_counter()  # the name lookup is not the service's time

@@ -65,7 +65,7 @@ async def udp_check(prober: Probing, spec: CheckSpec) -> RunResult:
         send=send,
         expect=opts.get("expect") or None,
         timeout=spec.timeout,
-        block_private=prober.block_private,
+        block_private=prober.blocks_private(spec),
     )
 
 
