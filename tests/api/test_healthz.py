@@ -43,6 +43,7 @@ def test_it_reports_an_unreachable_database(settings: Any, clock: Any) -> None:
         "status": "error",
         "database": "unavailable",
         "scheduler_lag_seconds": None,
+        "reason": "the database cannot be reached",
     }
 
 
