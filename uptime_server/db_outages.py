@@ -81,9 +81,17 @@ def unavailable(exc: BaseException) -> bool:
 
 
 def _driver_error(exc: BaseException) -> BaseException:
-    """The driver's exception that peewee wrapped in *exc* (its ``orig``), else *exc*."""
-    orig = getattr(exc, "orig", None) if isinstance(exc, peewee.PeeweeException) else None
-    return orig if isinstance(orig, BaseException) else exc
+    """The driver's exception that peewee wrapped in *exc* (its ``orig``), else *exc*.
+
+    A connection opened by a query's first statement is wrapped twice: once by
+    ``connect``, once more by the statement.
+    """
+    while isinstance(exc, peewee.PeeweeException):
+        orig = getattr(exc, "orig", None)
+        if not isinstance(orig, BaseException):
+            break
+        exc = orig
+    return exc
 
 
 def describe(exc: BaseException) -> str:

@@ -253,5 +253,7 @@ class ResultWriter:
             OUTAGES.failed(exc, self.name)  # one line per outage, not one per try
             if self.unavailable_since is None:
                 self.unavailable_since = self.clock.now()
+        elif self._stopped.is_set():  # shutdown gave up waiting and ended the recorder process
+            log.warning("%s: writing %d results failed at shutdown: %s", self.name, items, exc)
         else:
             log.exception("%s: writing %d results failed", self.name, items)
