@@ -20,7 +20,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,13 +41,13 @@ class PrivateCluster:
 
     @staticmethod
     def binaries() -> Path | None:
-        """The newest installed PostgreSQL's bin directory, or None."""
-        found = sorted(
-            glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-            key=lambda p: (
-                int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0
-            ),
-        )
+        """The newest installed PostgreSQL's bin directory (Debian's layout, else PATH), or None."""
+
+        def version(initdb: str) -> int:
+            name = Path(initdb).parents[1].name
+            return int(name) if name.isdigit() else 0
+
+        found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=version)
         if found:
             return Path(found[-1]).parent
         initdb = shutil.which("initdb")
@@ -59,13 +58,18 @@ class PrivateCluster:
         return f"postgresql://{OWNER}@127.0.0.1:{self.port}/postgres"
 
     def _run(self, *args: str, timeout: float = 60) -> None:
-        subprocess.run(
-            [*self._as_owner, *args],
-            check=True,
-            capture_output=True,
-            timeout=timeout,
-            cwd=self.root,
-        )
+        try:
+            subprocess.run(
+                [*self._as_owner, *args],
+                check=True,
+                capture_output=True,
+                timeout=timeout,
+                cwd=self.root,
+            )
+        except subprocess.CalledProcessError as exc:
+            log = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
+            stderr = exc.stderr.decode(errors="replace")
+            raise RuntimeError(f"{args[0]} failed: {stderr}\n{log}") from None
 
     def init(self) -> None:
         self._run(
@@ -102,27 +106,6 @@ class PrivateCluster:
     def stop(self, mode: str = "fast") -> None:
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
 
-    def running(self) -> bool:
-        with socket.socket() as sock:
-            sock.settimeout(0.5)
-            return sock.connect_ex(("127.0.0.1", self.port)) == 0
-
-    def terminate_backends(self, application_name: str | None = None) -> int:
-        """``pg_terminate_backend`` every client backend but this call's own; how many."""
-        import psycopg2
-
-        conn = psycopg2.connect(self.url, connect_timeout=5)
-        conn.autocommit = True
-        try:
-            with conn.cursor() as cur:
-                cur.execute(
-                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                    "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'"
-                )
-                return int(cur.fetchone()[0])
-        finally:
-            conn.close()
-
     def kill(self) -> None:
         """Stop at once, whatever state it is in (a finalizer)."""
         with contextlib.suppress(Exception):
@@ -150,11 +133,3 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def wait_until_accepting(cluster: PrivateCluster, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not cluster.running():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the private PostgreSQL cluster did not come up")
-        time.sleep(0.1)
