@@ -295,7 +295,7 @@ class Daemon:
         ping answered is written) and every component; each with its name."""
         parts: list[tuple[Callable[[float], None], str]] = []
         if self.ping_sink is not None:
-            parts.append((self.ping_sink.close, "ping-writer"))
+            parts.append((self.ping_sink.close, "stop-ping-writer"))
         parts.extend((c.stop, f"stop-{getattr(c, 'name', c)}") for c in reversed(self.components))
         return parts
 
