@@ -119,13 +119,15 @@ def private_cluster() -> Iterator[PrivateCluster]:
     if bindir is None:
         raise FileNotFoundError("no PostgreSQL binaries (initdb, pg_ctl) on this machine")
     root = Path(tempfile.mkdtemp(prefix="uptime-pg-"))
-    cluster = PrivateCluster(bindir, root)
+    cluster = None
     try:
+        cluster = PrivateCluster(bindir, root)
         cluster.init()
         cluster.start()
         yield cluster
     finally:
-        cluster.kill()
+        if cluster is not None:
+            cluster.kill()
         shutil.rmtree(root, ignore_errors=True)
 
 
