@@ -2,15 +2,26 @@
 
 Signal handlers only set a flag; the main thread notices, stops taking new
 work, lets in-flight work finish within the grace period, and exits 0.
+
+The whole shutdown fits in ``UPTIME_SHUTDOWN_GRACE``, whatever state the
+daemon is in (a lost database included): the API's requests under way finish
+first, then every component stops at once, each in a thread of its own with
+the grace that is left; at the deadline the daemon stops waiting, kills its
+child processes still running (the recorder processes ignore SIGTERM so that
+a signal to the whole process group cannot cut their last write short) and
+exits. Whatever was not written by then is logged; its checks run again once
+their leases expire.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -227,19 +238,19 @@ class Daemon:
                 self.settings.base_url,
             )
 
-    def _stop_api(self) -> None:
+    def _stop_api(self, timeout: float) -> None:
         from waitress import wasyncore
         from waitress.trigger import trigger
 
         # Let requests under way finish (their threads exit after the current
         # task), then close the listener and the connections.
-        self.server.task_dispatcher.shutdown(timeout=min(self.settings.shutdown_grace, 10))
+        self.server.task_dispatcher.shutdown(timeout=min(timeout, 10))
         waker = next((d for d in self.api_sockets.values() if isinstance(d, trigger)), None)
         if waker is not None and self.api_thread is not None and self.api_thread.is_alive():
             # From waitress's own loop thread: closing sockets from here races
             # its select() (EBADF in the api thread). An empty map ends the loop.
             waker.pull_trigger(lambda: wasyncore.close_all(self.api_sockets))
-            self.api_thread.join(5)
+            self.api_thread.join(min(timeout, 5))
         if self.api_sockets:
             wasyncore.close_all(self.api_sockets)
 
@@ -262,17 +273,53 @@ class Daemon:
     def _shutdown(self) -> None:
         from uptime_server.engine.probe_loop import close_shared_probe_loops
 
+        deadline = time.monotonic() + self.settings.shutdown_grace
+
+        def left() -> float:
+            return max(0.0, deadline - time.monotonic())
+
         self.stop_event.set()
         if self.server is not None:
-            self._stop_api()
-        if self.ping_sink is not None:
-            self.ping_sink.close()  # after the last request: every ping answered is written
-        for component in reversed(self.components):
-            try:
-                component.stop(self.settings.shutdown_grace)
-            except Exception:  # keep stopping the others
-                log.exception("error while stopping %s", getattr(component, "name", component))
+            # A third of the grace at most: the checks under way need the rest.
+            self._stop_api(min(left(), self.settings.shutdown_grace / 3))
+        stops = [
+            threading.Thread(target=_stop_one, args=(stop, name, left()), name=name, daemon=True)
+            for stop, name in self._stoppable()
+        ]
+        for thread in stops:
+            thread.start()
+        for thread in stops:
+            thread.join(left())
+        stuck = [thread.name for thread in stops if thread.is_alive()]
+        if stuck:
+            log.error(
+                "still stopping at the end of the grace (%ss): %s; exiting anyway",
+                self.settings.shutdown_grace,
+                ", ".join(stuck),
+            )
         # The API's "test now" loop, once its requests are over.
-        close_shared_probe_loops()
+        close_shared_probe_loops(timeout=max(0.05, min(1.0, left())))
+        # A recorder process still writing (its database gone) would hold up
+        # the interpreter's exit, which joins child processes without a timeout.
+        for child in multiprocessing.active_children():
+            log.warning("killing %s (pid %s), still running at shutdown", child.name, child.pid)
+            child.kill()
+            child.join(1)
         if not dbmod.database.is_closed():
             dbmod.database.close()
+
+    def _stoppable(self) -> list[tuple[Callable[[float], None], str]]:
+        """What stops, side by side: the ping writer (after the last request: every
+        ping answered is written) and every component; each with its name."""
+        parts: list[tuple[Callable[[float], None], str]] = []
+        if self.ping_sink is not None:
+            parts.append((self.ping_sink.close, "stop-ping-writer"))
+        parts.extend((c.stop, f"stop-{getattr(c, 'name', c)}") for c in reversed(self.components))
+        return parts
+
+
+def _stop_one(stop: Callable[[float], None], name: str, grace: float) -> None:
+    try:
+        stop(grace)
+    except Exception:  # the others stop anyway
+        log.exception("error while stopping %s", name)

@@ -56,6 +56,17 @@ PG_OPTIONS = "-c max_parallel_workers_per_gather=0"
 POOL_MAX_CONNECTIONS = 64
 POOL_STALE_SECONDS = 300
 POOL_WAIT_SECONDS = 30  # for a free connection when all are in use
+# PostgreSQL: a connection attempt to a server that does not answer (a host
+# gone in a failover) gives up after this, and a connection whose server
+# vanished without closing it is found dead by TCP keepalives within about
+# idle + interval × count seconds, not the kernel's two hours.
+PG_CONNECT_TIMEOUT = 5
+PG_KEEPALIVES = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+}
 VALUES_PAGE = 1000  # rows per statement of ``execute_values``
 
 T = TypeVar("T")
@@ -90,6 +101,8 @@ def connect_url(url: str) -> peewee.Database:
             # planner likes parallel workers for the roll-up UNION ALLs, whose
             # start-up costs more than the scan (list of 100: 3.6 ms -> 9.7 ms).
             options=PG_OPTIONS,
+            connect_timeout=PG_CONNECT_TIMEOUT,
+            **PG_KEEPALIVES,
         )
     raise ValueError(f"unsupported database URL scheme: {parts.scheme}")
 

@@ -5,16 +5,22 @@ seconds it would like to sleep before the next (its work decides: the next
 due check, the next outbox retry). The runner sleeps on a stop event, so
 SIGTERM wakes it at once; sleeps are measured on the monotonic clock, and an
 exception in one iteration is logged and the loop goes on after a pause.
-Tests call ``loop(now)`` directly and need neither threads nor sleeps.
+An iteration that failed because the database is unavailable (a restart, a
+failover, a lock held too long) is not logged with a traceback: the process
+logs one line per outage (``db_outages.OUTAGES``), and the loop tries again
+after a backoff of at most a few seconds. Tests call ``loop(now)`` directly
+and need neither threads nor sleeps.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Protocol
 
 from uptime_server.clock import Clock
+from uptime_server.db_outages import OUTAGES, backoff, unavailable
 
 log = logging.getLogger(__name__)
 
@@ -50,16 +56,35 @@ class LoopRunner:
         self.thread.start()
 
     def _run(self) -> None:
+        outage = 0  # iterations in a row that found the database unavailable
         while not self.stop_event.is_set():
             try:
                 delay = self.component.loop(self.clock.now())
-            except Exception:  # a component never kills its thread
-                log.exception("%s: iteration failed", self.name)
-                delay = ERROR_PAUSE
+            except Exception as exc:  # a component never kills its thread
+                if unavailable(exc):
+                    OUTAGES.failed(exc, self.name)
+                    delay = backoff(outage)
+                    outage += 1
+                else:
+                    log.exception("%s: iteration failed", self.name)
+                    delay = ERROR_PAUSE
+            else:
+                if outage:  # this iteration got through to the database
+                    OUTAGES.recovered()
+                    outage = 0
             self.stop_event.wait(max(0.0, min(delay, MAX_SLEEP)))
 
     def stop(self, grace: float) -> None:
+        """Stop the loop and shut the component down, all within *grace* seconds.
+
+        The iteration under way ends first (an iteration is short, unless it
+        waits on a database that does not answer); the component's shutdown
+        has what is left of the grace.
+        """
+        start = time.monotonic()
         self.stop_event.set()
         if self.thread is not None:
-            self.thread.join(timeout=grace + 1)
-        self.component.shutdown(grace)
+            self.thread.join(timeout=grace)
+            if self.thread.is_alive():
+                log.warning("%s: the iteration under way did not end in time", self.name)
+        self.component.shutdown(max(0.0, grace - (time.monotonic() - start)))

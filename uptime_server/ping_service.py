@@ -30,16 +30,16 @@ answered only once it is committed.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 import threading
+import time
 from datetime import datetime
 from typing import Any
 
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
-from uptime_server.db import database
+from uptime_server.db_outages import OUTAGES, Link, unavailable
 from uptime_server.engine.pings import PingIn, record_pings
 from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.recorder_process import RecorderProcess
@@ -136,39 +136,54 @@ class PingSink:
             raise PingNotRecorded("the ping's commit failed") from batch.error
         return batch.answers[index]
 
-    def close(self) -> None:
-        """Commit what is queued, then stop the writer (after the last request)."""
+    def close(self, timeout: float | None = None) -> None:
+        """Commit what is queued, then stop the writer (after the last request).
+
+        *timeout*: seconds for all of it (the daemon's shutdown grace); by
+        default a commit's ``COMMIT_TIMEOUT`` and then the child's own.
+        """
+        deadline = time.monotonic() + (2 * self.COMMIT_TIMEOUT if timeout is None else timeout)
         with self._ready:
             self._closing = True
             self._ready.notify()
             thread = self._thread
         if thread is not None:
-            thread.join(self.COMMIT_TIMEOUT)
+            thread.join(min(self.COMMIT_TIMEOUT, max(0.0, deadline - time.monotonic())))
         if self.child is not None:
-            self.child.close()
+            self.child.close(max(0.1, deadline - time.monotonic()))
 
     def _run(self) -> None:
-        # In process the thread writes through its own connection; with a
-        # child, the child has one.
-        with database.connection_context() if self.child is None else contextlib.nullcontext():
+        # In process the thread writes through a connection of its own, held
+        # (and opened again after the database dropped it); with a child, the
+        # child has one.
+        link = Link() if self.child is None else None
+        try:
             while True:
                 with self._ready:
                     self._ready.wait_for(lambda: self._pending.pings or self._closing)
                     batch, self._pending = self._pending, _Batch()
                 if batch.pings:
-                    self._commit(batch)
+                    self._commit(batch, link)
                 elif self._closing:
                     return
+        finally:
+            if link is not None:
+                link.close()
 
-    def _commit(self, batch: _Batch) -> None:
+    def _commit(self, batch: _Batch, link: Link | None) -> None:
         try:
             now = self.clock.now()
             if self.child is not None:
                 batch.answers = self.child.record_pings(batch.pings, now=now)
             else:
-                batch.answers = record_pings(self.recorder, batch.pings, now=now)
+                assert link is not None
+                batch.answers = link.run(lambda: record_pings(self.recorder, batch.pings, now=now))
             self.commits += 1
+            OUTAGES.recovered()
         except Exception as exc:  # its requests answer 503: the clients send them again
-            log.exception("ping writer: committing %d pings failed", len(batch.pings))
+            if unavailable(exc):
+                OUTAGES.failed(exc, "ping writer")
+            else:
+                log.exception("ping writer: committing %d pings failed", len(batch.pings))
             batch.error = exc
         batch.committed.set()

@@ -43,6 +43,7 @@ def test_it_reports_an_unreachable_database(settings: Any, clock: Any) -> None:
         "status": "error",
         "database": "unavailable",
         "scheduler_lag_seconds": None,
+        "reason": "the database cannot be reached",
     }
 
 
@@ -129,3 +130,41 @@ def test_after_a_failure_nothing_is_sent_from_before_it(settings: Any, clock: An
     clock.advance(seconds=1)
     assert client.get("/healthz").status_code == 503
     assert client.get("/healthz").get_json()["scheduler_lag_seconds"] == 0.75
+
+
+def test_an_engine_that_is_not_doing_its_work_makes_it_503_with_the_reason(
+    settings: Any, clock: Any, db: Any
+) -> None:
+    from uptime_server.app import create_app
+
+    verdicts = iter(["no check recorded or claimed for 31 s while checks are due", None])
+    services = {"scheduler_lag": lambda: 31.0, "engine_health": lambda: next(verdicts)}
+    app = create_app(settings, clock=clock, services=services, bind_database=False)
+    client = app.test_client()
+    stalled = client.get("/healthz")
+    assert stalled.status_code == 503
+    assert stalled.get_json() == {
+        "status": "error",
+        "database": "ok",
+        "scheduler_lag_seconds": 31.0,
+        "reason": "no check recorded or claimed for 31 s while checks are due",
+    }
+    # Never remembered: the next poll asks again (and the engine is back).
+    assert client.get("/healthz").status_code == 200
+
+
+@sqlite_only
+def test_an_unreachable_database_is_logged_once_not_on_every_poll(
+    settings: Any, clock: Any, caplog: Any
+) -> None:
+    from uptime_server.app import create_app
+    from uptime_server.db_outages import OUTAGES
+
+    OUTAGES.recovered()
+    caplog.clear()
+    down = settings.with_overrides(database_url="postgresql://nobody@127.0.0.1:1/none")
+    client = create_app(down, clock=clock).test_client()
+    assert [client.get("/healthz").status_code for _ in range(5)] == [503] * 5
+    lines = [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]
+    assert [r.getMessage().split(" (")[0] for r in lines] == ["database unavailable"]
+    assert not [r for r in caplog.records if r.exc_info]

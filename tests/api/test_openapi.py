@@ -247,8 +247,8 @@ def test_it_takes_response_schemas_from_the_response_models(document: dict[str, 
     for model in (Monitor, MonitorSummary, Notification, Statistics, History, Health):
         fields = [f.alias or name for name, f in model.model_fields.items()]
         assert list(schemas[model.__name__]["properties"]) == fields, model
-        # /healthz names degraded probe agents only when there are any.
-        optional = {"degraded_agents"} if model is Health else set()
+        # /healthz gives a reason only with a 503, an agent count only when any is degraded.
+        optional = {"reason", "agents"} if model is Health else set()
         assert schemas[model.__name__]["required"] == [f for f in fields if f not in optional]
     one = operations(document)[("get", "/api/v1/monitors/{monitor_id}")]
     assert one["responses"]["200"]["content"]["application/json"]["schema"] == {

@@ -8,11 +8,13 @@ moved by hand.
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import time
 from collections import defaultdict
 from datetime import timedelta
 
+import peewee
 import pytest
 
 from tests.engine.traces import traces
@@ -468,3 +470,79 @@ def test_a_busy_scheduler_looks_again_when_about_enough_checks_have_ended(make_s
     scheduler._rate_mark = (time.monotonic() - 5, 0)  # a window over idle time: no rate
     scheduler.ended = 10
     assert scheduler._until_room(0) == BUSY_POLL
+
+
+# -- a lost database ---------------------------------------------------------
+
+
+def _locked() -> Exception:
+    """What a database gone away raises: SQLite's lock held too long, as peewee wraps it."""
+    return peewee.OperationalError(sqlite3.OperationalError("database is locked"))
+
+
+def test_after_a_failed_renewal_the_leases_are_renewed_before_anything_is_claimed(
+    make_monitor, make_scheduler, settings, clock, target, monkeypatch
+):
+    m = make_monitor("slow", kind="held")
+    holder = make_scheduler(worker_id="holder")
+    holder.loop(clock.now())
+    assert target.arrived["slow"].wait(10)
+    renew, down = holder.dispatcher.renew, [True]
+
+    def renew_unless_down(keys, now):
+        if down[0]:
+            raise _locked()
+        return renew(keys, now)
+
+    monkeypatch.setattr(holder.dispatcher, "renew", renew_unless_down)
+    for _ in range(4):  # two leases without a renewal: the lease expires meanwhile
+        clock.advance(settings.lease_seconds / 2)
+        holder.loop(clock.now())
+    row = MonitorLocation.get(MonitorLocation.monitor == m.id)
+    assert row.lease_owner.startswith("holder/") and row.lease_expires_at < clock.now()
+    assert target.hits["slow"] == 1  # its own expired lease was not claimed again
+
+    down[0] = False
+    clock.advance(holder.renew_every)  # past the backoff: the next loop renews first
+    holder.loop(clock.now())
+    row = MonitorLocation.get(MonitorLocation.monitor == m.id)
+    assert row.lease_expires_at == clock.now() + timedelta(seconds=settings.lease_seconds)
+    target.released["slow"].set()
+    assert holder.settle(30)
+    assert target.hits["slow"] == 1 and len(runs_of(m)) == 1 and holder.lost_results == 0
+
+
+def test_claims_on_an_unavailable_database_wait_and_say_so_in_healthz(
+    make_monitor, settings, clock, caplog
+):
+    from uptime_server.db_outages import OUTAGES
+
+    make_monitor("due")
+    OUTAGES.recovered()
+    caplog.clear()
+    # The engine's database worker cannot connect (nothing listens on port 1);
+    # this process (the API's /healthz) still reaches the database.
+    lost = settings.with_overrides(database_url="postgresql://nobody@127.0.0.1:1/none")
+    scheduler = CheckScheduler(lost, clock=clock, sleep=no_sleep, recorder_process=True)
+    try:
+        delays = [scheduler.loop(clock.now()) for _ in range(3)]
+        assert all(0 < delay <= 4 for delay in delays)
+        assert delays == sorted(delays)  # backing off
+        assert scheduler.dispatched == 0
+        clock.advance(7)
+        reason = "the engine's database worker cannot use the database (for 7 s)"
+        assert scheduler.health() == reason
+        app = create_app(settings, clock=clock, services=scheduler.services, bind_database=False)
+        answer = app.test_client().get("/healthz")
+        assert answer.status_code == 503
+        assert answer.get_json() == {
+            "status": "error",
+            "database": "ok",
+            "scheduler_lag_seconds": 7.0,
+            "reason": reason,
+        }
+    finally:
+        scheduler.close()
+    outages = [r for r in caplog.records if "database unavailable" in r.getMessage()]
+    assert len(outages) == 1 and outages[0].levelname == "WARNING"
+    assert not [r for r in caplog.records if r.exc_info]  # no traceback per try

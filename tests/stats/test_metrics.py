@@ -201,6 +201,27 @@ def test_engine_counters_are_exposed(scraper):
 
 
 @sqlite_only
+def test_the_engine_says_when_it_last_wrote_and_claimed_and_how_often_it_reconnected(
+    scraper, settings, clock, alice, new_monitor
+):
+    from uptime_server.engine.scheduler import CheckScheduler
+
+    new_monitor(alice, "web")  # nothing listens on its port: a failing check, written
+    before = scrape(scraper)["uptime_engine_db_reconnects_total"][()]
+    scheduler = CheckScheduler(settings, clock=clock)
+    try:
+        scheduler.loop(clock.now())
+        assert scheduler.settle(30)
+    finally:
+        scheduler.close()
+    after = scrape(scraper)
+    assert after["uptime_engine_last_claim_timestamp_seconds"][()] == clock.now().timestamp()
+    assert after["uptime_engine_last_write_timestamp_seconds"][()] == clock.now().timestamp()
+    counters.record_db_reconnects(2)  # what the database worker reports with its answers
+    assert scrape(scraper)["uptime_engine_db_reconnects_total"][()] == before + 2
+
+
+@sqlite_only
 def test_a_token_protects_it_when_set(scraper, refresher, alice, new_monitor, clock):
     new_monitor(alice, "web")
     refresher.loop(clock.now())

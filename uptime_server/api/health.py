@@ -1,4 +1,10 @@
-"""Liveness and readiness: GET /healthz (no auth)."""
+"""Liveness and readiness: GET /healthz (no auth).
+
+200 only when this process can use the database and, where it runs the
+engine, the engine is doing its work (``engine.health``); otherwise 503 with
+a ``reason``. The answer is public: it says how many probe agents are
+degraded, never which.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +20,10 @@ from uptime_server.agents.service import degraded_agents
 from uptime_server.api.access import public
 from uptime_server.api.operations import documented, json_response
 from uptime_server.context import now, state
+from uptime_server.db_outages import OUTAGES, unavailable
 from uptime_server.engine.dispatcher import scheduler_lag
 from uptime_server.health_wsgi import ENVIRON_KEY
-from uptime_server.schemas.service import DegradedAgent, Health
+from uptime_server.schemas.service import AgentCounts, Health
 
 log = logging.getLogger(__name__)
 bp = Blueprint("health", __name__)
@@ -24,6 +31,7 @@ HEALTH_REF = {"$ref": "#/components/schemas/Health"}
 # A healthy answer is served again for this long (by the wall clock and the
 # app's clock both), so a load balancer polling hard costs no query each time.
 HEALTHY_FOR_SECONDS = 1.0
+DATABASE_DOWN = "the database cannot be reached"
 
 
 def scheduler_lag_seconds() -> float:
@@ -36,11 +44,16 @@ def scheduler_lag_seconds() -> float:
 @documented(
     "healthz",
     tag="service",
-    ok={200: Health, 503: json_response(HEALTH_REF, "Database unavailable")},
+    ok={
+        200: Health,
+        503: json_response(
+            HEALTH_REF, "The database is unavailable, or the engine is not doing its work"
+        ),
+    },
     limited=False,
 )
 def healthz() -> Any:
-    """Liveness and database health."""
+    """Liveness, database health and, where this process runs checks, the engine's."""
     # The scheduler of this process knows its own lag (claimed, not started);
     # without one, the database's oldest unclaimed due check tells. Either
     # reads the database, so it doubles as the database check.
@@ -50,25 +63,31 @@ def healthz() -> Any:
     if last is not None and last.fresh(asked_at, at):
         request.environ[ENVIRON_KEY] = last
         return last.body
-    lag_of = state().services.get("scheduler_lag") or scheduler_lag_seconds
+    services = state().services
+    lag_of = services.get("scheduler_lag") or scheduler_lag_seconds
+    engine_health = services.get("engine_health")
+    memo.pop("last", None)
     try:
         lag = lag_of()
-        degraded = [
-            DegradedAgent(id=a.id, name=a.name, location=a.location)
-            for a in degraded_agents(asked_at)
-        ]
-    except Exception:  # health must answer whatever broke
-        log.exception("health check: database unavailable")
-        memo.pop("last", None)
-        down = Health(status="error", database="unavailable", scheduler_lag_seconds=None)
-        body = down.to_json()
-        del body["degraded_agents"]  # unknown without the database
-        return body, 503
-    body = Health(
-        status="ok", database="ok", scheduler_lag_seconds=lag, degraded_agents=degraded
-    ).to_json()
-    if not degraded:
-        del body["degraded_agents"]
+        degraded = len(degraded_agents(asked_at))
+        reason = engine_health() if engine_health is not None else None
+    except Exception as exc:  # health must answer whatever broke
+        if unavailable(exc):
+            OUTAGES.failed(exc, "healthz")  # one line per outage, not one per poll
+        else:
+            log.exception("health check: database unavailable")
+        down = Health(
+            status="error", database="unavailable", scheduler_lag_seconds=None, reason=DATABASE_DOWN
+        )
+        return down.to_json(), 503
+    OUTAGES.recovered()
+    agents = AgentCounts(degraded=degraded) if degraded else None
+    if reason is not None:
+        stalled = Health(
+            status="error", database="ok", scheduler_lag_seconds=lag, reason=reason, agents=agents
+        )
+        return stalled.to_json(), 503
+    body = Health(status="ok", database="ok", scheduler_lag_seconds=lag, agents=agents).to_json()
     memo["last"] = request.environ[ENVIRON_KEY] = Remembered(asked_at, at, body)
     return body
 

@@ -9,8 +9,9 @@ process that counts them: with several daemons, scrape each one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.process_collector import ProcessCollector
 
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -30,6 +31,22 @@ DISPATCH_DELAY = Histogram(
     "uptime_dispatch_delay_seconds",
     "How long after its due time each check was started by this process.",
     buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300),
+    registry=REGISTRY,
+)
+LAST_WRITE = Gauge(
+    "uptime_engine_last_write_timestamp_seconds",
+    "When this process's engine last wrote a batch of check results (Unix time; 0: never).",
+    registry=REGISTRY,
+)
+LAST_CLAIM = Gauge(
+    "uptime_engine_last_claim_timestamp_seconds",
+    "When this process's engine last claimed due checks (Unix time; 0: never).",
+    registry=REGISTRY,
+)
+DB_RECONNECTS = Counter(
+    "uptime_engine_db_reconnects",
+    "Database connections the engine's database worker opened again after the database "
+    "dropped one (a restart, a failover, a terminated backend).",
     registry=REGISTRY,
 )
 ProcessCollector(registry=REGISTRY)
@@ -62,3 +79,18 @@ def record_dispatch_delays(seconds: Iterable[float]) -> None:
     observe = DISPATCH_DELAY.observe
     for value in seconds:
         observe(value if value > 0.0 else 0.0)
+
+
+def record_write(at: datetime) -> None:
+    """The engine wrote a batch at *at*."""
+    LAST_WRITE.set(at.timestamp())
+
+
+def record_claim(at: datetime) -> None:
+    """The engine claimed due checks at *at*."""
+    LAST_CLAIM.set(at.timestamp())
+
+
+def record_db_reconnects(count: int) -> None:
+    """The database worker opened *count* connections again."""
+    DB_RECONNECTS.inc(count)

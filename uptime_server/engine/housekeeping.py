@@ -28,6 +28,7 @@ import schedule
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.db import database, write_tx
+from uptime_server.db_outages import OUTAGES, unavailable
 from uptime_server.models import CliTicket, OAuthState, Session
 from uptime_server.stats import retention
 
@@ -118,8 +119,11 @@ class Housekeeping:
     def _guarded(self, job_name: str, fn: Job) -> None:
         try:
             fn(self.scheduler.now())
-        except Exception:  # one job's failure never stops the others
-            log.exception("housekeeping job %s failed", job_name)
+        except Exception as exc:  # one job's failure never stops the others
+            if unavailable(exc):  # runs again at its next period; one line per outage
+                OUTAGES.failed(exc, f"housekeeping {job_name}")
+            else:
+                log.exception("housekeeping job %s failed", job_name)
         self.runs[job_name] += 1
 
     def loop(self, now: datetime) -> float:

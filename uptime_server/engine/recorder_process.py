@@ -11,6 +11,16 @@ runs on while the child writes on the other core. Batching, retries and
 flushing stay the writer's; a child that dies is started again on the next
 batch, and the batch it was writing is retried like any failed write.
 
+The child is the engine's "database worker": each of its two threads holds a
+connection for its life, through a ``db_outages.Link``. When the database
+drops it (a PostgreSQL restart, a failover, a terminated backend), the work
+in hand is tried once more on a new connection; when there is no database to
+connect to, the child answers ``unavailable`` (and logs nothing: the engine
+process logs one line per outage) and opens a new connection for the next
+request, which the writer and the scheduler send again after a backoff. Every
+answer also says how many connections the child had to open again
+(``uptime_engine_db_reconnects_total``).
+
 The child makes the scheduler's claims too (``claim``, the dispatcher's
 ``claim_elsewhere``), over a second pipe served by a thread of its own, so a
 claim never waits behind a batch being written (only, on SQLite, for the
@@ -35,6 +45,8 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from uptime_server.config import Settings
+from uptime_server.db_outages import DatabaseUnavailable, Link, describe, unavailable
+from uptime_server.engine import counters
 from uptime_server.engine.dispatcher import Claim, ClaimRequest, Dispatcher
 from uptime_server.engine.outcomes import CheckOutcome, PingFacts, Recorded
 from uptime_server.engine.pings import PingIn
@@ -46,7 +58,13 @@ class RecorderProcessError(RuntimeError):
     """The child could not write a batch (it has logged why) or has died."""
 
 
+class WorkerUnavailable(RecorderProcessError, DatabaseUnavailable):
+    """The child found the database unavailable (its first line in the message)."""
+
+
 class RecorderProcess:
+    remote = True  # the writer's thread needs no connection of its own (writer.Records)
+
     def __init__(
         self, settings: Settings, *, location: str | None = None, claims: bool = True
     ) -> None:
@@ -62,6 +80,7 @@ class RecorderProcess:
         self._process: Any = None
         self._conn: Connection | None = None  # record, record_quietly, push_forward
         self._claims_conn: Connection | None = None  # claim
+        self._closed = False
 
     def start(self) -> None:
         """Start the child now (it takes a moment to import), not on the first batch."""
@@ -90,7 +109,14 @@ class RecorderProcess:
             return self._exchange(1, request)
 
     def close(self, timeout: float = 10.0) -> None:
+        """Let the child finish the request in hand and end, for at most *timeout* seconds.
+
+        Past that it is killed (it ignores SIGTERM, see ``serve``): what it was
+        writing is rolled back, and its checks run again when their leases
+        expire. A closed recorder process starts no new child.
+        """
         with self._lock:
+            self._closed = True
             for conn in (self._conn, self._claims_conn):
                 if conn is not None:
                     with contextlib.suppress(OSError):
@@ -98,7 +124,9 @@ class RecorderProcess:
             if self._process is not None:
                 self._process.join(timeout)
                 if self._process.is_alive():
-                    self._process.terminate()
+                    log.warning("the recorder process did not end in %ss; killed", timeout)
+                    self._process.kill()
+                    self._process.join(5)
             self._reset()
 
     def _call(self, kind: str, payload: Any, now: datetime) -> Any:
@@ -113,19 +141,25 @@ class RecorderProcess:
         assert conn is not None  # claim() refuses when there is no claims pipe
         try:
             conn.send(message)
-            status, value = conn.recv()
+            status, value, reconnects = conn.recv()
         except (EOFError, OSError) as exc:
             with self._lock:
                 if conn is self._conn or conn is self._claims_conn:
                     # Not if the other pipe's caller has started a new child meanwhile.
                     self._reset()
             raise RecorderProcessError("the recorder process died") from exc
+        if reconnects:
+            counters.record_db_reconnects(reconnects)
+        if status == "unavailable":
+            raise WorkerUnavailable(value)
         if status != "ok":
             raise RecorderProcessError(f"the recorder process failed: {value}")
         return value
 
     def _ensure(self) -> tuple[Connection, Connection | None]:
         """The pipes to a live child, starting one if needed (the caller holds _lock)."""
+        if self._closed:
+            raise RecorderProcessError("the recorder process is closed")
         if (
             self._conn is None
             or (self.claims and self._claims_conn is None)
@@ -218,7 +252,7 @@ def serve(
     its own database connection, while batches are written.
     """
     from uptime_server import gc_policy
-    from uptime_server.db import bind, database
+    from uptime_server.db import bind
     from uptime_server.engine.pings import record_pings
     from uptime_server.engine.recorder import Recorder
 
@@ -241,35 +275,51 @@ def serve(
             name="claims",
             daemon=True,
         ).start()
-    with database.connection_context():
+
+    def write(kind: str, payload: Any, now: datetime) -> Any:
+        if kind == "record_pings":
+            return record_pings(recorder, payload, now=now)
+        if kind == "record":
+            return recorder.record(unpack(payload), now=now)
+        if kind == "record_quietly":
+            recorder.record(unpack(payload), now=now)
+            return None
+        return dispatcher.push_forward(payload, now)
+
+    link = Link()
+    try:
         for kind, payload, now in _requests(conn):
-            try:
-                result: Any
-                if kind == "record_pings":
-                    result = record_pings(recorder, payload, now=now)
-                elif kind == "record":
-                    result = recorder.record(unpack(payload), now=now)
-                elif kind == "record_quietly":
-                    recorder.record(unpack(payload), now=now)
-                    result = None
-                else:
-                    result = dispatcher.push_forward(payload, now)
-                conn.send(("ok", result))
-            except Exception as exc:  # the parent retries the batch
-                log.exception("recorder process: writing a batch failed")
-                conn.send(("error", repr(exc)))
-    database.close()
+            _answer(conn, link, "writing a batch", write, kind, payload, now)
+    finally:
+        link.close()
 
 
 def _serve_claims(dispatcher: Dispatcher, conn: Connection) -> None:
     """The child's claim thread: make each requested claim and send the claims back."""
-    for request in _requests(conn):
-        try:
-            conn.send(("ok", dispatcher.claim_now(request)))
-        except Exception as exc:  # the scheduler's next loop claims again
-            log.exception("recorder process: a claim failed")
-            with contextlib.suppress(OSError):
-                conn.send(("error", repr(exc)))
+    link = Link()  # its own connection, held between claims as the writer's is
+    try:
+        for request in _requests(conn):
+            _answer(conn, link, "a claim", dispatcher.claim_now, request)
+    finally:
+        link.close()
+
+
+def _answer(conn: Connection, link: Link, what: str, work: Any, *args: Any) -> None:
+    """Do *work* through *link* and send its answer: ok, unavailable or error.
+
+    The parent tries again either way (the writer its batch, the scheduler's
+    next loop its claim); an unavailable database is the parent's to log.
+    """
+    try:
+        answer: tuple[str, Any] = ("ok", link.run(work, *args))
+    except Exception as exc:
+        if unavailable(exc):
+            answer = ("unavailable", describe(exc))
+        else:
+            log.exception("recorder process: %s failed", what)
+            answer = ("error", repr(exc))
+    with contextlib.suppress(OSError):
+        conn.send((*answer, link.take_reconnects()))
 
 
 def _requests(conn: Connection) -> Iterator[Any]:

@@ -40,10 +40,25 @@ for running checks. A claim the renewal finds lost (its lease expired and
 another process took the check over) is no longer held and its result is
 dropped when it arrives (``lost_results``); the recorder refuses it anyway.
 
-Shutdown (SIGTERM → ``shutdown(grace)``): stop claiming; give back the leases
-of claimed checks that have not started (they are due again for anyone at
-once); let started checks finish within the grace period, then cancel what is
-left and give back its leases too; flush the writer; close the probe loop.
+An unavailable database (a restart, a failover, a lock held too long): a claim
+or renewal that fails so is logged once per outage (``db_outages.OUTAGES``) and
+tried again after a backoff of at most a few seconds. While a renewal has
+failed, nothing is claimed: the leases of the checks waiting to be written may
+have expired meanwhile, and they are renewed (nobody else took them, or the
+renewal reports them lost) before this process could claim them a second time,
+so the writer's retried batch still holds them.
+
+Health (``services["engine_health"]``, /healthz): ``health()`` gathers what the
+engine last did (written, claimed, failing on the database) and the checks due,
+and ``engine.health.verdict`` says whether that is a working engine.
+
+Shutdown (SIGTERM → ``shutdown(grace)``), all of it within *grace* seconds: stop
+claiming; give back the leases of claimed checks that have not started (they
+are due again for anyone at once); let started checks finish within the grace
+period but its last part (a third, at most ``FLUSH_RESERVE``), then cancel what
+is left and give back its leases too; flush the writer and close the recorder
+process in what remains; what could not be written by then is dropped, its
+checks due again when their leases expire.
 """
 
 from __future__ import annotations
@@ -59,6 +74,7 @@ from datetime import datetime, timedelta
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.db import database
+from uptime_server.db_outages import OUTAGES, backoff, unavailable
 from uptime_server.engine import counters
 from uptime_server.engine.dispatcher import (
     DEFAULT_BATCH,
@@ -66,8 +82,10 @@ from uptime_server.engine.dispatcher import (
     Dispatcher,
     LeaseKey,
     next_due,
+    oldest_claimable,
     scheduler_lag,
 )
+from uptime_server.engine.health import EngineFacts, verdict
 from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.probe import Prober, Sleep
 from uptime_server.engine.probe_loop import ProbeJob, ProbeLoop
@@ -83,6 +101,7 @@ BUSY_POLL = 0.01  # seconds: all room taken; look again once some checks have en
 BUSY_POLL_MAX = 0.1  # seconds: the longest such wait, however slowly checks end
 WRITER_BACKLOG = 5000
 RATE_WINDOW = 0.5  # seconds over which the rate checks end at is measured
+FLUSH_RESERVE = 5.0  # seconds of the shutdown grace, at most, kept for the writer
 
 
 class CheckScheduler:
@@ -143,13 +162,19 @@ class CheckScheduler:
         self.ended = 0  # checks ended (ran or cancelled), counted on the probe loop's thread
         self._rate_mark = (time.monotonic(), 0)  # (when, ended then): the rate's window
         self._end_rate = 0.0  # checks ended per second over the last window
-        self.services = {"scheduler_lag": self.lag}
+        self.services = {"scheduler_lag": self.lag, "engine_health": self.health}
         self._waiting: dict[int, Claim] = {}  # claimed, not started yet (by row id)
         self._unrun: list[Claim] = []  # cancelled before they ran: leases to give back
-        self._held: set[LeaseKey] = set()  # claimed and not written yet: leases to renew
+        # Claimed and not written yet: leases to renew, with (due time, interval).
+        self._held: dict[LeaseKey, tuple[datetime, int]] = {}
         self._lost: set[LeaseKey] = set()  # held until a renewal found them taken over
         self.renew_every = settings.lease_seconds / 3
         self._next_renewal: datetime | None = None
+        self._renew_failures = 0  # in a row; while any, nothing is claimed
+        self._claim_failures = 0  # in a row, on an unavailable database
+        self.started_at = self.clock.now()
+        self.last_claim_at: datetime | None = None  # the last claim that took checks
+        self.claims_unavailable_since: datetime | None = None
         self.lost_results = 0  # results dropped because their lease was lost
         self._lock = threading.Lock()
         self._stopping = False
@@ -169,6 +194,8 @@ class CheckScheduler:
             self.recorder_process.start()
             self._started = True
         renew_in = self._renew_when_due(now)
+        if self._renew_failures:
+            return renew_in  # leases first (see the module doc)
         return min(renew_in, self._claim_due(now))
 
     def _claim_due(self, now: datetime) -> float:
@@ -178,7 +205,26 @@ class CheckScheduler:
         if room < self.min_claim:
             return self._until_room(room)
         limit = min(room, self.dispatcher.batch_size)
-        claims = self.dispatcher.claim(now, limit)
+        try:
+            claims = self.dispatcher.claim(now, limit)
+        except Exception as exc:
+            if not unavailable(exc):
+                raise
+            OUTAGES.failed(exc, self.name)
+            if self.claims_unavailable_since is None:
+                self.claims_unavailable_since = now
+            self._claim_failures += 1
+            return backoff(self._claim_failures - 1)
+        self._claim_failures = 0
+        self.claims_unavailable_since = None
+        OUTAGES.recovered()
+        if claims:
+            self.last_claim_at = now
+            counters.record_claim(now)
+        if self._stopping:  # shutdown began while the claim was made: not run, given back
+            with self._lock:
+                self._unrun.extend(claims)
+            return IDLE_MAX
         self._submit(claims)
         if len(claims) == limit:
             return 0.0 if limit == self.dispatcher.batch_size else BUSY_POLL
@@ -206,26 +252,42 @@ class CheckScheduler:
     # -- leases ------------------------------------------------------------
 
     def _renew_when_due(self, now: datetime) -> float:
-        """Renew the held leases if a third of a lease has passed; seconds until the next time."""
+        """Renew the held leases if a third of a lease has passed (or the last renewal
+        failed, after a backoff); seconds until the next time."""
         if self._next_renewal is None or now >= self._next_renewal:
-            self.renew(now)
-            self._next_renewal = now + timedelta(seconds=self.renew_every)
+            if self.renew(now):
+                self._renew_failures = 0
+                self._next_renewal = now + timedelta(seconds=self.renew_every)
+            else:
+                self._renew_failures += 1
+                self._next_renewal = now + timedelta(
+                    seconds=min(self.renew_every, backoff(self._renew_failures - 1))
+                )
         return (self._next_renewal - now).total_seconds()
 
-    def renew(self, now: datetime) -> None:
-        """Extend every held lease by one lease from *now*; forget the ones lost."""
+    def renew(self, now: datetime) -> bool:
+        """Extend every held lease by one lease from *now*; forget the ones lost.
+
+        False when the renewal failed (the next one tries again; the leases may
+        expire meanwhile).
+        """
         with self._lock:
             held = list(self._held)
         if not held:
-            return
+            return True
         try:
             lost = self.dispatcher.renew(held, now)
-        except Exception:  # the next renewal tries again; the leases may expire meanwhile
-            log.exception("%s: could not renew %d leases", self.name, len(held))
-            return
+        except Exception as exc:
+            if unavailable(exc):
+                OUTAGES.failed(exc, self.name)
+            else:
+                log.exception("%s: could not renew %d leases", self.name, len(held))
+            return False
+        OUTAGES.recovered()
         with self._lock:
-            lost &= self._held  # not those written meanwhile (their leases were given back)
-            self._held -= lost
+            lost &= self._held.keys()  # not those written meanwhile (their leases were given back)
+            for key in lost:
+                del self._held[key]
             self._lost |= lost
         if lost:
             log.warning(
@@ -233,12 +295,14 @@ class CheckScheduler:
                 self.name,
                 len(lost),
             )
+        return True
 
     def _written(self, items: list[Item]) -> None:
         """On the writer's thread: these claims' leases are given back (or dropped)."""
         keys = {_lease_key(item) for item in items}
         with self._lock:
-            self._held -= keys
+            for key in keys:
+                self._held.pop(key, None)
             self._lost -= keys
 
     def _wait_renewing(self, wait: Callable[[float], bool], timeout: float | None) -> bool:
@@ -257,7 +321,7 @@ class CheckScheduler:
 
     def _submit(self, claims: list[Claim]) -> None:
         with self._lock:
-            self._held.update(claim.lease_key for claim in claims)
+            self._held.update((claim.lease_key, (claim.due, claim.interval)) for claim in claims)
         jobs = []
         for claim in claims:
             if claim.spec is None:
@@ -280,7 +344,9 @@ class CheckScheduler:
             for job in jobs:
                 self._waiting.pop(job.key.row_id, None)
             self._unrun.extend(job.key for job in jobs if job.cancelled)
-            self._held.difference_update(job.key.lease_key for job in jobs if job.cancelled)
+            for job in jobs:
+                if job.cancelled:
+                    self._held.pop(job.key.lease_key, None)
             lost = [job for job in jobs if job.key.lease_key in self._lost]
             self._lost.difference_update(job.key.lease_key for job in lost)
         if lost:
@@ -366,20 +432,31 @@ class CheckScheduler:
         self.settle(None)
         return total
 
-    def shutdown(self, grace: float) -> None:
+    def shutdown(self, grace: float, *, flush: float | None = None) -> None:
+        """Stop within *grace* seconds (see the module doc).
+
+        *flush*: seconds for the writer beyond *grace* (``close``: checks are
+        not waited for, what is queued is still written); by default the
+        writer has the last part of *grace*.
+        """
+        start = time.monotonic()
+        if flush is None:
+            flush = min(grace / 3, FLUSH_RESERVE)
+            grace -= flush
+        deadline = start + grace + flush
         self._stopping = True
         self.probes.cancel()  # claimed, not started: given back below, due for anyone
         if not self._wait_renewing(self.probes.wait_idle, grace):
-            log.warning("%s: checks still running after %ss; cancelled", self.name, grace)
-        self.probes.close()
-        self._release_unrun()
-        self.writer.stop(timeout=max(grace, 10.0))
+            log.warning("%s: checks still running after %.0fs; cancelled", self.name, grace)
+        self.probes.close(min(0.5, max(0.05, (deadline - time.monotonic()) / 4)))
+        self.writer.stop(timeout=max(0.0, deadline - time.monotonic()))
         if self.recorder_process is not None:
-            self.recorder_process.close()
+            self.recorder_process.close(max(0.1, deadline - time.monotonic()))
+        self._release_unrun()
 
     def close(self) -> None:
-        """Release everything without waiting (tests, cron mode)."""
-        self.shutdown(0)
+        """Release everything without waiting for checks (tests, cron mode)."""
+        self.shutdown(0, flush=10.0)
 
     def _release_unrun(self) -> None:
         with self._lock:
@@ -387,8 +464,11 @@ class CheckScheduler:
         if unrun:
             try:
                 self.dispatcher.release(unrun)
-            except Exception:  # leases expire anyway
-                log.exception("%s: could not give back %d leases", self.name, len(unrun))
+            except Exception as exc:  # leases expire anyway
+                if unavailable(exc):
+                    OUTAGES.failed(exc, self.name)
+                else:
+                    log.exception("%s: could not give back %d leases", self.name, len(unrun))
 
     # -- health ------------------------------------------------------------
 
@@ -398,6 +478,33 @@ class CheckScheduler:
             waiting = [c.due for c in self._waiting.values()]
         with database.connection_context():
             return scheduler_lag(now, location=self.location, waiting=waiting)
+
+    def health(self) -> str | None:
+        """Why this engine is not doing its work, or None (``engine.health.verdict``).
+
+        Reads the oldest unclaimed due check from the database, on the
+        caller's thread: a database the caller cannot reach raises.
+        """
+        now = self.clock.now()
+        with self._lock:
+            due = list(self._held.values())
+        with database.connection_context():
+            unclaimed = oldest_claimable(now, self.location)
+        if unclaimed is not None:
+            due.append(unclaimed)
+        failing = [
+            at
+            for at in (self.writer.unavailable_since, self.claims_unavailable_since)
+            if at is not None
+        ]
+        facts = EngineFacts(
+            started_at=self.started_at,
+            last_write_at=self.writer.last_written_at,
+            last_claim_at=self.last_claim_at,
+            worker_unavailable_since=min(failing) if failing else None,
+            due=due,
+        )
+        return verdict(facts, now)
 
 
 def _lease_key(item: Item) -> LeaseKey:

@@ -5,10 +5,21 @@ ended in one turn of the probe loop). The writer takes what is queued, up to
 ``max_batch`` items, and waits at most ``max_wait`` seconds
 for a batch to fill, so one transaction carries many runs under load and a
 lone run is written within a fraction of a second when idle. A batch that
-cannot be written (database down) is kept and retried with backoff; results
-are never dropped silently: the writer retries until the database is back,
-and only what is still unwritten when shutdown gives up waiting is dropped,
-with an error in the log.
+cannot be written (database down) is kept and retried with backoff
+(``db_outages.backoff``: at most a few seconds between tries, so writing
+resumes within seconds of the database's return); results are never dropped
+silently: the writer retries until the database is back, and only what is
+still unwritten when shutdown gives up waiting is dropped, with an error in
+the log. Retrying a batch never writes a run twice: the recorder writes a run
+only while its claim holds the check's lease, and the transaction that wrote
+it gave the lease back. Its claims keep their leases meanwhile (the scheduler
+renews them as soon as the database answers, before it claims anything).
+
+An unavailable database is logged once per outage (``db_outages.OUTAGES``),
+not with a traceback per try; ``unavailable_since`` says since when the
+writer has been failing so (/healthz), ``last_written_at`` when it last wrote.
+Writing in this process (tests, cron mode), the thread holds one connection
+for its life through a ``db_outages.Link``; through a recorder process, none.
 """
 
 from __future__ import annotations
@@ -23,7 +34,8 @@ from datetime import datetime
 from typing import Protocol
 
 from uptime_server.clock import Clock
-from uptime_server.db import database
+from uptime_server.db_outages import OUTAGES, Link, backoff, unavailable
+from uptime_server.engine import counters
 from uptime_server.engine.dispatcher import Claim
 from uptime_server.engine.outcomes import CheckOutcome, Recorded
 
@@ -32,7 +44,6 @@ log = logging.getLogger(__name__)
 MAX_BATCH = 500
 MAX_WAIT = 0.15  # seconds a batch may wait to fill
 FILL_POLL = 0.05  # seconds between looks at the queue while a batch fills
-RETRY_DELAYS = (0.5, 1, 2, 5, 10, 30)
 
 
 # A run to record, or a claim whose run failed on our side: give its lease
@@ -43,7 +54,8 @@ _WAKE = object()  # ends a batch's wait at once (a flush is waiting)
 
 
 class Records(Protocol):
-    """A ``Recorder``, or a ``RecorderProcess`` that runs one in a child."""
+    """A ``Recorder``, or a ``RecorderProcess`` that runs one in a child (``remote = True``:
+    the writer's thread then needs no connection of its own)."""
 
     def record(self, outcomes: list[CheckOutcome], *, now: datetime) -> Sequence[Recorded]: ...
 
@@ -80,8 +92,11 @@ class ResultWriter:
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
+        self._link = None if getattr(recorder, "remote", False) else Link()
         self.recorded = 0  # runs written so far
         self.dropped = 0
+        self.last_written_at: datetime | None = None  # the clock's time of the last batch written
+        self.unavailable_since: datetime | None = None  # failing on an unavailable database
 
     def start(self) -> None:
         with self._start_lock:
@@ -116,23 +131,28 @@ class ResultWriter:
             return self._cond.wait_for(lambda: self._done >= target, timeout)
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Write what is queued (trying until *timeout*), then end the thread."""
+        """Write what is queued (trying for at most *timeout* seconds), then end the thread."""
         if self._thread is None:
             return
+        deadline = time.monotonic() + timeout
         self._urgent.set()
         self._queue.put(_STOP)
-        self._thread.join(timeout)
+        self._thread.join(max(0.0, timeout - min(0.5, timeout / 4)))
         if self._thread.is_alive():
             self._stopped.set()  # abandon retries; the thread logs what it drops
-            self._thread.join(5)
+            # A write in hand is not waited for past the deadline: the thread is
+            # a daemon, and the batch's leases expire.
+            self._thread.join(max(0.0, deadline - time.monotonic()))
         self._thread = None
 
     # -- the thread --------------------------------------------------------
 
     def _run(self) -> None:
-        # One connection for the thread's life, not one per batch.
-        with database.connection_context():
+        try:
             self._work()
+        finally:
+            if self._link is not None:
+                self._link.close()
 
     def _work(self) -> None:
         stopping = False
@@ -186,21 +206,16 @@ class ResultWriter:
         for attempt in itertools.count():
             try:
                 if outcomes:
-                    if self._on_recorded is not None:
-                        self._on_recorded(self.recorder.record(outcomes, now=self.clock.now()))
-                    elif self._quietly is not None:
-                        self._quietly(outcomes, now=self.clock.now())
-                    else:
-                        self.recorder.record(outcomes, now=self.clock.now())
+                    self._call(self._record, outcomes)
                     self.recorded += len(outcomes)
                     outcomes = []
                 if forward:
-                    self._push_forward(forward, self.clock.now())
+                    self._call(self._push_forward, forward, self.clock.now())
+                self._written_now()
                 return
-            except Exception:  # keep the batch and try again
-                log.exception("%s: writing %d results failed", self.name, len(batch))
-            delay = RETRY_DELAYS[min(attempt, len(RETRY_DELAYS) - 1)]
-            if self._stopped.wait(delay):
+            except Exception as exc:  # keep the batch and try again
+                self._failed(exc, len(outcomes) + len(forward))
+            if self._stopped.wait(backoff(attempt)):
                 break
         self.dropped += len(outcomes) + len(forward)
         log.error(
@@ -210,3 +225,35 @@ class ResultWriter:
             len(outcomes),
             len(forward),
         )
+
+    def _call(self, work: Callable[..., object], *args: object) -> None:
+        # In this process: on the thread's connection, opened again if it died.
+        if self._link is not None:
+            self._link.run(work, *args)
+        else:
+            work(*args)
+
+    def _record(self, outcomes: list[CheckOutcome]) -> None:
+        now = self.clock.now()
+        if self._on_recorded is not None:
+            self._on_recorded(self.recorder.record(outcomes, now=now))
+        elif self._quietly is not None:
+            self._quietly(outcomes, now=now)
+        else:
+            self.recorder.record(outcomes, now=now)
+
+    def _written_now(self) -> None:
+        self.last_written_at = now = self.clock.now()
+        self.unavailable_since = None
+        counters.record_write(now)
+        OUTAGES.recovered()
+
+    def _failed(self, exc: Exception, items: int) -> None:
+        if unavailable(exc):
+            OUTAGES.failed(exc, self.name)  # one line per outage, not one per try
+            if self.unavailable_since is None:
+                self.unavailable_since = self.clock.now()
+        elif self._stopped.is_set():  # shutdown gave up waiting and ended the recorder process
+            log.warning("%s: writing %d results failed at shutdown: %s", self.name, items, exc)
+        else:
+            log.exception("%s: writing %d results failed", self.name, items)
