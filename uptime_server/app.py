@@ -10,6 +10,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+import peewee
 from flask import Blueprint, Flask, Request, Response, request
 from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
 from flask_limiter import Limiter
@@ -18,7 +19,7 @@ from flask_login import current_user
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from uptime_server import db as dbmod
-from uptime_server import errors, rate_storage, render_purges
+from uptime_server import db_outages, errors, rate_storage, render_purges
 from uptime_server.agents import tokens as agent_tokens
 from uptime_server.api import (
     agent,
@@ -118,6 +119,8 @@ def create_app(
         settings.test_concurrency, settings.test_concurrency_per_user
     )
     errors.register(app)
+    for error in (peewee.OperationalError, peewee.InterfaceError):
+        app.register_error_handler(error, _database_error)
     init_login(app)
     app.before_request(_refuse_large_body)
     app.after_request(_add_response_headers)
@@ -365,3 +368,17 @@ class _SessionInterface(SecureCookieSessionInterface):
         if app.secret_key and not request.cookies.get(self.get_cookie_name(app)):
             return self.session_class()
         return super().open_session(app, request)
+
+
+def _database_error(exc: Exception) -> Response:
+    """A request that met a lost database (a restart, a failover, SQLite's lock held too
+    long) answers 503 with Retry-After, and its connection is dropped so the next
+    request opens a new one; the log gets a line a minute, not a traceback each."""
+    if not db_outages.unavailable(exc):
+        return errors.unexpected(exc)
+    db_outages.drop_connection()
+    db_outages.REQUESTS.failed(exc)
+    message = "The database is unavailable; try again in a few seconds"
+    return errors.render(
+        errors.ApiError("SERVICE_UNAVAILABLE", message, headers={"Retry-After": "5"})
+    )

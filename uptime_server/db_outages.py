@@ -29,6 +29,11 @@ the database is not; the caller keeps the work and tries again later.
     many parts and retries meet the outage in between (an info line, so the
     end shows at the default log level while the start stands out).
 
+``REQUESTS``
+    The API's requests that met an unavailable database: they answer 503 (the
+    client tries again), and the log gets one warning a minute about them,
+    not a traceback per request.
+
 ``backoff(attempt)``
     How long to wait before the next try: doubling from 0.25 s, at most
     ``MAX_BACKOFF``, so work resumes within seconds of the database's return.
@@ -207,3 +212,36 @@ class OutageLog:
 
 
 OUTAGES = OutageLog()
+
+
+class RequestOutages:
+    """Requests that found the database unavailable: one warning a minute, however many.
+
+    A request has no loop to notice the database's return, so unlike
+    ``OutageLog`` this says nothing when it is back; a quiet minute ends the
+    count.
+    """
+
+    QUIET = 60.0  # seconds between two warnings
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._last: float | None = None
+        self._missed = 0
+
+    def failed(self, exc: BaseException) -> None:
+        with self._lock:
+            now = self._clock()
+            if self._last is not None and now - self._last < self.QUIET:
+                self._missed += 1
+                return
+            missed, self._missed, self._last = self._missed, 0, now
+        log.warning(
+            "database unavailable for API requests (%s); they answer 503 until it is back%s",
+            describe(exc),
+            f" ({missed} more in the last minute)" if missed else "",
+        )
+
+
+REQUESTS = RequestOutages()

@@ -108,7 +108,7 @@ def render(error: ApiError) -> Response:
 def register(app: Flask) -> None:
     app.register_error_handler(ApiError, render)
     app.register_error_handler(HTTPException, _from_http)
-    app.register_error_handler(Exception, _from_unexpected)
+    app.register_error_handler(Exception, unexpected)
 
 
 def _from_http(exc: HTTPException) -> Response:
@@ -124,6 +124,7 @@ def _from_http(exc: HTTPException) -> Response:
     return response
 
 
-def _from_unexpected(exc: Exception) -> Response:
+def unexpected(exc: Exception) -> Response:
+    """500 for an error nobody expected, with its traceback in the log."""
     log.exception("unhandled error")
     return render(ApiError("INTERNAL_ERROR", "Internal error"))
