@@ -1,10 +1,15 @@
 """Shared fixtures: settings, database (SQLite and PostgreSQL), app, users, monitors.
 
 Every test that takes ``app`` or ``db`` runs once on SQLite and once on
-PostgreSQL (``backend`` parameter). PostgreSQL is the server on
-127.0.0.1:5432 (``UPTIME_TEST_PG_URL``); each test session works in a
-database of its own (``tests.pg``), created here and dropped at the end. Under CI
-(``CI`` set) an unreachable PostgreSQL fails the run instead of skipping.
+PostgreSQL (``backend`` parameter), unless it says it is SQLite-only (README,
+Development). PostgreSQL is the server on 127.0.0.1:5432
+(``UPTIME_TEST_PG_URL``); each test session works in a database of its own
+(``tests.pg``), created here and dropped at the end.
+
+An unreachable PostgreSQL stops the run before any test, with one message,
+never a quiet skip: the PostgreSQL variants are skipped only when asked,
+with ``UPTIME_SKIP_PG=1``, and the summary then says how many were. Under CI
+(``CI`` or ``UPTIME_REQUIRE_PG`` set) that opt-out is refused.
 """
 
 from __future__ import annotations
@@ -36,15 +41,93 @@ from uptime_server.stats import rollups
 START = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
 
 
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
+
+
+SKIP_PG = _env_flag("UPTIME_SKIP_PG")
+REQUIRE_PG = _env_flag("CI") or _env_flag("UPTIME_REQUIRE_PG")
+SKIPPED_PG = "PostgreSQL variant skipped: UPTIME_SKIP_PG=1"
+PG_FIXTURES = frozenset({"pg_url", "fresh_pg_url"})
+
+
+def _needs_pg(item: pytest.Item) -> bool:
+    """A PostgreSQL variant (a "postgres" parameter), or a test of PostgreSQL's own."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return (
+        "postgres" in params.values()
+        or bool(PG_FIXTURES & set(getattr(item, "fixturenames", ())))
+        or item.get_closest_marker("postgres") is not None
+    )
+
+
+def _require_postgres() -> None:
+    """Stop the run, once and before any test, when PostgreSQL cannot be reached."""
+    reason = pg.unreachable()
+    if reason is None:
+        return
+    raise pytest.UsageError(
+        f"PostgreSQL at {pg.where()} (UPTIME_TEST_PG_URL) is unreachable: {reason}\n"
+        "Every database test runs on SQLite and on PostgreSQL. Start PostgreSQL "
+        "(README, Quick start), or set UPTIME_SKIP_PG=1 to skip the PostgreSQL "
+        "variants and test on SQLite only."
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if SKIP_PG and REQUIRE_PG:
+        raise pytest.UsageError(
+            "UPTIME_SKIP_PG=1 is refused here: CI or UPTIME_REQUIRE_PG requires PostgreSQL."
+        )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if SKIP_PG:
+        return "postgresql: skipped (UPTIME_SKIP_PG=1): SQLite only"
+    return f"postgresql: {pg.where()}"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # Under xdist the controller collects nothing and its workers must not
+    # stop the run (xdist reports that as a crash): it checks here, first.
+    if not SKIP_PG and session.config.pluginmanager.has_plugin("dsession"):
+        _require_postgres()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    needing = [item for item in items if _needs_pg(item)]
+    if SKIP_PG:
+        for item in needing:
+            item.add_marker(pytest.mark.skip(reason=SKIPPED_PG))
+    elif needing and not hasattr(config, "workerinput"):
+        _require_postgres()  # one process: only a run with PostgreSQL tests needs it
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not SKIP_PG:
+        return
+    skipped = sum(
+        1
+        for report in terminalreporter.stats.get("skipped", [])
+        if SKIPPED_PG in str(report.longrepr)
+    )
+    terminalreporter.write_sep("=", "UPTIME_SKIP_PG=1", yellow=True, bold=True)
+    terminalreporter.write_line(
+        f"{skipped} PostgreSQL variants were skipped: this run tested the database on SQLite only."
+    )
+
+
 def _scratch_pg(prefix: str) -> Iterator[str]:
-    """A scratch database's URL; skips the test (fails it under CI) when PostgreSQL is down."""
+    """A scratch database's URL; fails the test when PostgreSQL is down (skips it if asked)."""
     with ExitStack() as stack:
         try:
             url = stack.enter_context(pg.scratch_database(prefix))
         except pg.Unreachable as exc:
-            if os.environ.get("CI") or os.environ.get("UPTIME_REQUIRE_PG"):
-                pytest.fail(f"PostgreSQL is required here but unreachable: {exc}")
-            pytest.skip(f"PostgreSQL unreachable: {exc}")
+            if SKIP_PG:
+                pytest.skip(SKIPPED_PG)
+            pytest.fail(
+                f"PostgreSQL is unreachable: {exc} (UPTIME_SKIP_PG=1 skips the PostgreSQL variants)"
+            )
         yield url
 
 

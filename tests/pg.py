@@ -42,6 +42,21 @@ def _admin(timeout: int) -> Any:
     return conn
 
 
+def unreachable(timeout: int = 3) -> str | None:
+    """Why the test server takes no connection, or None when it does."""
+    try:
+        _admin(timeout).close()
+    except Unreachable as exc:
+        return str(exc)
+    return None
+
+
+def where() -> str:
+    """The test server's address for messages: host, port and database, no credentials."""
+    parts = urlsplit(PG_ADMIN_URL)
+    return f"{parts.hostname}:{parts.port or 5432}{parts.path}"
+
+
 @contextmanager
 def scratch_database(prefix: str, *, timeout: int = 5) -> Iterator[str]:
     """The URL of a new, empty database; raises ``Unreachable`` before creating one."""

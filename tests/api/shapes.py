@@ -9,6 +9,8 @@ import pytest
 HTTP_MONITOR = {"name": "api", "url": "http://127.0.0.1:9/health", "type": "http"}
 
 # For tests about something other than the database.
+# For tests of what never reaches a table (validation, headers, routing): the
+# README (Development) lists the SQLite-only tests and why.
 sqlite_only = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 
 

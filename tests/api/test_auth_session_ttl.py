@@ -6,9 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.api.shapes import assert_error, sqlite_only
-
-pytestmark = sqlite_only
+from tests.api.shapes import assert_error
 
 
 @pytest.fixture

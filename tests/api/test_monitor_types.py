@@ -70,7 +70,6 @@ def test_dns_ping_and_udp_fields_are_stored_and_checked(alice: Any) -> None:
     assert (shown["send"], shown["checks_supported"]) == ("\\x00", True)
 
 
-@sqlite_only
 def test_a_dns_monitor_names_its_query_by_url_or_query_name(alice: Any) -> None:
     base = {"name": "dns", "type": "dns"}
     by_url = _get(alice, create(alice, **base, url="dns://example.test"))

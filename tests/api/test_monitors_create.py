@@ -169,7 +169,6 @@ VALID = [
 
 
 @pytest.mark.parametrize(("field", "value"), VALID)
-@sqlite_only
 def test_it_accepts_values_within_bounds(alice: Any, field: str, value: Any) -> None:
     response = alice.post(URL, json=monitor_body(**{field: value}))
     assert response.status_code == 201, response.get_json()

@@ -54,7 +54,6 @@ def test_bulk_update_refuses_a_pathological_json_path(alice: Any) -> None:
 @pytest.mark.parametrize(
     "path", ["$..status", "$.items[*].checks[*].state", "$." + "a" * 254, "$..[?(@.up)].name"]
 )
-@sqlite_only
 def test_paths_within_the_limits_are_accepted(alice: Any, path: str) -> None:
     mid = create(alice, json_path=path)
     assert alice.get(f"{URL}/{mid}").get_json()["data"]["json_path"] == path

@@ -45,7 +45,6 @@ def test_it_refuses_pausing_twice(alice: Any) -> None:
     assert alice.get(f"{URL}/{mid}").get_json()["data"]["pause_reason"] == "first"
 
 
-@sqlite_only
 def test_it_validates_the_reason(alice: Any) -> None:
     mid = create(alice)
     for body, field in (

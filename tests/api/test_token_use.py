@@ -20,7 +20,6 @@ def last_used(alice: Any) -> str | None:
     return alice.get(TOKENS).get_json()["data"][0]["last_used_at"]
 
 
-@sqlite_only
 def test_it_expires_under_the_clock(alice: Any, clock: Any) -> None:
     token = mint(alice, "read", expires_in=3600)
     clock.advance(3599)
@@ -78,7 +77,6 @@ def test_the_last_used_update_is_conditional(alice: Any, clock: Any) -> None:
     assert touch(first, now=clock.now()) is False
 
 
-@sqlite_only
 def test_a_recent_last_used_is_not_even_updated(alice: Any, clock: Any) -> None:
     # The row just read says "used within the minute": no UPDATE is sent
     # (on SQLite even an UPDATE matching nothing takes the write lock).
@@ -143,7 +141,6 @@ def test_tokens_die_with_their_owner(alice: Any, bob: Any) -> None:
     assert bobs.get(URL).status_code == 200
 
 
-@sqlite_only
 def test_logout_ends_only_the_session(alice: Any) -> None:
     token = mint(alice, "read")
     assert alice.post("/api/v1/auth/logout").status_code == 200
@@ -152,7 +149,6 @@ def test_logout_ends_only_the_session(alice: Any) -> None:
     assert token.get(URL).status_code == 200
 
 
-@sqlite_only
 def test_a_token_never_reaches_another_users_monitors(app: Any, alice: Any, bob: Any) -> None:
     mid = create(alice, name="alice's")
     before = alice.get(f"{URL}/{mid}").get_json()["data"]

@@ -43,7 +43,6 @@ def test_tokens_are_all_different(alice: Any) -> None:
     assert len({t[:12] for t in tokens}) == 5
 
 
-@sqlite_only
 def test_it_never_expires_a_token_without_expires_in(alice: Any, clock: Any) -> None:
     token = mint(alice, "read")
     assert alice.get(TOKENS).get_json()["data"][0]["expires_at"] is None
@@ -71,7 +70,6 @@ def test_it_validates_the_body(alice: Any, body: dict[str, Any], fields: tuple[s
     assert ApiToken.select().count() == 0
 
 
-@sqlite_only
 def test_it_lists_only_own_tokens(alice: Any, bob: Any) -> None:
     mint(alice, "read")
     bobs = mint(bob, "write")
@@ -96,13 +94,11 @@ def test_it_revokes_a_token(alice: Any) -> None:
     assert_error(alice.delete(f"{TOKENS}/{token_id}"), 404, "TOKEN_NOT_FOUND")
 
 
-@sqlite_only
 @pytest.mark.parametrize("token_id", [999, 2**63, 2**70])
 def test_it_answers_404_for_unknown_ids(alice: Any, token_id: int) -> None:
     assert_error(alice.delete(f"{TOKENS}/{token_id}"), 404, "TOKEN_NOT_FOUND")
 
 
-@sqlite_only
 def test_it_does_not_revoke_another_users_token(alice: Any, bob: Any) -> None:
     alices = mint(alice, "read")
     token_id = alice.get(TOKENS).get_json()["data"][0]["id"]

@@ -12,15 +12,12 @@ from __future__ import annotations
 import logging
 import secrets
 
-import pytest
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
 from tests.auth.browser import query
 from tests.auth.conftest import CORP_SECRET, GITHUB_SECRET, GOOGLE_SECRET
 from uptime_server.auth.login_state import COOKIE_NAME, pkce_verifier, sha256
 from uptime_server.models import CliTicket, Identity, OAuthState, Session, User
-
-pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 
 SECRET_KEY = "test-secret-key"  # tests/conftest.py settings_env
 LOGGERS = ("", "werkzeug", "authlib", "urllib3", "requests", "uptime_server", "flask_limiter")

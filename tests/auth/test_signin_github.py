@@ -9,8 +9,6 @@ from tests.auth.browser import callback_url, oauth_error_reason, query, with_cha
 from uptime_server.auth.login_state import pkce_verifier, sha256
 from uptime_server.models import Identity, OAuthState, Session, User
 
-pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
-
 
 def test_it_signs_up_with_the_verified_primary_email(browser, providers, settings):
     authorize = browser.login("github", next="/monitors")

@@ -16,8 +16,6 @@ from tests.auth.browser import callback_url, oauth_error_reason, query, with_cha
 from uptime_server.auth.login_state import pkce_verifier, sha256
 from uptime_server.models import Identity, OAuthState, Session, User
 
-pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
-
 
 def test_it_signs_in_with_google_through_discovery(browser, providers, settings):
     authorize = browser.login("google")

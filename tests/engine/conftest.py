@@ -128,6 +128,11 @@ async def _text(request: web.Request) -> web.Response:
     return web.Response(text="plain text, not JSON; café")
 
 
+async def _latin1(request: web.Request) -> web.Response:
+    """ "café" in ISO-8859-1: the é (0xE9) is no UTF-8, so only the declared charset reads it."""
+    return web.Response(text="plain text; café", charset="iso-8859-1")
+
+
 async def _echo(request: web.Request) -> web.Response:
     body = await request.text()
     return web.json_response(
@@ -190,6 +195,7 @@ def build_app() -> web.Application:
     app.router.add_get("/status/{code}", _status)
     app.router.add_get("/json", _json)
     app.router.add_get("/text", _text)
+    app.router.add_get("/latin1", _latin1)
     app.router.add_route("*", "/echo", _echo)
     app.router.add_get("/redirect/{n}", _redirect_chain)
     app.router.add_route("*", "/redirect-to", _redirect_to)

@@ -6,7 +6,8 @@ Paths:
 - ``/slow/<key>?s=SECONDS``: answers after SECONDS; ``arrived[key]`` is set
   when the request comes in, so a test can act while the check is in flight.
 - ``/held/<key>?status=CODE``: answers CODE (200) once the test sets
-  ``released[key]`` (at most ``HELD_MAX`` seconds); ``arrived[key]`` as above.
+  ``released[key]`` (at most ``HELD_MAX`` seconds); ``arrived[key]`` as above;
+  ``held`` is how many are waiting now, ``most_held`` the most at once.
 Every request is counted per key in ``hits`` (with its ``time.monotonic()``
 in ``arrivals``); the headers of the latest one per key are in
 ``received_headers``.
@@ -17,6 +18,8 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -41,7 +44,8 @@ class _Handler(StubHandler):
             time.sleep(float(parse_qs(parts.query).get("s", ["1"])[0]))
         elif segments and segments[0] == "held":
             self.server.arrived[key].set()
-            self.server.released[key].wait(HELD_MAX)
+            with self.server.holding():
+                self.server.released[key].wait(HELD_MAX)
             status = int(parse_qs(parts.query).get("status", ["200"])[0])
         self.reply(status, b"ok" if status == 200 else b"failing", None, {"Connection": "close"})
 
@@ -56,6 +60,8 @@ class CountingServer(ThreadingHTTPServer):
         self.received_headers: dict[str, dict[str, str]] = {}
         self.arrived: defaultdict[str, threading.Event] = defaultdict(threading.Event)
         self.released: defaultdict[str, threading.Event] = defaultdict(threading.Event)
+        self.held = 0
+        self.most_held = 0
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
         self._thread.start()
@@ -72,6 +78,17 @@ class CountingServer(ThreadingHTTPServer):
             self.hits[key] += 1
             self.arrivals[key].append(time.monotonic())
             self.received_headers[key] = headers
+
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        with self._lock:
+            self.held += 1
+            self.most_held = max(self.most_held, self.held)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.held -= 1
 
     def stop(self) -> None:
         for event in list(self.released.values()):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-import time
 from collections import defaultdict
 from datetime import timedelta
 
@@ -453,23 +452,33 @@ def test_a_check_in_flight_when_its_monitor_is_deleted_lands_on_no_other_monitor
     assert newcomer != doomed.id  # ids are never handed out again
 
 
-def test_a_busy_scheduler_looks_again_when_about_enough_checks_have_ended(make_scheduler):
+def test_a_busy_scheduler_looks_again_when_about_enough_checks_have_ended(make_scheduler, clock):
+    # The rate is measured on the injected clock's monotonic time, so the
+    # windows below are exact however loaded the machine is.
     scheduler = make_scheduler()
     assert scheduler.min_claim == 10  # concurrency 20
     assert scheduler._until_room(0) == BUSY_POLL  # no rate measured yet
 
-    def rate(per_second: float) -> float:
-        scheduler._rate_mark = (time.monotonic() - 0.6, 0)
-        scheduler.ended = round(per_second * 0.6)
-        return scheduler._until_room(0)
+    def rate(ended: int, seconds: float, room: int = 0) -> float:
+        """The wait after *ended* checks ended in a window of *seconds*."""
+        scheduler._rate_mark = (clock.monotonic(), scheduler.ended)
+        clock.advance(seconds)
+        scheduler.ended += ended
+        return scheduler._until_room(room)
 
-    assert rate(100) == pytest.approx(0.1, rel=0.05)  # 10 more to end at ~100/s
-    assert rate(200) == pytest.approx(0.05, rel=0.05)
-    assert rate(5000) == BUSY_POLL  # never more often than this
-    assert rate(10) == BUSY_POLL_MAX  # nor less
-    scheduler._rate_mark = (time.monotonic() - 5, 0)  # a window over idle time: no rate
-    scheduler.ended = 10
-    assert scheduler._until_room(0) == BUSY_POLL
+    assert rate(60, 0.6) == pytest.approx(0.1)  # 10 more to end at 100/s
+    assert rate(120, 0.6) == pytest.approx(0.05)  # at 200/s
+    # Within the next window (0.5 s) the last rate holds, whatever ended since.
+    clock.advance(0.4)
+    scheduler.ended += 1000
+    assert scheduler._until_room(0) == pytest.approx(0.05)
+    assert rate(120, 0.6, room=4) == pytest.approx(0.03)  # 6 more at 200/s
+    assert rate(3000, 0.6) == BUSY_POLL  # never more often than this
+    assert rate(6, 0.6) == BUSY_POLL_MAX  # nor less
+    # A window of up to twice the 0.5 s is a rate; a longer one spans idle time.
+    assert rate(198, 0.99) == pytest.approx(0.05)
+    assert rate(202, 1.01) == BUSY_POLL
+    assert rate(10_000, 5) == BUSY_POLL
 
 
 # -- a lost database ---------------------------------------------------------

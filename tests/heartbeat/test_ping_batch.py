@@ -13,7 +13,6 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.api.shapes import sqlite_only
 from tests.heartbeat.conftest import URL, history, make_heartbeat, ping_path, shown
 from tests.heartbeat.test_ping_sink import GatedRecorder, pinging, queued
 from uptime_server.engine import pings
@@ -160,7 +159,6 @@ def test_a_ping_whose_outcome_fails_answers_500_and_the_rest_are_recorded(
     assert (response.status_code, response.get_json()["error"]["code"]) == (500, "INTERNAL_ERROR")
 
 
-@sqlite_only
 def test_the_recorder_child_and_the_in_process_path_write_the_same_rows(
     alice: Any, settings: Any, clock: Any
 ) -> None:
@@ -209,7 +207,6 @@ def test_the_recorder_child_and_the_in_process_path_write_the_same_rows(
     assert monitor["status"] == "online"
 
 
-@sqlite_only
 def test_a_start_and_its_finish_queued_in_one_commit_through_the_sink(
     app: Any, alice: Any, settings: Any, clock: Any
 ) -> None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import io
+import socket
 from typing import Any
 
 import pytest
 
 from tests.api.shapes import assert_error, sqlite_only
+from tests.conftest import recv_until
 from tests.heartbeat.conftest import history, make_heartbeat, ping_path
+from tests.live_server import serving
 from uptime_server.models import CheckRun
 from uptime_server.ping_wsgi import PingLimit
 
@@ -46,14 +49,53 @@ def test_pings_are_answered_before_flask(app: Any, alice: Any, anon: Any) -> Non
     assert len(reached) == 3
 
 
-def test_a_chunked_body_is_the_message(alice: Any, anon: Any) -> None:
-    m = make_heartbeat(alice)
-    response = anon.post(
-        ping_path(m, "log"),
-        input_stream=io.BytesIO(b"chunked line"),
-        headers={"Transfer-Encoding": "chunked"},
+def post_chunked(client: Any, path: str, body: bytes, headers: dict[str, str]) -> Any:
+    """POST *body* as a WSGI server that passes a chunked body on hands it over.
+
+    No CONTENT_LENGTH, ``Transfer-Encoding: chunked`` and an input that ends
+    with the body (``wsgi.input_terminated``), as gunicorn or Werkzeug's own
+    server do; the test client would otherwise declare the length.
+    """
+    return client.post(
+        path,
+        input_stream=io.BytesIO(body),
+        headers={"Transfer-Encoding": "chunked", **headers},
+        environ_overrides={"CONTENT_LENGTH": "", "wsgi.input_terminated": True},
     )
+
+
+def test_a_chunked_body_on_the_wire_is_the_message(app: Any, alice: Any) -> None:
+    """A real chunked request, chunk by chunk and no Content-Length, to the daemon's server."""
+    m = make_heartbeat(alice)
+    with serving(app, threads=2) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(
+                f"POST {ping_path(m, 'log')} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n".encode()
+            )
+            for chunk in (b"8\r\nchunked \r\n", b"4\r\nline\r\n", b"0\r\n\r\n"):
+                sock.sendall(chunk)
+            reply = recv_until(sock, b"\r\n\r\nOK\n")
+    assert reply.startswith(b"HTTP/1.1 200 "), reply
+    assert history(alice, m["id"])[0]["message"] == "chunked line"
+
+
+def test_a_chunked_body_without_a_length_is_flasks_and_the_message(
+    app: Any, alice: Any, anon: Any
+) -> None:
+    m = make_heartbeat(alice)
+    flask = app.extensions["uptime_pings"].app
+    reached: list[str] = []
+
+    def noting(environ: dict[str, Any], start_response: Any) -> Any:
+        reached.append(environ["PATH_INFO"])
+        return flask(environ, start_response)
+
+    app.extensions["uptime_pings"].app = noting
+    response = post_chunked(anon, ping_path(m, "log"), b"chunked line", {})
     assert response.status_code == 200
+    assert reached == [ping_path(m, "log")]  # the ping path handed it to Flask's route
     assert history(alice, m["id"])[0]["message"] == "chunked line"
 
 
@@ -77,11 +119,7 @@ def test_control_characters_in_a_body_are_not_stored(
         assert reached == []  # answered before Flask
         app.extensions["uptime_pings"].app = flask
     else:  # a chunked body is Flask's route, which answers through the same dispatcher
-        response = anon.post(
-            ping_path(m, suffix),
-            input_stream=io.BytesIO(NOISY),
-            headers={"Transfer-Encoding": "chunked", "User-Agent": "j\x1bob"},
-        )
+        response = post_chunked(anon, ping_path(m, suffix), NOISY, {"User-Agent": "j\x1bob"})
     assert response.status_code == 200
     [run] = CheckRun.select()
     assert run.message == CLEAN

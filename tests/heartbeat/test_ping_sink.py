@@ -8,13 +8,11 @@ from typing import Any
 
 import pytest
 
-from tests.api.shapes import assert_error, sqlite_only
+from tests.api.shapes import assert_error
 from tests.heartbeat.conftest import history, make_heartbeat, ping_path, shown
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import CheckRun
 from uptime_server.ping_service import PingSink
-
-pytestmark = sqlite_only
 
 
 @pytest.fixture

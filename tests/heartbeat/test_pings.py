@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from typing import Any
 
 import pytest
 
 from tests.api.shapes import assert_error
 from tests.heartbeat.conftest import URL, history, make_heartbeat, ping_path, shown, sweep
+from uptime_server import ping_tokens
 from uptime_server.models import CheckRun, Notification
 
 
@@ -225,7 +228,7 @@ def test_rotation_kills_the_old_token_at_once(alice: Any, anon: Any) -> None:
     assert anon.get(ping_path(rotated)).status_code == 200
 
 
-def test_tokens_are_long_random_and_stored_as_a_hash(alice: Any) -> None:
+def test_tokens_are_long_random_and_stored_as_a_hash(alice: Any, settings: Any) -> None:
     from uptime_server.models import Monitor
 
     first, second = make_heartbeat(alice), make_heartbeat(alice)
@@ -233,7 +236,13 @@ def test_tokens_are_long_random_and_stored_as_a_hash(alice: Any) -> None:
     assert len(token) >= 22  # >= 128 bits of urlsafe base64
     assert token != second["ping_url"].rsplit("/", 1)[1]
     row = Monitor.get_by_id(first["id"])
-    assert token not in (row.ping_token_hash, row.ping_token_sealed)
+    # Neither column holds the token, in plain or inside anything else; the
+    # hash is its SHA-256 and only the server's key opens the sealed copy.
+    assert row.ping_token_hash == hashlib.sha256(token.encode()).hexdigest()
+    assert token not in row.ping_token_sealed
+    assert token.encode() not in base64.urlsafe_b64decode(row.ping_token_sealed)
+    assert ping_tokens.unseal(row.ping_token_sealed, settings.secret_key) == token
+    assert ping_tokens.unseal(row.ping_token_sealed, "another key") is None
 
 
 def test_another_user_can_neither_see_nor_rotate_the_token(alice: Any, bob: Any, anon: Any) -> None:

@@ -345,7 +345,6 @@ def test_the_daemon_runs_the_loop_in_a_thread(monitor, fail, settings, smtp_serv
     assert subjects(smtp_server.handler) == ["[Uptime] DOWN: api-prod"]
 
 
-@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_deliver_due_sends_everything_due_and_counts(db, alice, settings, clock, fail):
     for i in range(3):
         fail(make_monitor(alice.user, settings, clock, name=f"svc-{i}"))

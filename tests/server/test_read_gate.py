@@ -17,25 +17,37 @@ WAIT = 10.0
 
 
 class Holding:
-    """A WSGI app whose requests to ``/api/v1/hold`` stay inside until released."""
+    """A WSGI app whose requests to ``/api/v1/hold`` stay inside until released.
 
-    def __init__(self) -> None:
+    Any other request stays inside for up to *linger* seconds, or until a
+    second request is inside with it: without a gate, readers started together
+    are then sure to overlap, and ``most_inside`` shows it.
+    """
+
+    def __init__(self, linger: float = 0.0) -> None:
         self.inside = 0
         self.most_inside = 0
         self.entered: list[str] = []
         self.lock = threading.Lock()
         self.held = threading.Event()
         self.release = threading.Event()
+        self.crowded = threading.Event()
+        self.linger = linger
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         with self.lock:
             self.inside += 1
             self.most_inside = max(self.most_inside, self.inside)
+            if self.inside > 1:
+                self.crowded.set()
             self.entered.append(f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']}")
         try:
             if environ["PATH_INFO"] == "/api/v1/hold":
                 self.held.set()
-                assert self.release.wait(WAIT)
+                if not self.release.wait(WAIT):
+                    raise AssertionError("the held request was never released")
+            elif self.linger:
+                self.crowded.wait(self.linger)
             start_response("200 OK", [("Content-Type", "text/plain")])
             return [b"ok"]
         finally:
@@ -50,8 +62,39 @@ def call(app: Any, method: str, path: str) -> bytes:
     return b"".join(body)
 
 
-def in_thread(app: Any, method: str, path: str) -> threading.Thread:
-    thread = threading.Thread(target=call, args=(app, method, path), daemon=True)
+class Call(threading.Thread):
+    """``call`` in a thread of its own; ``result`` raises here what it raised there.
+
+    An assertion inside a thread is only a warning, so nothing is asserted
+    there: the test asks for the result, and a failure fails the test.
+    """
+
+    def __init__(self, app: Any, method: str, path: str, start: threading.Barrier | None) -> None:
+        super().__init__(daemon=True)
+        self.args_ = (app, method, path)
+        self.start_together = start
+        self.body: bytes | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            if self.start_together is not None:
+                self.start_together.wait(WAIT)
+            self.body = call(*self.args_)
+        except BaseException as exc:  # handed to the test's thread by result()
+            self.error = exc
+
+    def result(self, timeout: float = WAIT) -> bytes:
+        self.join(timeout)
+        assert not self.is_alive(), f"{self.args_[1]} {self.args_[2]} did not finish in time"
+        if self.error is not None:
+            raise self.error
+        assert self.body is not None
+        return self.body
+
+
+def in_thread(app: Any, method: str, path: str, start: threading.Barrier | None = None) -> Call:
+    thread = Call(app, method, path, start)
     thread.start()
     return thread
 
@@ -90,21 +133,20 @@ def test_a_read_waits_for_the_one_inside_and_others_pass() -> None:
     assert second.is_alive(), "a second read entered while the first held the slot"
     assert "GET /api/v1/monitors" not in inner.entered
     inner.release.set()
-    first.join(WAIT)
-    second.join(WAIT)
-    assert not first.is_alive() and not second.is_alive()
+    assert first.result() == second.result() == b"ok"
     assert inner.entered[-1] == "GET /api/v1/monitors"
 
 
 def test_many_readers_never_overlap_inside_and_all_are_answered() -> None:
-    inner = Holding()
+    # Each reader lingers inside (0.1 s, or until another one joins it), all
+    # start at once: without the gate they overlap.
+    inner = Holding(linger=0.1)
     gate = ReadGate(inner, 1)
-    threads = [in_thread(gate, "GET", f"/api/v1/monitors/{i}") for i in range(16)]
-    for thread in threads:
-        thread.join(WAIT)
-    assert not any(t.is_alive() for t in threads)
+    start = threading.Barrier(8)
+    threads = [in_thread(gate, "GET", f"/api/v1/monitors/{i}", start) for i in range(8)]
+    assert [t.result() for t in threads] == [b"ok"] * 8
     assert inner.most_inside == 1
-    assert sorted(inner.entered) == sorted(f"GET /api/v1/monitors/{i}" for i in range(16))
+    assert sorted(inner.entered) == sorted(f"GET /api/v1/monitors/{i}" for i in range(8))
 
 
 def test_two_slots_let_two_reads_in() -> None:
@@ -114,7 +156,7 @@ def test_two_slots_let_two_reads_in() -> None:
     assert inner.held.wait(WAIT)
     assert call(gate, "GET", "/api/v1/monitors") == b"ok"  # the second slot
     inner.release.set()
-    first.join(WAIT)
+    assert first.result() == b"ok"
     assert inner.most_inside == 2
 
 

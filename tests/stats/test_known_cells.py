@@ -71,12 +71,11 @@ def test_a_second_check_in_the_same_buckets_merges_without_the_insert(
     assert rollups.KNOWN.among(keys) == set(keys)
 
 
-@pytest.mark.postgres
+# PostgreSQL only: SQLite's writer keeps no known cells.
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 def test_a_known_cell_deleted_since_is_inserted_again(
-    db: Any, make_monitor: Any, settings: Any, clock: Any, backend: str
+    db: Any, make_monitor: Any, settings: Any, clock: Any
 ) -> None:
-    if backend != "postgres":
-        pytest.skip("SQLite's writer keeps no known cells")
     monitor = make_monitor("api")
     recorder = Recorder(settings)
     recorder.record([outcome(monitor, clock, True)], now=clock.now())

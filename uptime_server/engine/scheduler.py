@@ -160,7 +160,7 @@ class CheckScheduler:
         self.dispatch_lags: deque[float] = deque(maxlen=100_000)
         self.dispatched = 0
         self.ended = 0  # checks ended (ran or cancelled), counted on the probe loop's thread
-        self._rate_mark = (time.monotonic(), 0)  # (when, ended then): the rate's window
+        self._rate_mark = (self.clock.monotonic(), 0)  # (when, ended then): the rate's window
         self._end_rate = 0.0  # checks ended per second over the last window
         self.services = {"scheduler_lag": self.lag, "engine_health": self.health}
         self._waiting: dict[int, Claim] = {}  # claimed, not started yet (by row id)
@@ -232,7 +232,7 @@ class CheckScheduler:
 
     def _until_room(self, room: int) -> float:
         """Seconds until about ``min_claim - room`` more checks have ended, at their recent rate."""
-        at, ended = time.monotonic(), self.ended
+        at, ended = self.clock.monotonic(), self.ended
         since, ended_then = self._rate_mark
         if at - since >= RATE_WINDOW:
             # A window much longer than RATE_WINDOW spans idle time: no rate yet.
