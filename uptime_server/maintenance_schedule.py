@@ -16,14 +16,17 @@ Every evaluation walks the schedule under a budget of steps
 (``recurrence``): from the start of the rule's period just before the time
 asked about, never from a DTSTART years back, and only as far as the time
 asked about. Whether a window is open at T needs only the last start before
-T (the occurrence that reaches furthest past it), looked for in the day
-before T first. A schedule that needs more steps fails closed: its
+T (the occurrence that reaches furthest past it), looked for in the hour,
+then the day before T first. A schedule that needs more steps fails closed: its
 occurrences count as not open, and the window's id is logged.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -32,6 +35,7 @@ from zoneinfo import ZoneInfo
 from uptime_server.recurrence import (
     OverBudget,
     Steps,
+    cron_fires_before,
     cron_minutes,
     cron_starts,
     explicit_dtstart,
@@ -44,7 +48,7 @@ log = logging.getLogger(__name__)
 # Steps one evaluation of one window may take (recurrence.Steps): a question
 # from the API or the statistics (spans over up to 90 days, the next start
 # within 400 days), and the few seconds the open-window cache asks about.
-STEPS = 10_000
+STEPS = 30_000
 QUICK_STEPS = 3_000
 
 Span = tuple[datetime, datetime]
@@ -87,9 +91,7 @@ def recurring_starts(s: Schedule, lo: datetime, hi: datetime, steps: Steps) -> I
     ``OverBudget`` once the walk has taken more than *steps*.
     """
     zone = ZoneInfo(s.timezone or "UTC")
-    # A day either side: local wall-clock times shift against UTC by the offset.
-    lo_local = _local(lo - timedelta(days=1), zone)
-    hi_local = _local(hi + timedelta(days=1), zone)
+    lo_local, hi_local = _local_bounds(lo, hi, zone)
     if s.rrule:
         anchor = _local(s.created_at or datetime(2000, 1, 1, tzinfo=UTC), zone)
         parsed = parse_rrule(s.rrule, anchor.replace(microsecond=0))
@@ -106,14 +108,38 @@ def recurring_starts(s: Schedule, lo: datetime, hi: datetime, steps: Steps) -> I
             yield start
 
 
+def _local_bounds(lo: datetime, hi: datetime, zone: ZoneInfo) -> tuple[datetime, datetime]:
+    """Wall-clock bounds that hold every start falling in [lo, hi) UTC.
+
+    A start's wall-clock time is its UTC time plus the offset it is read
+    with, which near a change may be the offset of either side (a time in
+    the spring-forward gap is read with the one before): so the offsets a
+    day either side of each bound are taken, and the walk is no longer than
+    [lo, hi) unless a change is that near.
+    """
+    day = timedelta(days=1)
+
+    def offsets(t: datetime) -> list[timedelta]:
+        return [(t + d).astimezone(zone).utcoffset() or timedelta(0) for d in (-day, 0 * day, day)]
+
+    lo_local = (lo + min(offsets(lo))).replace(tzinfo=None)
+    hi_local = (hi + max(offsets(hi))).replace(tzinfo=None)
+    return lo_local, hi_local
+
+
 def _latest_start(s: Schedule, at: datetime, length: timedelta, steps: Steps) -> datetime | None:
     """The last start in [at - length, at): the one occurrence before *at* that can reach past it.
 
-    Looked for in the last day first: a dense schedule has one there, and a
-    walk over the whole duration (up to 31 days) would cost its every start.
+    A cron is walked backwards from *at* (croniter can). An RRULE is walked
+    forwards over the hour, then the day before *at* first: a frequent rule
+    has a start there, and a walk over the whole duration (up to 31 days)
+    would cost its every start.
     """
+    if s.cron:
+        return _latest_cron_start(s.cron, ZoneInfo(s.timezone or "UTC"), at, length, steps)
+    hour, day = timedelta(hours=1), timedelta(days=1)
     found = None
-    for back in sorted({min(length, timedelta(days=1)), length}):
+    for back in sorted({min(length, hour), min(length, day), length}):
         for start in recurring_starts(s, at - back, at, steps):
             found = start
         if found is not None:
@@ -121,11 +147,29 @@ def _latest_start(s: Schedule, at: datetime, length: timedelta, steps: Steps) ->
     return None
 
 
+def _latest_cron_start(
+    cron: str, zone: ZoneInfo, at: datetime, length: timedelta, steps: Steps
+) -> datetime | None:
+    lo_local, hi_local = _local_bounds(at - length, at, zone)
+    # Wall-clock time runs against UTC only as far as the offsets change
+    # (none: the first fire found is the last start).
+    slack = (hi_local - lo_local) - length
+    best, first_fire = None, None
+    for fire in cron_fires_before(cron, hi_local, lo_local, steps):
+        if first_fire is not None and fire < first_fire - slack:
+            break
+        start = _utc(fire, zone)
+        if at - length <= start < at:
+            first_fire = first_fire or fire
+            best = max(best or start, start)
+    return best
+
+
 def evaluate(
-    s: Schedule, lo: datetime, hi: datetime, *, steps: int = STEPS
+    s: Schedule, lo: datetime, hi: datetime, steps: Steps | None = None
 ) -> tuple[list[Span], bool]:
     """The open spans of the window that overlap [lo, hi), clipped to it, in order; and
-    whether its schedule was evaluated within *steps*.
+    whether its schedule was evaluated within its budget (*steps*; default ``STEPS``).
 
     Fails closed: a recurring schedule that needs more steps opens nothing
     (the one-off span and an opening by hand still count), and the window's
@@ -137,20 +181,14 @@ def evaluate(
     complete = True
     if (s.rrule or s.cron) and s.duration:
         length = timedelta(seconds=s.duration)
-        budget = Steps(steps)
+        budget = steps or Steps(STEPS)
         try:
             before = _latest_start(s, lo, length, budget)
             starts = [before] if before is not None else []
             starts += recurring_starts(s, lo, hi, budget)
         except (OverBudget, ValueError) as exc:
             complete = False
-            log.warning(
-                "maintenance window %s: its schedule %r cannot be evaluated (%s); "
-                "counted as not open",
-                s.id,
-                s.rrule or s.cron,
-                exc,
-            )
+            _failed(s, exc)
         else:
             found += [(t, t + length) for t in starts]
     if s.ended_at is not None:
@@ -162,9 +200,31 @@ def evaluate(
     return _union([(a, b) for a, b in clipped if a < b]), complete
 
 
-def spans(s: Schedule, lo: datetime, hi: datetime, *, steps: int = STEPS) -> list[Span]:
+# Window id -> when its failure was last logged (monotonic seconds): once per
+# LOG_EVERY, not on every request or batch that asks.
+_LOGGED: dict[int | None, float] = {}
+LOG_EVERY = 600.0
+
+
+def _failed(s: Schedule, exc: Exception) -> None:
+    last = _LOGGED.get(s.id)
+    moment = time.monotonic()
+    if last is not None and moment - last < LOG_EVERY:
+        return
+    if len(_LOGGED) > 10_000:
+        _LOGGED.clear()
+    _LOGGED[s.id] = moment
+    log.warning(
+        "maintenance window %s: its schedule %r cannot be evaluated (%s); counted as not open",
+        s.id,
+        s.rrule or s.cron,
+        exc,
+    )
+
+
+def spans(s: Schedule, lo: datetime, hi: datetime) -> list[Span]:
     """The open spans of the window that overlap [lo, hi), clipped to it, in order."""
-    return evaluate(s, lo, hi, steps=steps)[0]
+    return evaluate(s, lo, hi)[0]
 
 
 def _union(spans_: list[Span]) -> list[Span]:
@@ -178,33 +238,85 @@ def _union(spans_: list[Span]) -> list[Span]:
 
 
 def is_open(s: Schedule, at: datetime) -> bool:
-    return bool(spans(s, at, at + timedelta(seconds=1), steps=QUICK_STEPS))
+    return bool(evaluate(s, at, at + timedelta(seconds=1), Steps(QUICK_STEPS))[0])
 
 
-# Looked ahead in growing steps: a frequent schedule costs a day's occurrences.
-HORIZONS = (timedelta(days=1), timedelta(days=31), timedelta(days=400))
+LOOKAHEAD = timedelta(days=400)  # of open_until and next_start
+# Occurrences one open span may chain (each starting before the last ends)
+# before it counts as open until further notice: a window that runs an hour
+# every hour is not walked for 400 days to find that it never closes.
+CHAIN = 200
+
+
+def _spans_from(s: Schedule, at: datetime, steps: Steps) -> Iterator[Span]:
+    """The window's spans (one per occurrence, not merged) that end after *at*, by start."""
+
+    def cut(span: Span) -> Span:  # ending by hand cuts short the occurrence running then
+        a, b = span
+        return (a, s.ended_at) if s.ended_at is not None and a <= s.ended_at < b else span
+
+    fixed: list[Span] = []
+    if s.starts_at is not None and s.ends_at is not None:
+        fixed.append(cut((s.starts_at, s.ends_at)))
+    if s.manual_start is not None:
+        fixed.append((s.manual_start, s.manual_end or datetime.max.replace(tzinfo=UTC)))
+    recurring: Iterator[Span] = iter(())
+    if (s.rrule or s.cron) and s.duration:
+        length = timedelta(seconds=s.duration)
+        before = _latest_start(s, at, length, steps)
+        starts = recurring_starts(s, at, at + LOOKAHEAD, steps)
+        first = [before] if before is not None else []
+        recurring = (cut((t, t + length)) for t in itertools.chain(first, starts))
+    for a, b in heapq.merge(sorted(fixed), recurring):
+        if b > at and a < b:
+            yield a, b
+
+
+class _Chained(Exception):
+    """An open span chains more than CHAIN occurrences."""
+
+
+def _open_spans_from(s: Schedule, at: datetime, steps: Steps) -> Iterator[Span]:
+    """The window's open spans (merged) that end after *at*, in order."""
+    current: list[datetime] | None = None
+    chained = 0
+    for a, b in _spans_from(s, at, steps):
+        if current is not None and a <= current[1]:
+            current[1] = max(current[1], b)
+            chained += 1
+            if chained > CHAIN:
+                raise _Chained
+            continue
+        if current is not None:
+            yield current[0], current[1]
+        current, chained = [a, b], 1
+    if current is not None:
+        yield current[0], current[1]
 
 
 def open_until(s: Schedule, at: datetime) -> datetime | None:
-    """When the span open at *at* closes (None: not open, or open until ended by hand)."""
-    for horizon in HORIZONS:
-        found, complete = evaluate(s, at, at + horizon)
-        if not complete or not found or found[0][0] > at:
-            return None
-        if found[0][1] < at + horizon:
-            return found[0][1]
+    """When the span open at *at* closes (None: not open, or open until ended by hand,
+    or for more than 400 days or ``CHAIN`` occurrences in a row)."""
+    try:
+        for a, b in _open_spans_from(s, at, Steps(STEPS)):
+            return b if a <= at and b < at + LOOKAHEAD else None
+    except _Chained:
+        return None
+    except (OverBudget, ValueError) as exc:
+        _failed(s, exc)
     return None
 
 
 def next_start(s: Schedule, after: datetime) -> datetime | None:
     """The start of the first span beginning after *after* (within 400 days)."""
-    for horizon in HORIZONS:
-        found, complete = evaluate(s, after, after + horizon)
-        for a, _b in found:
+    try:
+        for a, _b in _open_spans_from(s, after, Steps(STEPS)):
             if a > after:
-                return a
-        if not complete:
-            return None
+                return a if a < after + LOOKAHEAD else None
+    except _Chained:
+        return None
+    except (OverBudget, ValueError) as exc:
+        _failed(s, exc)
     return None
 
 

@@ -30,6 +30,7 @@ from uptime_server.db import Prepared
 from uptime_server.maintenance_schedule import QUICK_STEPS, Schedule, Span, evaluate
 from uptime_server.models import MaintenanceWindow, Monitor
 from uptime_server.monitor_tags import having_all
+from uptime_server.recurrence import Steps
 
 OPEN_TTL = timedelta(seconds=5)
 COSTLY_TTL = timedelta(minutes=10)
@@ -113,7 +114,7 @@ class OpenWindows:
 
 def _evaluate(schedule: Schedule, now: datetime) -> _Open:
     until = now + OPEN_TTL
-    spans, complete = evaluate(schedule, now, until, steps=QUICK_STEPS)
+    spans, complete = evaluate(schedule, now, until, Steps(QUICK_STEPS))
     if complete:
         return _Open(now, until, spans)
     # Failed closed: what is left (a one-off span, an opening by hand) over longer.
