@@ -219,6 +219,8 @@ class ParsedRule:
     exdates: tuple[datetime, ...]
 
 
+_TZID = re.compile(r"^(\s*(?:DTSTART|RDATE|EXDATE))(?:;[^:\n]*)?:", re.IGNORECASE | re.MULTILINE)
+
 # A COUNT rule is walked once, from its DTSTART to its last date, under this budget.
 COUNT_STEPS = 20_000
 
@@ -231,7 +233,10 @@ def parse_rrule(text: str, anchor: datetime) -> ParsedRule:
     that runs longer than ``COUNT_STEPS``.
     """
     try:
-        found = du.rrulestr(text, dtstart=anchor, ignoretz=True, forceset=True)
+        # Times are wall-clock times of the window's zone: a TZID is dropped
+        # (dateutil would keep it even with ignoretz).
+        local = _TZID.sub(r"\1:", text)
+        found = du.rrulestr(local, dtstart=anchor, ignoretz=True, forceset=True)
     except Exception as exc:  # the parser's errors are of many kinds
         raise ValueError(str(exc)) from exc
     rules = tuple(r for r in found._rrule if r._count is None)
