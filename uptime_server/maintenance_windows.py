@@ -106,9 +106,12 @@ class OpenWindows:
             self._users[user_id] = kept
         return found
 
-    def forget(self, user_ids: Iterable[int]) -> None:
+    def forget(self, user_ids: Iterable[int] | None = None) -> None:
+        """Drop what is kept of these users (None: of everyone)."""
         with self._lock:
-            for user_id in user_ids:
+            if user_ids is None:
+                self._users.clear()
+            for user_id in user_ids or ():
                 self._users.pop(user_id, None)
 
 
