@@ -26,13 +26,13 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from uptime_server.recurrence import (
+    Failures,
     OverBudget,
     Steps,
     cron_fires_before,
@@ -200,21 +200,12 @@ def evaluate(
     return _union([(a, b) for a, b in clipped if a < b]), complete
 
 
-# Window id -> when its failure was last logged (monotonic seconds): once per
-# LOG_EVERY, not on every request or batch that asks.
-_LOGGED: dict[int | None, float] = {}
-LOG_EVERY = 600.0
+FAILURES = Failures(log)  # once per window every 10 minutes
 
 
 def _failed(s: Schedule, exc: Exception) -> None:
-    last = _LOGGED.get(s.id)
-    moment = time.monotonic()
-    if last is not None and moment - last < LOG_EVERY:
-        return
-    if len(_LOGGED) > 10_000:
-        _LOGGED.clear()
-    _LOGGED[s.id] = moment
-    log.warning(
+    FAILURES.warn(
+        s.id,
         "maintenance window %s: its schedule %r cannot be evaluated (%s); counted as not open",
         s.id,
         s.rrule or s.cron,

@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from uptime_server.db import Prepared
 from uptime_server.maintenance_schedule import QUICK_STEPS, Schedule, Span, evaluate
 from uptime_server.models import MaintenanceWindow, Monitor
-from uptime_server.monitor_tags import having_all
+from uptime_server.monitor_tags import having_all, tags_by_monitor
 from uptime_server.recurrence import Steps
 
 OPEN_TTL = timedelta(seconds=5)
@@ -56,15 +56,9 @@ _WINDOWS_OF = Prepared(
 )
 _OWNERS_OF = Prepared(
     lambda monitor_ids: (
-        Monitor.select(Monitor.user).where(Monitor.id.in_(monitor_ids)).distinct().tuples()
+        Monitor.select(Monitor.id, Monitor.user).where(Monitor.id.in_(monitor_ids)).tuples()
     )
 )
-
-
-def owners(monitor_ids: Iterable[int]) -> set[int]:
-    """The users owning these monitors (deleted ones left out)."""
-    ids = sorted(set(monitor_ids))
-    return {user_id for (user_id,) in _OWNERS_OF.rows(ids)} if ids else set()
 
 
 class _Open:
@@ -128,16 +122,39 @@ def _evaluate(schedule: Schedule, now: datetime) -> _Open:
 OPEN = OpenWindows()
 
 
-def active_monitor_ids(now: datetime, user_ids: Iterable[int] | None = None) -> set[int]:
-    """Ids of the monitors in maintenance at *now* (of *user_ids*' windows; None: everyone's)."""
+def _open_windows(now: datetime, user_ids: Iterable[int] | None) -> list[MaintenanceWindow]:
+    """The windows of *user_ids* (None: everyone's) open at *now*."""
     asked = None if user_ids is None else sorted(set(user_ids))
     query = MaintenanceWindow.select() if asked is None else _WINDOWS_OF.rows(asked)
     by_user: dict[int, list[MaintenanceWindow]] = {}
     for window in query:
         by_user.setdefault(window.user_id, []).append(window)
     OPEN.forget(set(asked or ()) - by_user.keys())  # their last windows deleted
+    return [w for user_id, ws in by_user.items() for w in OPEN.open_now(user_id, ws, now)]
+
+
+def active_monitor_ids(now: datetime, user_ids: Iterable[int] | None = None) -> set[int]:
+    """Ids of the monitors in maintenance at *now* (of *user_ids*' windows; None: everyone's)."""
     found: set[int] = set()
-    for user_id, windows in by_user.items():
-        for window in OPEN.open_now(user_id, windows, now):
-            found |= covered_ids(window)
+    for window in _open_windows(now, user_ids):
+        found |= covered_ids(window)
+    return found
+
+
+def in_maintenance(now: datetime, monitor_ids: Iterable[int]) -> set[int]:
+    """Those of *monitor_ids* in maintenance at *now*: the recorder's question, per batch.
+
+    The rule of ``covered_ids``, asked of these monitors only: their owners
+    in one read, their tags in another when an open window names tags.
+    """
+    ids = sorted(set(monitor_ids))
+    owner_of: dict[int, int] = dict(_OWNERS_OF.rows(ids)) if ids else {}
+    windows = _open_windows(now, set(owner_of.values())) if owner_of else []
+    tagged = tags_by_monitor(owner_of) if any(w.tags for w in windows) else {}
+    found: set[int] = set()
+    for window in windows:
+        mine = {mid for mid, user_id in owner_of.items() if user_id == window.user_id}
+        found |= mine & set(window.monitor_ids or ())
+        if window.tags:
+            found |= {mid for mid in mine if set(window.tags) <= set(tagged[mid])}
     return found

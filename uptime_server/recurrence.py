@@ -36,7 +36,9 @@ into UTC is the caller's.
 from __future__ import annotations
 
 import functools
+import logging
 import re
+import time
 import types
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -64,6 +66,25 @@ class Steps:
         self.spent += n
         if self.spent > self.limit:
             raise OverBudget(f"more than {self.limit} steps")
+
+
+class Failures:
+    """Logs a schedule that failed closed once per key (a window, a monitor) per *every*
+    seconds, not on every request or batch that asks about it."""
+
+    def __init__(self, log: logging.Logger, every: float = 600.0) -> None:
+        self.log, self.every = log, every
+        self._last: dict[object, float] = {}
+
+    def warn(self, key: object, message: str, *args: object) -> None:
+        moment = time.monotonic()
+        last = self._last.get(key)
+        if last is not None and moment - last < self.every:
+            return
+        if len(self._last) > 10_000:
+            self._last.clear()
+        self._last[key] = moment
+        self.log.warning(message, *args)
 
 
 class _PastHorizon(Exception):

@@ -11,6 +11,7 @@ import pytest
 from tests.api.shapes import assert_error, create, sqlite_only
 from tests.api.tokens import mint
 from uptime_server.clock import isoformat
+from uptime_server.maintenance_windows import active_monitor_ids, in_maintenance
 from uptime_server.models import MaintenanceWindow
 
 URL = "/api/v1/maintenance"
@@ -259,3 +260,23 @@ def test_an_edit_checks_a_new_schedule_and_keeps_an_aged_one(alice, clock):
     )
     again = alice.put(f"{URL}/{w['id']}", json={"rrule": aged, "duration": 600})
     assert_error(again, 400, "VALIDATION_ERROR", "rrule", only=True)
+
+
+def test_the_recorders_question_follows_the_same_rule(alice, bob, clock):
+    """``in_maintenance`` (per batch of monitors) agrees with ``active_monitor_ids``:
+    monitor_ids, all of the tags, the owner's monitors only."""
+    both = create(alice, name="both", tags=["web", "eu"])
+    web = create(alice, name="web", tags=["web"])
+    listed_one = create(alice, name="listed")
+    other = create(alice, name="other")
+    theirs = create(bob, name="theirs", tags=["web", "eu"])
+    w = window(alice, tags=["web", "eu"], monitor_ids=[listed_one])
+    alice.post(f"{URL}/{w['id']}/start")
+    ids = [both, web, listed_one, other, theirs]
+    now = clock.now()
+    assert in_maintenance(now, ids) == {both, listed_one}
+    assert active_monitor_ids(now, [alice.user.id, bob.user.id]) & set(ids) == {both, listed_one}
+    alice.put(f"/api/v1/monitors/{web}", json={"tags": ["web", "eu"]})
+    assert in_maintenance(now, ids) == {both, web, listed_one}  # tags read at each question
+    alice.post(f"{URL}/{w['id']}/end")
+    assert in_maintenance(now, ids) == set()

@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 from tests.heartbeat.conftest import URL, make_heartbeat, ping_path, shown, sweep
+from uptime_server.engine import heartbeat_schedule
 from uptime_server.engine.heartbeat_schedule import HeartbeatSchedule
 from uptime_server.models import Monitor
+from uptime_server.recurrence import Failures
 
 
 def at(text: str) -> datetime:
@@ -144,13 +146,15 @@ def test_a_minutely_cron_70_days_on_is_one_step(monkeypatch: Any) -> None:
     assert len(calls) == 2
 
 
-def test_a_cron_without_a_next_fire_fails_closed_a_day_on(caplog: Any) -> None:
+def test_a_cron_without_a_next_fire_fails_closed_a_day_on(caplog: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(heartbeat_schedule, "FAILURES", Failures(heartbeat_schedule.log))
     schedule = HeartbeatSchedule(grace=600, cron="0 0 30 2 *", monitor_id=77)
     moment = at("2026-03-20T03:10:00Z")
     assert schedule.deadline_after(moment) == moment + timedelta(days=1, seconds=600)
     now = moment + timedelta(days=3)
     assert schedule.next_deadline(moment, now) == now + timedelta(days=1)
     assert "heartbeat monitor 77: cron '0 0 30 2 *' gives no next fire" in caplog.text
+    assert caplog.text.count("heartbeat monitor 77:") == 1  # once, not on every question
 
 
 def test_a_stored_cron_that_never_fires_still_takes_pings(

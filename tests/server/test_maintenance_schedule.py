@@ -20,7 +20,7 @@ from uptime_server.maintenance_schedule import (
     spans,
     union_seconds,
 )
-from uptime_server.recurrence import Steps
+from uptime_server.recurrence import Failures, Steps
 
 
 def utc(*args: int) -> datetime:
@@ -121,7 +121,8 @@ def test_whether_open_needs_only_the_last_start(name):
 
 @pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
 def test_a_schedule_past_its_budget_fails_closed_and_logs_its_window(name, caplog, monkeypatch):
-    monkeypatch.setattr(maintenance_schedule, "_LOGGED", {})  # nothing logged yet
+    fresh = Failures(maintenance_schedule.log)  # nothing logged yet
+    monkeypatch.setattr(maintenance_schedule, "FAILURES", fresh)
     s = PATHOLOGICAL[name]
     found, complete = evaluate(s, NOW - timedelta(days=90), NOW)
     assert (found, complete) == ([], False)  # counted as not open

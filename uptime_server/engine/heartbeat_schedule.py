@@ -27,6 +27,7 @@ and the monitor's id is logged; the monitor is not left without a deadline.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,7 +37,10 @@ from zoneinfo import ZoneInfo
 
 from croniter import CroniterBadDateError, croniter
 
+from uptime_server.recurrence import Failures
+
 log = logging.getLogger(__name__)
+FAILURES = Failures(log)  # once per monitor every 10 minutes
 
 # The deadline of a cron that gives no next fire: one day on (docs/heartbeats.md).
 FALLBACK = timedelta(days=1)
@@ -67,9 +71,12 @@ class HeartbeatSchedule:
         if self.cron:
             local = moment.astimezone(ZoneInfo(self.timezone))
             try:
+                if not fires(self.cron):
+                    raise CroniterBadDateError(self.cron)
                 fire = croniter(self.cron, local).get_next(datetime)
             except CroniterBadDateError:
-                log.warning(
+                FAILURES.warn(
+                    self.monitor_id,
                     "heartbeat monitor %s: cron %r gives no next fire; deadline in %s",
                     self.monitor_id,
                     self.cron,
@@ -108,8 +115,12 @@ def valid_cron(expression: str) -> bool:
     return croniter.is_valid(expression) and len(expression.split()) == 5
 
 
+@functools.lru_cache(maxsize=1024)
 def fires(expression: str) -> bool:
-    """A valid expression that gives a date at all ("0 0 30 2 *" gives none)."""
+    """A valid expression that gives a date at all ("0 0 30 2 *" gives none).
+
+    Remembered: croniter searches 50 years before it gives up on one.
+    """
     try:
         croniter(expression, datetime(2000, 1, 1)).get_next(datetime)
     except CroniterBadDateError:

@@ -83,9 +83,7 @@ class Recorder:
             # Read before the write lock is taken: no schedule is evaluated
             # while it is held (maintenance_windows caches the evaluation per
             # user for a few seconds; the owners and their windows are reads).
-            in_maintenance = maintenance_windows.active_monitor_ids(
-                now, maintenance_windows.owners(ids)
-            )
+            in_maintenance = maintenance_windows.in_maintenance(now, ids)
             with write_tx():
                 batch = Batch.load(ids)
                 batch.maintenance = in_maintenance
