@@ -25,6 +25,9 @@ with its ping token, then starts the daemon as ``make run`` does
    pings 10 monitors those windows cover (every 20th ping). p99 of the first
    user's pings alone and beside the neighbour, ``--neighbour-rounds`` times
    back to back (the neighbour's rows removed in between).
+   Then, in this process with the daemon stopped (steadier than a p99 on a
+   shared machine): the recorder's time per batch of 5 pings, all the first
+   user's, and 4 of theirs with one of the neighbour's.
 4. **Sweep**: in this process, the engine's tick over the N monitors: the
    claim query when none is due (every tick), the claim of a batch when all
    are overdue, and SQLite's plan for it (an index search, no scan).
@@ -292,6 +295,38 @@ def remove_neighbour(url: str) -> None:
     database.close()
 
 
+def batch_costs(url: str, tokens: list[str], kind: str, batches: int = 400) -> tuple[float, float]:
+    """Median ms per batch of 5 pings through the recorder, alone and with a neighbour's ping."""
+    from uptime_server.config import load_settings
+    from uptime_server.engine.pings import record_pings
+    from uptime_server.engine.recorder import Recorder
+
+    theirs = add_neighbour(url, datetime.now(UTC), kind)
+    database = dbmod.bind(url)
+    recorder = Recorder(load_settings({"UPTIME_DATABASE_URL": url, "UPTIME_SECRET_KEY": SECRET}))
+
+    def pings(chosen: list[str]) -> list[Any]:
+        at = datetime.now(UTC)
+        return [(token_hash(t), "success", None, b"", None, None, at) for t in chosen]
+
+    medians = []
+    with database.connection_context():
+        for neighbour in (False, True):
+            samples = []
+            for i in range(batches):
+                mine = [tokens[(i * 5 + j) * 7919 % len(tokens)] for j in range(5)]
+                if neighbour:
+                    mine[-1] = theirs[i % len(theirs)]
+                batch = pings(mine)
+                started = time.perf_counter()
+                record_pings(recorder, batch, now=datetime.now(UTC))
+                samples.append(time.perf_counter() - started)
+            medians.append(statistics.median(samples) * 1000)
+    database.close()
+    remove_neighbour(url)
+    return medians[0], medians[1]
+
+
 def p99(latencies: list[float]) -> float:
     ordered = sorted(latencies)
     return ordered[int(0.99 * (len(ordered) - 1))] * 1000 if ordered else float("nan")
@@ -476,6 +511,12 @@ def main(argv: list[str] | None = None) -> int:
             neighbour_phase(url, base, tokens, half, args)
         finally:
             stop_process(daemon)
+        alone, beside = batch_costs(url, tokens, args.neighbour)
+        change = (beside / alone - 1) * 100
+        print(
+            f"neighbour, in-process: the recorder's median per batch of 5 pings {alone:.2f} ms "
+            f"alone, {beside:.2f} ms with one of the neighbour's ({change:+.0f} %)"
+        )
         for label, ms in sweep(url, args.monitors, now).items():
             print(f"sweep: {label}: {ms:.2f} ms  goal < 20 ms")
     return 0
