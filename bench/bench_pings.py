@@ -24,7 +24,8 @@ with its ping token, then starts the daemon as ``make run`` does
    a cron every minute 30 days long, and a cron that never fires), and who
    pings 10 monitors those windows cover (every 20th ping). p99 of the first
    user's pings alone and beside the neighbour, ``--neighbour-rounds`` times
-   back to back (the neighbour's rows removed in between).
+   back to back (the neighbour's rows removed in between, the order swapped
+   every other round).
    Then, in this process with the daemon stopped (steadier than a p99 on a
    shared machine): the recorder's time per batch of 5 pings, all the first
    user's, and 4 of theirs with one of the neighbour's.
@@ -399,23 +400,31 @@ def sweep(url: str, count: int, now: datetime, repeats: int = 50) -> dict[str, f
 
 
 def neighbour_phase(url: str, base: str, tokens: list[str], rate: float, args: Any) -> None:
-    """p99 of the first user's pings alone, then beside the neighbour, back to back."""
+    """p99 of the first user's pings alone and beside the neighbour, back to back, the
+    order swapped every other round (the second run of a pair tends to differ)."""
     alone, beside = [], []
-    for _ in range(args.neighbour_rounds):
-        latencies, _statuses = in_child("open", base, tokens, rate, args.seconds)
-        alone.append(p99(latencies))
-        theirs = add_neighbour(url, datetime.now(UTC), args.neighbour)
-        mine, statuses, their_latencies, their_statuses = in_child(
-            "open", base, tokens, rate, args.seconds, theirs, 20
-        )
-        beside.append(p99(mine))
+    for round_ in range(args.neighbour_rounds):
+        for neighbour in (False, True) if round_ % 2 == 0 else (True, False):
+            if not neighbour:
+                latencies, _statuses = in_child("open", base, tokens, rate, args.seconds)
+                alone.append(p99(latencies))
+                continue
+            theirs = add_neighbour(url, datetime.now(UTC), args.neighbour)
+            mine, statuses, their_latencies, their_statuses = in_child(
+                "open", base, tokens, rate, args.seconds, theirs, 20
+            )
+            remove_neighbour(url)
+            beside.append(p99(mine))
+            print(
+                f"neighbour ({args.neighbour}: {len(NEIGHBOURS[args.neighbour])} windows, a "
+                f"cron that never fires, every 20th ping): the first user's p99 "
+                f"{beside[-1]:.1f} ms (statuses {statuses}); the neighbour's own "
+                f"{p99(their_latencies):.1f} ms (statuses {their_statuses})"
+            )
         print(
-            f"neighbour ({args.neighbour}: {len(NEIGHBOURS[args.neighbour])} windows, a cron "
-            f"that never fires, every 20th ping): first user's p99 {alone[-1]:.1f} ms alone, "
-            f"{beside[-1]:.1f} ms beside it (statuses {statuses}); the neighbour's own p99 "
-            f"{p99(their_latencies):.1f} ms (statuses {their_statuses})"
+            f"  round {round_ + 1}: p99 {alone[-1]:.1f} ms alone, {beside[-1]:.1f} ms beside it "
+            f"({'alone first' if round_ % 2 == 0 else 'beside first'})"
         )
-        remove_neighbour(url)
     a, b = statistics.median(alone), statistics.median(beside)
     print(
         f"neighbour: median over {args.neighbour_rounds} rounds, p99 {a:.1f} ms alone, "
@@ -441,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
         default="issue",
         help="the neighbour's windows ('mild': what code before issue 29 gets through)",
     )
-    parser.add_argument("--neighbour-rounds", type=int, default=2)
+    parser.add_argument("--neighbour-rounds", type=int, default=4)
     parser.add_argument(
         "--http-threads",
         type=int,
