@@ -21,13 +21,15 @@ Here every walk is bounded three ways:
   walked once, to its end, and kept as a list of dates (``parse_rrule``).
 - **Horizon.** A walk stops at the first period that begins after *hi*,
   matched or not.
-- **Budget.** ``Steps`` counts the work: each period walked costs its days
-  (a sixteenth each: checking a day against the BY rules is cheap), the
-  loop dateutil runs to find the next valid minute or second (MINUTELY and
-  SECONDLY with BYHOUR or BYMINUTE), the candidate times of the first
-  period, and one per occurrence; each cron fire costs ``CRON_STEP``. Past the limit
-  the walk raises ``OverBudget``; what it means for the caller (a window
-  that counts as not open, a deadline a day away) is the caller's.
+- **Budget.** ``Steps`` counts the work: each period walked costs one step
+  and its days (a sixteenth each: checking a day against the BY rules is
+  cheap), the loop dateutil runs to find the next valid minute or second
+  (MINUTELY and SECONDLY with BYHOUR or BYMINUTE), and, when the walk starts
+  at a DTSTART inside its period, that period's candidate times; each
+  occurrence costs one, and each cron fire ``CRON_STEP``. Past the limit the
+  walk raises ``OverBudget``; what that means (a window that counts as not
+  open, a deadline a day away) is the caller's, and ``Failures`` logs it
+  once in a while rather than on every question.
 
 Times here are naive wall-clock times of the rule's time zone; turning them
 into UTC is the caller's.
@@ -310,7 +312,7 @@ def explicit_dtstart(text: str) -> datetime | None:
 # -- cron ------------------------------------------------------------------------------
 
 
-# Steps a croniter call counts for: it costs about as much as eight of dateutil's.
+# Steps a croniter call counts for: one call costs several of dateutil's steps.
 CRON_STEP = 8
 
 

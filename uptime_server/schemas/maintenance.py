@@ -114,20 +114,19 @@ def _between_fields(
         errors["duration"] = ["a recurring window needs a duration in seconds"]
     if not recurring and body.duration is not None:
         errors["duration"] = ["only a recurring window (rrule or cron) has a duration"]
+    zone = "UTC"
     try:
         ZoneInfo(body.timezone)
+        zone = body.timezone
     except (ZoneInfoNotFoundError, ValueError):
         errors["timezone"] = ["must be an IANA time zone, e.g. Europe/Berlin"]
-        return errors
     if body.cron is not None:
         if not _fires(body.cron):
             errors["cron"] = ["must be a valid five-field cron expression, e.g. '0 2 * * 0'"]
-        elif new_schedule and (problem := cron_error(body.cron, body.timezone, now)):
+        elif new_schedule and (problem := cron_error(body.cron, zone, now)):
             errors["cron"] = [problem]
     # An rrule kept as stored by an edit is only read again: its DTSTART may have aged.
-    if body.rrule is not None and (
-        problem := rrule_error(body.rrule, body.timezone, now, new=new_schedule)
-    ):
+    if body.rrule is not None and (problem := rrule_error(body.rrule, zone, now, new=new_schedule)):
         errors["rrule"] = [problem]
     return errors
 
