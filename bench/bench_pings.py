@@ -17,12 +17,25 @@ with its ping token, then starts the daemon as ``make run`` does
    from a child process over plain asyncio streams (cheaper than aiohttp's
    client, which took a good part of a core from the daemon);
    p50/p99/max of each ping's answer time.
-3. **Sweep**: in this process, the engine's tick over the N monitors: the
+3. **A neighbour** (issue 29): the same latency run again beside a second
+   user whose maintenance windows and heartbeat cron the API would refuse,
+   written straight into the database (``NEIGHBOURS``: a window every second
+   from 1970, one every second since 20 days ago, one that never matches,
+   a cron every minute 30 days long, and a cron that never fires), and who
+   pings 10 monitors those windows cover (every 20th ping). p99 of the first
+   user's pings alone and beside the neighbour, ``--neighbour-rounds`` times
+   back to back (the neighbour's rows removed in between, the order swapped
+   every other round).
+   Then, in this process with the daemon stopped (steadier than a p99 on a
+   shared machine): the recorder's time per batch of 5 pings, all the first
+   user's, and 4 of theirs with one of the neighbour's.
+4. **Sweep**: in this process, the engine's tick over the N monitors: the
    claim query when none is due (every tick), the claim of a batch when all
    are overdue, and SQLite's plan for it (an index search, no scan).
 
 Goals (issue 13): >= 1,500 pings/s recorded, p99 < 50 ms at half rate,
-sweep < 20 ms. Run: ``make bench-pings`` or ``python -m bench.bench_pings``.
+sweep < 20 ms; (issue 29) p99 beside the neighbour within 20 % of p99
+alone. Run: ``make bench-pings`` or ``python -m bench.bench_pings``.
 """
 
 from __future__ import annotations
@@ -49,7 +62,7 @@ from bench.engine_run import cpu_s, tree_cpu_s
 from bench.target import daemon_env, free_port, start_daemon, stop_process
 from uptime_server import db as dbmod
 from uptime_server import migrations
-from uptime_server.models import AlertSettings, Monitor, MonitorLocation, User
+from uptime_server.models import AlertSettings, MaintenanceWindow, Monitor, MonitorLocation, User
 from uptime_server.ping_tokens import new_token, seal, token_hash
 
 SECRET = "bench-pings-secret"
@@ -113,8 +126,18 @@ async def _closed_loop(base: str, tokens: list[str], total: int, connections: in
         return time.perf_counter() - started, statuses
 
 
-async def _open_loop(base: str, tokens: list[str], rate: float, seconds: float) -> Any:
+async def _open_loop(
+    base: str,
+    tokens: list[str],
+    rate: float,
+    seconds: float,
+    others: list[str] | None = None,
+    every: int = 0,
+) -> Any:
     """Pings on a fixed schedule over plain asyncio streams (keep-alive, at most 64).
+
+    With *others*, every *every*-th ping is one of theirs, timed apart: the
+    answer is (latencies, statuses) of *tokens*' pings, then of *others*'.
 
     aiohttp's client cost ~0.4 ms of CPU per request here: at a few hundred
     pings/s it took a good part of a core from the daemon it measured. A
@@ -124,6 +147,8 @@ async def _open_loop(base: str, tokens: list[str], rate: float, seconds: float) 
     host, port = base.removeprefix("http://").split(":")
     latencies: list[float] = []
     statuses: dict[int, int] = {}
+    their_latencies: list[float] = []
+    their_statuses: dict[int, int] = {}
     idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
     # Below waitress's connection_limit (100): more connections would wait to be accepted.
     slots = asyncio.Semaphore(64)
@@ -132,7 +157,7 @@ async def _open_loop(base: str, tokens: list[str], rate: float, seconds: float) 
         "Content-Length: 11\r\n\r\nbackup done"
     )
 
-    async def one(token: str) -> None:
+    async def one(token: str, latencies: list[float], statuses: dict[int, int]) -> None:
         started = time.perf_counter()
         async with slots:
             conn = idle.pop() if idle else await asyncio.open_connection(host, int(port))
@@ -152,10 +177,17 @@ async def _open_loop(base: str, tokens: list[str], rate: float, seconds: float) 
         delay = start + i / rate - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
-        tasks.append(asyncio.create_task(one(tokens[(i * 7919) % len(tokens)])))
+        if others and every and i % every == every - 1:
+            theirs = one(others[(i // every) % len(others)], their_latencies, their_statuses)
+            tasks.append(asyncio.create_task(theirs))
+        else:
+            mine = one(tokens[(i * 7919) % len(tokens)], latencies, statuses)
+            tasks.append(asyncio.create_task(mine))
     await asyncio.gather(*tasks)
     for _reader, writer in idle:
         writer.close()
+    if others:
+        return latencies, statuses, their_latencies, their_statuses
     return latencies, statuses
 
 
@@ -189,6 +221,116 @@ def in_child(kind: str, *args: Any) -> Any:
     result = queue.get()
     process.join()
     return result
+
+
+# -- the neighbour (issue 29) ---------------------------------------------------------
+
+# Schedules the API refuses, each of which took seconds per evaluation (some for ever)
+# inside the recorder's write transaction before issue 29.
+NEIGHBOURS = {
+    "issue": [
+        {"rrule": "DTSTART:19700101T000000\nRRULE:FREQ=SECONDLY", "duration": 60},
+        {"rrule": "FREQ=SECONDLY", "duration": 60},  # from its creation, 20 days back
+        {"rrule": "FREQ=HOURLY;BYMONTH=2;BYMONTHDAY=30", "duration": 3600},
+        {"cron": "* * * * *", "duration": 30 * 86400},
+    ],
+    # What code before issue 29 gets through at all (a window from 1970 stalls it an hour).
+    "mild": [
+        {"rrule": "FREQ=SECONDLY", "duration": 60},
+        {"cron": "* * * * *", "duration": 30 * 86400},
+    ],
+}
+NEIGHBOUR_MONITORS = 10
+
+
+def add_neighbour(url: str, now: datetime, kind: str) -> list[str]:
+    """A second user with NEIGHBOURS[kind] windows over 10 heartbeats (one with a cron
+    that never fires), written straight into the database; their tokens."""
+    database = dbmod.bind(url)
+    tokens = [new_token() for _ in range(NEIGHBOUR_MONITORS)]
+    made = now - timedelta(days=20)
+    with database.connection_context(), database.atomic():
+        user = User.get_or_none(User.email == "neighbour@example.com") or User.create(
+            email="neighbour@example.com", name="neighbour", created_at=made
+        )
+        ids = []
+        for i, token in enumerate(tokens):
+            schedule = {"cron": "0 0 30 2 *", "timezone": "UTC"} if i == 0 else {"period": 3600}
+            monitor = Monitor.create(
+                user=user.id,
+                name=f"neighbour-{i}",
+                type="heartbeat",
+                grace=600,
+                ping_token_hash=token_hash(token),
+                ping_token_sealed=seal(token, SECRET),
+                created_at=made,
+                updated_at=made,
+                status="pending",
+                **schedule,
+            )
+            AlertSettings.create(monitor=monitor.id)
+            MonitorLocation.create(
+                monitor=monitor.id, location="local", next_check_at=now + timedelta(hours=2)
+            )
+            ids.append(monitor.id)
+        for schedule in NEIGHBOURS[kind]:
+            MaintenanceWindow.create(
+                user=user.id,
+                title="pathological",
+                monitor_ids=ids,
+                created_at=made,
+                updated_at=made,
+                **schedule,
+            )
+    database.close()
+    return tokens
+
+
+def remove_neighbour(url: str) -> None:
+    database = dbmod.bind(url)
+    with database.connection_context(), database.atomic():
+        user = User.get(User.email == "neighbour@example.com")
+        MaintenanceWindow.delete().where(MaintenanceWindow.user == user.id).execute()
+        for monitor in Monitor.select().where(Monitor.user == user.id):
+            monitor.delete_instance(recursive=True)
+    database.close()
+
+
+def batch_costs(url: str, tokens: list[str], kind: str, batches: int = 400) -> tuple[float, float]:
+    """Median ms per batch of 5 pings through the recorder, alone and with a neighbour's ping."""
+    from uptime_server.config import load_settings
+    from uptime_server.engine.pings import record_pings
+    from uptime_server.engine.recorder import Recorder
+
+    theirs = add_neighbour(url, datetime.now(UTC), kind)
+    database = dbmod.bind(url)
+    recorder = Recorder(load_settings({"UPTIME_DATABASE_URL": url, "UPTIME_SECRET_KEY": SECRET}))
+
+    def pings(chosen: list[str]) -> list[Any]:
+        at = datetime.now(UTC)
+        return [(token_hash(t), "success", None, b"", None, None, at) for t in chosen]
+
+    medians = []
+    with database.connection_context():
+        for neighbour in (False, True):
+            samples = []
+            for i in range(batches):
+                mine = [tokens[(i * 5 + j) * 7919 % len(tokens)] for j in range(5)]
+                if neighbour:
+                    mine[-1] = theirs[i % len(theirs)]
+                batch = pings(mine)
+                started = time.perf_counter()
+                record_pings(recorder, batch, now=datetime.now(UTC))
+                samples.append(time.perf_counter() - started)
+            medians.append(statistics.median(samples) * 1000)
+    database.close()
+    remove_neighbour(url)
+    return medians[0], medians[1]
+
+
+def p99(latencies: list[float]) -> float:
+    ordered = sorted(latencies)
+    return ordered[int(0.99 * (len(ordered) - 1))] * 1000 if ordered else float("nan")
 
 
 # -- the daemon ----------------------------------------------------------------------
@@ -257,6 +399,39 @@ def sweep(url: str, count: int, now: datetime, repeats: int = 50) -> dict[str, f
     return out
 
 
+def neighbour_phase(url: str, base: str, tokens: list[str], rate: float, args: Any) -> None:
+    """p99 of the first user's pings alone and beside the neighbour, back to back, the
+    order swapped every other round (the second run of a pair tends to differ)."""
+    alone, beside = [], []
+    for round_ in range(args.neighbour_rounds):
+        for neighbour in (False, True) if round_ % 2 == 0 else (True, False):
+            if not neighbour:
+                latencies, _statuses = in_child("open", base, tokens, rate, args.seconds)
+                alone.append(p99(latencies))
+                continue
+            theirs = add_neighbour(url, datetime.now(UTC), args.neighbour)
+            mine, statuses, their_latencies, their_statuses = in_child(
+                "open", base, tokens, rate, args.seconds, theirs, 20
+            )
+            remove_neighbour(url)
+            beside.append(p99(mine))
+            print(
+                f"neighbour ({args.neighbour}: {len(NEIGHBOURS[args.neighbour])} windows, a "
+                f"cron that never fires, every 20th ping): the first user's p99 "
+                f"{beside[-1]:.1f} ms (statuses {statuses}); the neighbour's own "
+                f"{p99(their_latencies):.1f} ms (statuses {their_statuses})"
+            )
+        print(
+            f"  round {round_ + 1}: p99 {alone[-1]:.1f} ms alone, {beside[-1]:.1f} ms beside it "
+            f"({'alone first' if round_ % 2 == 0 else 'beside first'})"
+        )
+    a, b = statistics.median(alone), statistics.median(beside)
+    print(
+        f"neighbour: median over {args.neighbour_rounds} rounds, p99 {a:.1f} ms alone, "
+        f"{b:.1f} ms beside it ({(b / a - 1) * 100:+.0f} %)  goal within 20 %"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--monitors", type=int, default=10_000)
@@ -269,6 +444,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-wrk", action="store_true", help="aiohttp for the throughput phase")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument(
+        "--neighbour",
+        choices=sorted(NEIGHBOURS),
+        default="issue",
+        help="the neighbour's windows ('mild': what code before issue 29 gets through)",
+    )
+    parser.add_argument("--neighbour-rounds", type=int, default=4)
     parser.add_argument(
         "--http-threads",
         type=int,
@@ -335,8 +517,15 @@ def main(argv: list[str] | None = None) -> int:
                 f"statuses {statuses}): p50 {p[0]:.1f} ms, p99 {p[1]:.1f} ms, "
                 f"max {latencies[-1] * 1000:.1f} ms  goal p99 < 50 ms"
             )
+            neighbour_phase(url, base, tokens, half, args)
         finally:
             stop_process(daemon)
+        alone, beside = batch_costs(url, tokens, args.neighbour)
+        change = (beside / alone - 1) * 100
+        print(
+            f"neighbour, in-process: the recorder's median per batch of 5 pings {alone:.2f} ms "
+            f"alone, {beside:.2f} ms with one of the neighbour's ({change:+.0f} %)"
+        )
         for label, ms in sweep(url, args.monitors, now).items():
             print(f"sweep: {label}: {ms:.2f} ms  goal < 20 ms")
     return 0

@@ -30,7 +30,7 @@ import pytest
 from tests import pg
 from tests.engine.targets import CountingServer
 from uptime_server import db as dbmod
-from uptime_server import migrations, monitor_service
+from uptime_server import maintenance_windows, migrations, monitor_service
 from uptime_server.clock import ManualClock
 from uptime_server.config import Settings, load_settings
 from uptime_server.local_users import mint_local_session
@@ -246,6 +246,7 @@ def db(settings: Settings) -> Iterator[peewee.Database]:
     database = dbmod.bind(settings.database_url)
     _reset(database, settings.database_url)
     rollups.KNOWN.forget()  # the roll-up cells an earlier test committed are gone
+    maintenance_windows.OPEN.forget()  # and the windows an earlier test's users had
     try:
         yield database
     finally:

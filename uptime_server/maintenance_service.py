@@ -18,7 +18,8 @@ from datetime import datetime, timedelta
 from uptime_server.db import write_tx
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.maintenance_schedule import Schedule, Span, spans, union_seconds
-from uptime_server.maintenance_windows import active_monitor_ids, covered_ids
+from uptime_server.maintenance_windows import active_monitor_ids as active_monitor_ids
+from uptime_server.maintenance_windows import covered_ids
 from uptime_server.models import MaintenanceWindow, Monitor, User
 from uptime_server.query_params import INT64_MAX
 from uptime_server.schemas.maintenance import MaintenanceBody
@@ -119,10 +120,6 @@ def end_window(window: MaintenanceWindow, *, now: datetime) -> MaintenanceWindow
 
 
 # -- which monitors are in maintenance --------------------------------------------
-
-
-def in_maintenance(monitor: Monitor, now: datetime) -> bool:
-    return monitor.id in active_monitor_ids(now, [monitor.user_id])
 
 
 def maintenance_seconds(monitor: Monitor, lo: datetime, hi: datetime) -> int:

@@ -251,14 +251,17 @@ def rotate_ping_token(monitor: Monitor, *, now: datetime, settings: Settings) ->
     return Monitor.get_by_id(monitor.id)
 
 
-def _first_due(monitor: Monitor, now: datetime, since: datetime | None = None) -> datetime:
+def _first_due(monitor: Any, now: datetime, since: datetime | None = None) -> datetime:
     """When a new (or restarted) scheduling row is first due: now, or a heartbeat's deadline.
 
-    A heartbeat counts from *since* (its last success; default now): before
-    any ping the first deadline is created_at + period (or the first cron
-    fire after it) + grace.
+    *monitor*: a row, or a mapping of its columns. A heartbeat counts from
+    *since* (its last success; default now): before any ping the first
+    deadline is created_at + period (or the first cron fire after it) + grace.
+    Computed before the write transaction that stores it: no schedule is
+    evaluated while the write lock is held.
     """
-    if monitor.type != "heartbeat":
+    kind = monitor.get("type") if isinstance(monitor, dict) else monitor.type
+    if kind != "heartbeat":
         return now
     return HeartbeatSchedule.of(monitor).first_deadline(since or now, now)
 
@@ -278,6 +281,8 @@ def check_runs(monitor: Monitor, *, since: datetime, until: datetime, limit: int
 
 
 def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: Settings) -> Monitor:
+    columns = cfg.model_dump()
+    first_due = _first_due(columns, now)
     with write_tx():
         _lock_owner(user.id)
         count = Monitor.select(fn.COUNT(Monitor.id)).where(Monitor.user == user).scalar()
@@ -287,7 +292,6 @@ def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: S
                 f"Monitor limit reached ({settings.max_monitors_per_user} per user)",
                 {"limit": [str(settings.max_monitors_per_user)]},
             )
-        columns = cfg.model_dump()
         tags = columns.pop("tags")
         _check_key_free(user.id, cfg.key, None)
         token = _token_columns(settings) if cfg.type == "heartbeat" else {}
@@ -302,7 +306,7 @@ def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: S
         )
         replace_tags(monitor.id, tags)
         AlertSettings.create(monitor=monitor)
-        _sync_locations(monitor, now)
+        _sync_locations(monitor, first_due)
     render_purges.forget_pages_of([user.id])  # a page may show it already, by tag
     return monitor
 
@@ -342,6 +346,14 @@ def update_monitor(
     ) != (new_type in PASSIVE_TYPES)
     if new_type == "heartbeat" and not monitor.ping_token_hash:
         changes.update(_token_columns(settings))
+    after = {**current, **cfg.model_dump(), "id": monitor.id}
+    first_due = _first_due(after, now)
+    due = None
+    if new_type == "heartbeat" and (type_moved or _SCHEDULE_FIELDS & changes.keys()):
+        # A new schedule counts from the last success (or creation).
+        due = _first_due(after, now, monitor.last_success or monitor.created_at)
+    elif type_moved:
+        due = now  # no longer waiting for a heartbeat's deadline: checked at once
     with write_tx():
         if "key" in changes:
             _lock_owner(monitor.user_id)
@@ -364,14 +376,9 @@ def update_monitor(
             resolve_active_incident(monitor.id, now=now)
         ensure_token(Monitor.get_by_id(monitor.id))
         fresh = Monitor.get_by_id(monitor.id)
-        _sync_locations(fresh, now, interval_changed="check_interval" in changes)
-        due = None
-        if fresh.type == "heartbeat" and (type_moved or _SCHEDULE_FIELDS & changes.keys()):
-            # A new schedule counts from the last success (or creation).
-            due = _first_due(fresh, now, fresh.last_success or fresh.created_at)
-        elif type_moved:
-            due = now  # no longer waiting for a heartbeat's deadline: checked at once
-        if due is not None:
+        _sync_locations(fresh, first_due, interval_changed="check_interval" in changes)
+        if due is not None and fresh.last_success == monitor.last_success:
+            # (A ping recorded since the read has set the deadline already.)
             MonitorLocation.update(next_check_at=due).where(
                 MonitorLocation.monitor == fresh.id
             ).execute()
@@ -394,8 +401,11 @@ def _check_key_free(user_id: int, key: str | None, monitor_id: int | None) -> No
 _SCHEDULE_FIELDS = {"period", "grace", "cron", "timezone"}
 
 
-def _sync_locations(monitor: Monitor, now: datetime, *, interval_changed: bool = False) -> None:
-    """Keep one scheduling row per configured location."""
+def _sync_locations(
+    monitor: Monitor, first_due: datetime, *, interval_changed: bool = False
+) -> None:
+    """Keep one scheduling row per configured location (a new one first due at *first_due*:
+    now, or a heartbeat's deadline, computed before the transaction)."""
     wanted = set(monitor.locations) if monitor.checks_supported else set()
     existing = {
         row.location: row
@@ -407,12 +417,11 @@ def _sync_locations(monitor: Monitor, now: datetime, *, interval_changed: bool =
             (MonitorLocation.monitor == monitor) & (MonitorLocation.location.in_(stale))
         ).execute()
     for loc in sorted(wanted - set(existing)):
-        MonitorLocation.create(
-            monitor=monitor, location=loc, next_check_at=_first_due(monitor, now)
-        )
+        MonitorLocation.create(monitor=monitor, location=loc, next_check_at=first_due)
     if interval_changed and monitor.type != "heartbeat":
-        # A shorter interval takes effect now rather than after the old one.
-        latest = now + timedelta(seconds=monitor.check_interval)
+        # A shorter interval takes effect now rather than after the old one
+        # (first_due is now for a type that is not a heartbeat).
+        latest = first_due + timedelta(seconds=monitor.check_interval)
         MonitorLocation.update(next_check_at=latest).where(
             (MonitorLocation.monitor == monitor) & (MonitorLocation.next_check_at > latest)
         ).execute()
@@ -446,6 +455,7 @@ def pause_monitor(monitor: Monitor, reason: str | None, *, now: datetime) -> Mon
 
 
 def resume_monitor(monitor: Monitor, *, now: datetime) -> Monitor:
+    due = _first_due(monitor, now)
     with write_tx():
         # A resumed monitor starts over: pending until its first check.
         fresh = {
@@ -457,7 +467,7 @@ def resume_monitor(monitor: Monitor, *, now: datetime) -> Monitor:
         }
         if not _set_paused(monitor, False, now=now, paused_at=None, pause_reason=None, **fresh):
             raise ApiError("MONITOR_NOT_PAUSED", "Monitor is not paused")
-        MonitorLocation.update(next_check_at=_first_due(monitor, now), last_status=None).where(
+        MonitorLocation.update(next_check_at=due, last_status=None).where(
             MonitorLocation.monitor == monitor.id
         ).execute()
     render_purges.forget_monitors([monitor])

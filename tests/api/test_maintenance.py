@@ -11,6 +11,8 @@ import pytest
 from tests.api.shapes import assert_error, create, sqlite_only
 from tests.api.tokens import mint
 from uptime_server.clock import isoformat
+from uptime_server.maintenance_windows import active_monitor_ids, in_maintenance
+from uptime_server.models import MaintenanceWindow
 
 URL = "/api/v1/maintenance"
 
@@ -201,3 +203,80 @@ def test_a_recurring_window_follows_berlin_time_across_dst(alice, clock, schedul
     ):
         clock.set(at)
         assert status_of(alice, mid) == expected, at
+
+
+@sqlite_only
+def test_schedules_that_would_stall_the_server_are_refused(alice, clock):
+    """Issue 29: opening twice within an hour, at no time in the next 10 years, a DTSTART
+    over a year old, or a rule too costly to evaluate: VALIDATION_ERROR naming the field."""
+    mid = create(alice)
+    refused = [
+        ({"rrule": "FREQ=SECONDLY"}, "rrule"),
+        ({"rrule": "FREQ=MINUTELY;INTERVAL=30"}, "rrule"),
+        ({"rrule": "FREQ=DAILY;BYHOUR=2;BYMINUTE=0,30"}, "rrule"),
+        ({"cron": "* * * * *"}, "cron"),
+        ({"cron": "*/30 2 * * *"}, "cron"),
+        ({"cron": "0,59 * * * *"}, "cron"),
+        ({"rrule": "FREQ=HOURLY;BYMONTH=2;BYMONTHDAY=30"}, "rrule"),  # never
+        ({"rrule": "FREQ=DAILY;UNTIL=20200101T000000"}, "rrule"),  # over
+        ({"rrule": "DTSTART:21000101T000000\nRRULE:FREQ=DAILY"}, "rrule"),  # too far ahead
+        ({"rrule": "DTSTART:19700101T000000\nRRULE:FREQ=SECONDLY"}, "rrule"),
+        ({"rrule": "DTSTART:20251101T020000\nRRULE:FREQ=DAILY"}, "rrule"),  # > 1 year back
+        ({"rrule": "FREQ=SECONDLY;BYHOUR=2;BYMINUTE=0;BYSECOND=0"}, "rrule"),  # too costly
+        ({"rrule": "FREQ=DAILY;COUNT=1000000"}, "rrule"),  # give UNTIL
+    ]
+    for schedule, field in refused:
+        body = {"title": "w", "monitor_ids": [mid], "duration": 600, **schedule}
+        response = alice.post(URL, json=body)
+        assert_error(response, 400, "VALIDATION_ERROR", field, only=True)
+    accepted = [
+        {"cron": "0 * * * *"},  # an hour apart is enough
+        {"rrule": "FREQ=HOURLY"},
+        {"rrule": "FREQ=MINUTELY;INTERVAL=60"},
+        {"rrule": "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29"},  # next in 2028
+        {"rrule": "DTSTART:20260601T020000\nRRULE:FREQ=DAILY"},  # under a year back
+        {"rrule": "FREQ=DAILY;COUNT=30"},
+    ]
+    for schedule in accepted:
+        window(alice, monitor_ids=[mid], duration=600, **schedule)
+    assert len(alice.get(URL).get_json()["data"]) == len(accepted)  # nothing refused was kept
+
+
+@sqlite_only
+def test_an_edit_checks_a_new_schedule_and_keeps_an_aged_one(alice, clock):
+    mid = create(alice)
+    w = window(alice, monitor_ids=[mid], duration=600, rrule="FREQ=DAILY;BYHOUR=2")
+    response = alice.put(f"{URL}/{w['id']}", json={"cron": "*/5 * * * *", "duration": 600})
+    assert_error(response, 400, "VALIDATION_ERROR", "cron", only=True)
+    assert alice.get(f"{URL}/{w['id']}").get_json()["data"]["rrule"] == "FREQ=DAILY;BYHOUR=2"
+    # Stored two years ago with its DTSTART then: an edit of the title keeps it.
+    aged = "DTSTART:20241122T020000\nRRULE:FREQ=DAILY"
+    MaintenanceWindow.update(rrule=aged).where(MaintenanceWindow.id == w["id"]).execute()
+    edited = alice.put(f"{URL}/{w['id']}", json={"title": "nightly"})
+    assert edited.status_code == 200, edited.get_json()
+    assert (edited.get_json()["data"]["rrule"], edited.get_json()["data"]["title"]) == (
+        aged,
+        "nightly",
+    )
+    again = alice.put(f"{URL}/{w['id']}", json={"rrule": aged, "duration": 600})
+    assert_error(again, 400, "VALIDATION_ERROR", "rrule", only=True)
+
+
+def test_the_recorders_question_follows_the_same_rule(alice, bob, clock):
+    """``in_maintenance`` (per batch of monitors) agrees with ``active_monitor_ids``:
+    monitor_ids, all of the tags, the owner's monitors only."""
+    both = create(alice, name="both", tags=["web", "eu"])
+    web = create(alice, name="web", tags=["web"])
+    listed_one = create(alice, name="listed")
+    other = create(alice, name="other")
+    theirs = create(bob, name="theirs", tags=["web", "eu"])
+    w = window(alice, tags=["web", "eu"], monitor_ids=[listed_one])
+    alice.post(f"{URL}/{w['id']}/start")
+    ids = [both, web, listed_one, other, theirs]
+    now = clock.now()
+    assert in_maintenance(now, ids) == {both, listed_one}
+    assert active_monitor_ids(now, [alice.user.id, bob.user.id]) & set(ids) == {both, listed_one}
+    alice.put(f"/api/v1/monitors/{web}", json={"tags": ["web", "eu"]})
+    assert in_maintenance(now, ids) == {both, web, listed_one}  # tags read at each question
+    alice.post(f"{URL}/{w['id']}/end")
+    assert in_maintenance(now, ids) == set()

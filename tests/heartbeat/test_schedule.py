@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from tests.heartbeat.conftest import URL, make_heartbeat, ping_path, shown, sweep
+from uptime_server.engine import heartbeat_schedule
 from uptime_server.engine.heartbeat_schedule import HeartbeatSchedule
+from uptime_server.models import Monitor
+from uptime_server.recurrence import Failures
 
 
 def at(text: str) -> datetime:
@@ -102,3 +105,73 @@ def test_a_heartbeat_turned_http_is_checked_at_once_and_back_waits(alice: Any, c
     data = alice.put(f"{URL}/{m['id']}", json=back).get_json()["data"]
     assert data["next_deadline"] == "2026-11-22T12:11:00Z"  # from creation: 12:10, +1 min
     assert data["ping_url"] == m["ping_url"]  # its token kept
+
+
+def _stepped(schedule: HeartbeatSchedule, missed: datetime, now: datetime) -> datetime:
+    """The next deadline as found slot by slot (the way it was, and is not, computed)."""
+    grace = timedelta(seconds=schedule.grace)
+    expected = schedule.expected_after(missed - grace)
+    while expected + grace <= now:
+        expected = schedule.expected_after(expected)
+    return expected + grace
+
+
+@pytest.mark.parametrize(
+    "schedule",
+    [
+        HeartbeatSchedule(grace=60, period=3600),
+        HeartbeatSchedule(grace=0, period=300),
+        HeartbeatSchedule(grace=600, cron="*/15 * * * *"),
+        HeartbeatSchedule(grace=600, cron="0 3 * * *", timezone="Europe/Berlin"),
+    ],
+    ids=["hourly", "5 min, no grace", "cron 15 min", "cron Berlin"],
+)
+def test_the_next_deadline_is_counted_out_not_stepped(schedule: HeartbeatSchedule) -> None:
+    missed = at("2026-03-20T03:10:00Z")
+    for late in (0, 59, 60, 61, 899, 900, 3600, 86400 * 9 + 17, 86400 * 11):
+        now = missed + timedelta(seconds=late)
+        assert schedule.next_deadline(missed, now) == _stepped(schedule, missed, now), late
+
+
+def test_a_minutely_cron_70_days_on_is_one_step(monkeypatch: Any) -> None:
+    """A cron edit counts from the last success: no walk over the 100,800 slots since."""
+    calls = []
+    real = HeartbeatSchedule.expected_after
+    monkeypatch.setattr(
+        HeartbeatSchedule, "expected_after", lambda self, t: calls.append(t) or real(self, t)
+    )
+    schedule = HeartbeatSchedule(grace=60, cron="* * * * *")
+    since, now = at("2026-01-01T00:00:00Z"), at("2026-03-12T10:00:30Z")
+    assert schedule.first_deadline(since, now) == at("2026-03-12T10:01:00Z")
+    assert len(calls) == 2
+
+
+def test_a_cron_without_a_next_fire_fails_closed_a_day_on(caplog: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(heartbeat_schedule, "FAILURES", Failures(heartbeat_schedule.log))
+    schedule = HeartbeatSchedule(grace=600, cron="0 0 30 2 *", monitor_id=77)
+    moment = at("2026-03-20T03:10:00Z")
+    assert schedule.deadline_after(moment) == moment + timedelta(days=1, seconds=600)
+    now = moment + timedelta(days=3)
+    assert schedule.next_deadline(moment, now) == now + timedelta(days=1)
+    assert "heartbeat monitor 77: cron '0 0 30 2 *' gives no next fire" in caplog.text
+    assert caplog.text.count("heartbeat monitor 77:") == 1  # once, not on every question
+
+
+def test_a_stored_cron_that_never_fires_still_takes_pings(
+    alice: Any, anon: Any, clock: Any, scheduler: Any
+) -> None:
+    """Stored without the API's check: pings are recorded (500 before), and it is judged
+    a day after each one."""
+    m = make_heartbeat(alice)
+    Monitor.update(period=None, cron="0 0 30 2 *", timezone="UTC").where(
+        Monitor.id == m["id"]
+    ).execute()
+    response = anon.get(ping_path(m))
+    assert response.status_code == 200, response.get_data(as_text=True)
+    deadline = clock.now() + timedelta(days=1, seconds=600)
+    assert shown(alice, m["id"])["next_deadline"] == deadline.isoformat().replace("+00:00", "Z")
+    clock.set(deadline + timedelta(seconds=1))
+    sweep(scheduler, clock)
+    monitor = shown(alice, m["id"])
+    assert monitor["status"] == "offline"
+    assert monitor["next_deadline"] > monitor["last_check"]

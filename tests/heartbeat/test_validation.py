@@ -62,3 +62,19 @@ def test_list_filters_and_shows_heartbeats(alice: Any) -> None:
     make_heartbeat(alice)
     listed = alice.get(URL, query_string={"type": "heartbeat"}).get_json()
     assert [m["type"] for m in listed["data"]] == ["heartbeat"]
+
+
+@pytest.mark.parametrize("cron", ["0 0 30 2 *", "0 0 31 4,6,9,11 *"])
+def test_a_cron_that_never_fires_is_refused_not_a_500(alice: Any, cron: str) -> None:
+    """Issue 29: it used to pass as valid, then fail computing the first deadline."""
+    body = {**BASE, "period": None, "cron": cron}
+    error = assert_error(alice.post(URL, json=body), 400, "VALIDATION_ERROR", "cron", only=True)
+    assert "fires" in error["details"]["cron"][0]
+    m = make_heartbeat(alice)
+    response = alice.put(f"{URL}/{m['id']}", json={"period": None, "cron": cron})
+    assert_error(response, 400, "VALIDATION_ERROR", "cron", only=True)
+    assert alice.get(f"{URL}/{m['id']}").get_json()["data"]["period"] == 3600
+    # Every minute is fine for a heartbeat.
+    assert (
+        alice.put(f"{URL}/{m['id']}", json={"period": None, "cron": "* * * * *"}).status_code == 200
+    )

@@ -1,20 +1,26 @@
 """When a maintenance window is open: one-off, recurring across DST changes
-(rrule and cron in Europe/Berlin), and opened or ended by hand."""
+(rrule and cron in Europe/Berlin), opened or ended by hand; and schedules that
+would walk for ever, answered or failed closed within their budget of steps."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from uptime_server import maintenance_schedule
 from uptime_server.maintenance_schedule import (
+    QUICK_STEPS,
     Schedule,
+    evaluate,
     is_open,
     next_start,
     open_until,
     spans,
     union_seconds,
 )
+from uptime_server.recurrence import Failures, Steps
 
 
 def utc(*args: int) -> datetime:
@@ -88,3 +94,57 @@ def test_opened_by_hand_until_ended_and_ending_cuts_the_occurrence():
     cron = Schedule(cron="0 * * * *", duration=1800, ended_at=utc(2026, 5, 1, 10, 10))
     assert not is_open(cron, utc(2026, 5, 1, 10, 15))
     assert is_open(cron, utc(2026, 5, 1, 10, 5)) and is_open(cron, utc(2026, 5, 1, 11, 5))
+
+
+# -- under a budget of steps ------------------------------------------------------------
+
+NOW = utc(2026, 3, 10, 12, 0, 30)
+PATHOLOGICAL = {
+    "secondly from 1970": Schedule(
+        rrule="DTSTART:19700101T000000\nRRULE:FREQ=SECONDLY", duration=60, id=41
+    ),
+    "secondly, 20 days back": Schedule(
+        rrule="FREQ=SECONDLY", duration=60, created_at=NOW - timedelta(days=20), id=42
+    ),
+    "every minute, 30 days long": Schedule(cron="* * * * *", duration=30 * 86400, id=43),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
+def test_whether_open_needs_only_the_last_start(name):
+    """Open now (each starts every second or minute): answered from the last start alone."""
+    s = PATHOLOGICAL[name]
+    found, complete = evaluate(s, NOW, NOW + timedelta(seconds=5), Steps(QUICK_STEPS))
+    assert complete and found == [(NOW, NOW + timedelta(seconds=5))]
+    assert is_open(s, NOW)
+
+
+@pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
+def test_a_schedule_past_its_budget_fails_closed_and_logs_its_window(name, caplog, monkeypatch):
+    fresh = Failures(maintenance_schedule.log)  # nothing logged yet
+    monkeypatch.setattr(maintenance_schedule, "FAILURES", fresh)
+    s = PATHOLOGICAL[name]
+    found, complete = evaluate(s, NOW - timedelta(days=90), NOW)
+    assert (found, complete) == ([], False)  # counted as not open
+    assert f"maintenance window {s.id}: its schedule" in caplog.text
+    assert spans(s, NOW - timedelta(days=90), NOW) == []
+    # Logged once, not on every question.
+    assert caplog.text.count(f"maintenance window {s.id}:") == 1
+
+
+def test_what_fails_closed_is_the_schedule_not_an_opening_by_hand(caplog):
+    s = replace(PATHOLOGICAL["secondly from 1970"], id=44, manual_start=NOW - timedelta(hours=1))
+    assert spans(s, NOW - timedelta(days=90), NOW) == [(NOW - timedelta(hours=1), NOW)]
+
+
+def test_a_rule_that_never_matches_is_never_open_and_costs_little():
+    s = Schedule(rrule="FREQ=HOURLY;BYMONTH=2;BYMONTHDAY=30", duration=3600, id=45)
+    assert evaluate(s, NOW, NOW + timedelta(seconds=5), Steps(QUICK_STEPS)) == ([], True)
+    assert next_start(s, NOW) is None and open_until(s, NOW) is None
+
+
+def test_a_window_open_every_hour_for_two_never_closes():
+    """Its occurrences chain: open_until and next_start stop at CHAIN of them."""
+    s = Schedule(cron="0 * * * *", duration=7200, id=46)
+    assert is_open(s, NOW)
+    assert open_until(s, NOW) is None and next_start(s, NOW) is None

@@ -43,8 +43,9 @@ def list_windows() -> Any:
 @doc("createMaintenance", ok={201: data(Maintenance)}, errors=(403,), body=MaintenanceBody)
 def create() -> Any:
     """Create a maintenance window."""
-    body = parse_body(json_body())
-    return _window(maintenance_service.create_window(current_user, body, now=now())), 201
+    moment = now()
+    body = parse_body(json_body(), now=moment)
+    return _window(maintenance_service.create_window(current_user, body, now=moment)), 201
 
 
 @bp.get("/<int:window_id>")
@@ -59,8 +60,9 @@ def show(window_id: int) -> Any:
 def update(window_id: int) -> Any:
     """Change a window; omitted fields keep their values, a new schedule replaces the old."""
     row = maintenance_service.get_owned(current_user, window_id)
-    body = parse_body(json_body(), current_fields(row))
-    return _window(maintenance_service.update_window(row, body, now=now()))
+    moment = now()
+    body = parse_body(json_body(), current_fields(row), now=moment)
+    return _window(maintenance_service.update_window(row, body, now=moment))
 
 
 @bp.delete("/<int:window_id>")

@@ -78,34 +78,37 @@ class Recorder:
         return retry_locked(self._record_batch)(outcomes, now)
 
     def _record_batch(self, outcomes: Sequence[CheckOutcome], now: datetime) -> list[Recorded]:
-        with database.connection_context(), write_tx():
-            batch = Batch.load({o.monitor_id for o in outcomes})
-            # Windows are few: which monitors they cover is read once per batch.
-            batch.maintenance = maintenance_windows.active_monitor_ids(
-                now, {m.user_id for m in batch.monitors.values()}
-            )
-            plans = [self._plan(outcome, batch) for outcome in outcomes]
-            if not batch.write_runs(plans):
-                raise StaleState("a monitor's state_version moved under the lock")
-            for plan in plans:
-                if plan.has_events or plan.cert_event:
-                    self._write_events(plan, batch, now)
-            cells = rollups.add_runs(
-                [
-                    rollups.RunSample(
-                        p.outcome.monitor_id,
-                        int(p.outcome.checked_at.timestamp()),
-                        p.done.run_status != "offline",
-                        p.outcome.response_time,
-                    )
-                    for p in plans
-                    if p.done.run_id is not None
-                    and not p.outcome.history_only
-                    and not p.in_maintenance
-                    and p.outcome.counted
-                ],
-                versions_moved=versions_moved(plans),
-            )
+        with database.connection_context():
+            ids = {o.monitor_id for o in outcomes}
+            # Read before the write lock is taken: no schedule is evaluated
+            # while it is held (maintenance_windows caches the evaluation per
+            # user for a few seconds; the owners and their windows are reads).
+            in_maintenance = maintenance_windows.in_maintenance(now, ids)
+            with write_tx():
+                batch = Batch.load(ids)
+                batch.maintenance = in_maintenance
+                plans = [self._plan(outcome, batch) for outcome in outcomes]
+                if not batch.write_runs(plans):
+                    raise StaleState("a monitor's state_version moved under the lock")
+                for plan in plans:
+                    if plan.has_events or plan.cert_event:
+                        self._write_events(plan, batch, now)
+                cells = rollups.add_runs(
+                    [
+                        rollups.RunSample(
+                            p.outcome.monitor_id,
+                            int(p.outcome.checked_at.timestamp()),
+                            p.done.run_status != "offline",
+                            p.outcome.response_time,
+                        )
+                        for p in plans
+                        if p.done.run_id is not None
+                        and not p.outcome.history_only
+                        and not p.in_maintenance
+                        and p.outcome.counted
+                    ],
+                    versions_moved=versions_moved(plans),
+                )
         rollups.committed(cells)
         return [plan.done for plan in plans]
 

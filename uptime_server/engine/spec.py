@@ -74,6 +74,7 @@ def check_spec(monitor: Any) -> CheckSpec:
     options.update((name, get(name)) for name in _STATE_OPTIONS.get(kind, ()))
     if kind == "heartbeat" and isinstance(monitor, Mapping):
         options["deadline"] = monitor.get("next_check_at")  # the claimed due time
+        options["id"] = monitor.get("monitor")  # the monitor's, for its schedule's log
     return CheckSpec(
         url=url,
         type=kind,

@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 
 from peewee import ModelSelect, fn
 
-from uptime_server import maintenance_service
+from uptime_server import maintenance_windows
 from uptime_server.config import Settings
 from uptime_server.db import database, retry_locked, write_tx
 from uptime_server.models import AlertSettings, Monitor, Notification, User
@@ -97,6 +97,17 @@ class ReminderSweep:
 
     def _remind(self, note_id: int, sent: int, now: datetime) -> int:
         """Write one reminder of downtime *note_id* if it is still due; 1 if written."""
+        # Whether its monitor is in maintenance is asked before the write lock
+        # is taken: no schedule is evaluated while it is held.
+        owner = (
+            Notification.select(Notification.monitor, Notification.user)
+            .where(Notification.id == note_id)
+            .tuples()
+            .first()
+        )
+        if owner is None:
+            return 0
+        in_maintenance = owner[0] in maintenance_windows.active_monitor_ids(now, [owner[1]])
         with write_tx():
             note = Notification.get_or_none(Notification.id == note_id)
             if note is None or note.next_reminder_at is None or note.next_reminder_at > now:
@@ -117,7 +128,7 @@ class ReminderSweep:
             if following <= now:
                 following = now + step
             monitor = Monitor.get_by_id(note.monitor_id)
-            if maintenance_service.in_maintenance(monitor, now):
+            if in_maintenance:
                 # Skipped, not postponed: the next one is one interval on.
                 Notification.update(next_reminder_at=following).where(guard).execute()
                 return 0

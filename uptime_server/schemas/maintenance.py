@@ -13,11 +13,17 @@ from typing import Annotated, Any, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
-from dateutil.rrule import rrulestr
 from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, Strict
 
 from uptime_server.errors import validation_error
-from uptime_server.maintenance_schedule import Schedule, is_open, next_start, open_until
+from uptime_server.maintenance_schedule import (
+    Schedule,
+    cron_error,
+    is_open,
+    next_start,
+    open_until,
+    rrule_error,
+)
 from uptime_server.schemas.base import ResponseModel, UtcTime
 from uptime_server.schemas.field_rules import no_control, strip
 from uptime_server.schemas.requests import Rule, check_fields, require_object
@@ -74,7 +80,9 @@ class MaintenanceBody(BaseModel):
         return values
 
 
-def _between_fields(body: MaintenanceBody) -> dict[str, list[str]]:
+def _between_fields(
+    body: MaintenanceBody, now: datetime, new_schedule: bool
+) -> dict[str, list[str]]:
     errors: dict[str, list[str]] = {}
     try:
         no_control(body.title, "title")
@@ -106,17 +114,20 @@ def _between_fields(body: MaintenanceBody) -> dict[str, list[str]]:
         errors["duration"] = ["a recurring window needs a duration in seconds"]
     if not recurring and body.duration is not None:
         errors["duration"] = ["only a recurring window (rrule or cron) has a duration"]
+    zone = "UTC"
     try:
         ZoneInfo(body.timezone)
+        zone = body.timezone
     except (ZoneInfoNotFoundError, ValueError):
         errors["timezone"] = ["must be an IANA time zone, e.g. Europe/Berlin"]
-    if body.cron is not None and not _fires(body.cron):
-        errors["cron"] = ["must be a valid five-field cron expression, e.g. '0 2 * * 0'"]
-    if body.rrule is not None:
-        try:
-            rrulestr(body.rrule, dtstart=datetime(2000, 1, 1), ignoretz=True)
-        except Exception:  # the parser's errors are of many kinds
-            errors["rrule"] = ["must be an RFC 5545 RRULE, e.g. 'FREQ=WEEKLY;BYDAY=SU;BYHOUR=2'"]
+    if body.cron is not None:
+        if not _fires(body.cron):
+            errors["cron"] = ["must be a valid five-field cron expression, e.g. '0 2 * * 0'"]
+        elif new_schedule and (problem := cron_error(body.cron, zone, now)):
+            errors["cron"] = [problem]
+    # An rrule kept as stored by an edit is only read again: its DTSTART may have aged.
+    if body.rrule is not None and (problem := rrule_error(body.rrule, zone, now, new=new_schedule)):
+        errors["rrule"] = [problem]
     return errors
 
 
@@ -131,8 +142,16 @@ def _fires(cron: str) -> bool:
     return True
 
 
-def parse_body(data: Any, current: dict[str, Any] | None = None) -> MaintenanceBody:
-    """A create body, or an edit's fields over *current* (omitted fields keep their values)."""
+def parse_body(
+    data: Any, current: dict[str, Any] | None = None, *, now: datetime
+) -> MaintenanceBody:
+    """A create body, or an edit's fields over *current* (omitted fields keep their values).
+
+    A schedule given (on create, or rrule/cron in an edit) must open the
+    window at least once in the next 10 years, never twice within an hour,
+    and an RRULE's DTSTART must be at most a year old; one kept as stored by
+    an edit is only parsed again.
+    """
     given = require_object(data, "must be a JSON object with title and monitor_ids or tags")
     merged = {**(current or {}), **given}
     if current is not None and any(k in given for k in ("starts_at", "ends_at", "rrule", "cron")):
@@ -141,7 +160,8 @@ def parse_body(data: Any, current: dict[str, Any] | None = None) -> MaintenanceB
             merged[name] = given.get(name)
     body, errors = check_fields(MaintenanceBody, merged)
     if body is not None:
-        errors = _between_fields(body)
+        new_schedule = current is None or "rrule" in given or "cron" in given
+        errors = _between_fields(body, now, new_schedule)
     if errors:
         raise validation_error(errors)
     assert body is not None

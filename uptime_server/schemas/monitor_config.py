@@ -30,7 +30,7 @@ from pydantic import (
 )
 
 from uptime_server.config import Settings
-from uptime_server.engine.heartbeat_schedule import valid_cron
+from uptime_server.engine.heartbeat_schedule import fires, valid_cron
 from uptime_server.engine.json_path import MAX_LENGTH as JSON_PATH_MAX_LENGTH
 from uptime_server.engine.json_path import validate_json_path
 from uptime_server.engine.probes.payload import parse_escapes
@@ -278,6 +278,8 @@ class MonitorConfig(_JudgedWhole):
     def _cron(cls, v: str | None) -> str | None:
         if v is not None and not valid_cron(v.strip()):
             raise ValueError("must be a cron expression of 5 fields, e.g. '0 3 * * *'")
+        if v is not None and not fires(v.strip()):
+            raise ValueError("must be a cron expression that fires: this one gives no date")
         return v.strip() if v else None
 
     @field_validator("timezone")
