@@ -16,7 +16,9 @@ every minute (the first pass writes them, unmeasured).
 Then the same claims made as the daemon makes them, by the database worker
 (``DatabaseWorker.claim`` of each ``Dispatcher.next_request``): the CPU this
 process still spends per check (the request, the unpickled claims), the
-query's being the child's.
+query's being the child's. Last, the hand-over of a batch of ``--batch``
+outcomes to the worker: the CPU per outcome to pickle it as the writer sends
+it (``CheckOutcome.__reduce__``) and to unpickle it as the child reads it.
 """
 
 from __future__ import annotations
@@ -84,6 +86,11 @@ def _report(args: argparse.Namespace) -> None:
     print(
         f"claims made by the database worker: {remote * 1e6:.0f} µs CPU per check "
         "in the claiming process"
+    )
+    send, read = _handover(args.batch)
+    print(
+        f"outcomes handed to the database worker: {send * 1e6:.2f} µs CPU per outcome "
+        f"to send, {read * 1e6:.2f} µs to read"
     )
 
 
@@ -195,6 +202,48 @@ def _child_claim_round(args: argparse.Namespace) -> float:
         return (time.process_time() - started) / max(done, 1)
     finally:
         child.close()
+
+
+def _handover(batch: int, repeat: int = 200) -> tuple[float, float]:
+    """Best of 7: seconds per outcome to pickle a batch as ``DatabaseWorker.record`` sends it
+    (through multiprocessing's pickler) and to unpickle it as the child reads it."""
+    import pickle
+    from datetime import timedelta
+    from multiprocessing.reduction import ForkingPickler
+
+    from uptime_server.engine.outcomes import CheckOutcome
+    from uptime_server.engine.worker import _Record
+
+    at = datetime.now(UTC)
+    outcomes = [
+        CheckOutcome(
+            monitor_id=i,
+            monitor_created_at=at - timedelta(days=1, seconds=i),
+            location="local",
+            checked_at=at + timedelta(microseconds=i),
+            passed=True,
+            response_time=3,
+            status_code=200,
+            error=None,
+            next_check_at=at + timedelta(seconds=60, microseconds=i),
+            lease_owner="host-1-ab12cd34/7",
+        )
+        for i in range(batch)
+    ]
+    request = _Record(outcomes, at, False)
+    sent = bytes(ForkingPickler.dumps(request))
+    assert pickle.loads(sent) == request
+    send = read = float("inf")
+    for _ in range(7):
+        started = time.process_time()
+        for _ in range(repeat):
+            ForkingPickler.dumps(request)
+        send = min(send, (time.process_time() - started) / repeat / batch)
+        started = time.process_time()
+        for _ in range(repeat):
+            pickle.loads(sent)
+        read = min(read, (time.process_time() - started) / repeat / batch)
+    return send, read
 
 
 if __name__ == "__main__":

@@ -62,9 +62,9 @@ Shutdown (SIGTERM → ``shutdown(grace)``), all of it within *grace* seconds: st
 claiming; give back the leases of claimed checks that have not started (they
 are due again for anyone at once); let started checks finish within the grace
 period but its last part (a third, at most ``FLUSH_RESERVE``), then cancel what
-is left and give back its leases too; flush the writer and close its ``records`` (the
-database worker) in what remains; what could not be written by then is dropped, its
-checks due again when their leases expire.
+is left and give back its leases too; flush the writer and close its
+``records`` (the database worker) in what remains; what could not be written
+by then is dropped, its checks due again when their leases expire.
 """
 
 from __future__ import annotations

@@ -45,9 +45,8 @@ Memory: the child is spawned (the parent has threads and sockets, which a fork
 would copy mid-use), and a spawned child imports this module and what it
 imports, plus the parent's ``__main__`` unless hidden (``_main_module_hidden``).
 So this module and everything it imports keep Flask, pydantic, aiohttp and
-cryptography out (tests/engine/test_worker.py checks the child's real imports);
-bench/README.md#the-check-engine-speed-and-memory-issue-17-make-bench-checks-make-bench-scale
-says what that saves.
+cryptography out (tests/engine/test_worker.py checks the child's real imports;
+what that saves: bench/README.md#the-database-worker-issue-30-item-7).
 """
 
 from __future__ import annotations
