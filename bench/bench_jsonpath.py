@@ -68,7 +68,7 @@ def recorded_errors(url: str, monitor_id: int) -> Counter[str]:
 def run(args: argparse.Namespace, workdir: Path, target: Target, with_pathological: bool) -> dict:
     url = args.database_url or f"sqlite:///{workdir / 'jsonpath.db'}"
     reset(url)
-    # Due once the engine is up (imports, recorder process): start-up is not lag.
+    # Due once the engine is up (imports, database worker): start-up is not lag.
     first_due = datetime.now(UTC) + timedelta(seconds=args.warmup)
     seed_monitors(
         url,

@@ -346,7 +346,7 @@ def start_pinged_daemon(
 
 
 def daemon_cpu(pid: int) -> tuple[float, float]:
-    """CPU seconds of the daemon itself and of its children (the recorder processes)."""
+    """CPU seconds of the daemon itself and of its children (the database workers)."""
     own = cpu_s(f"/proc/{pid}/stat")
     return own, tree_cpu_s(pid) - own
 
@@ -506,7 +506,7 @@ def main(argv: list[str] | None = None) -> int:
             answered = max(statuses.get(200, 0), 1)
             print(
                 f"  CPU per ping: {own / answered * 1000:.2f} ms answering (waitress, ping path), "
-                f"{children / answered * 1000:.2f} ms recording (recorder process)"
+                f"{children / answered * 1000:.2f} ms recording (database worker)"
             )
             half = rate / 2
             latencies, statuses = in_child("open", base, tokens, half, args.seconds)

@@ -3,7 +3,7 @@
 Seeds ``--monitors`` monitors all due in a scratch SQLite file (or, with
 ``--postgres``, a scratch PostgreSQL database on 127.0.0.1), then claims
 them in batches of ``--batch`` (``Dispatcher.claim``) and records a passing
-run for each claim (``Recorder.record``, the transaction the recorder process
+run for each claim (``Recorder.record``, the transaction the database worker
 runs), and prints the CPU time of this process per check for each: no probe,
 no target, no other process, so the figure moves with the code, little with
 the machine's load. ``--profile`` prints the top of a cProfile of each part.
@@ -13,10 +13,12 @@ is printed beside each part: the database's share of the history.
 five-minute bucket: their roll-up rows exist, as they do for a monitor checked
 every minute (the first pass writes them, unmeasured).
 
-Then the same claims made as the daemon makes them, by the recorder process
-(``Dispatcher(claim_elsewhere=RecorderProcess.claim)``): the CPU this process
-still spends per check (the request, the unpickled claims), the query's
-being the child's.
+Then the same claims made as the daemon makes them, by the database worker
+(``DatabaseWorker.claim`` of each ``Dispatcher.next_request``): the CPU this
+process still spends per check (the request, the unpickled claims), the
+query's being the child's. Last, the hand-over of a batch of ``--batch``
+outcomes to the worker: the CPU per outcome to pickle it as the writer sends
+it (``CheckOutcome.__reduce__``) and to unpickle it as the child reads it.
 """
 
 from __future__ import annotations
@@ -82,8 +84,13 @@ def _report(args: argparse.Namespace) -> None:
     print(line)
     remote = min(_child_claim_round(args) for _ in range(args.rounds))
     print(
-        f"claims made by the recorder process: {remote * 1e6:.0f} µs CPU per check "
+        f"claims made by the database worker: {remote * 1e6:.0f} µs CPU per check "
         "in the claiming process"
+    )
+    send, read = _handover(args.batch)
+    print(
+        f"outcomes handed to the database worker: {send * 1e6:.2f} µs CPU per outcome "
+        f"to send, {read * 1e6:.2f} µs to read"
     )
 
 
@@ -175,23 +182,68 @@ def _child_claim_round(args: argparse.Namespace) -> float:
     from uptime_server.config import load_settings
     from uptime_server.daemon import prepare
     from uptime_server.engine.dispatcher import Dispatcher
-    from uptime_server.engine.recorder_process import RecorderProcess
+    from uptime_server.engine.worker import DatabaseWorker
 
     url = os.environ["UPTIME_DATABASE_URL"]
     reset(url)
     seed_monitors(url, "http://127.0.0.1:9/", args.monitors, interval=3600,
                   first_due=datetime.now(UTC), spread=0)  # fmt: skip
     settings = prepare(load_settings())
-    child = RecorderProcess(settings)
+    child = DatabaseWorker(settings)
     try:
-        child.record([], now=datetime.now(UTC))  # answered once the child is up
-        dispatcher = Dispatcher(settings, claim_elsewhere=child.claim)
+        child.record([], datetime.now(UTC))  # answered once the child is up
+        dispatcher = Dispatcher(settings)
         done, started = 0, time.process_time()
-        while claims := dispatcher.claim(datetime.now(UTC), args.batch):
+        while request := dispatcher.next_request(datetime.now(UTC), args.batch):
+            claims = child.claim(request)
+            if not claims:
+                break
             done += len(claims)
         return (time.process_time() - started) / max(done, 1)
     finally:
         child.close()
+
+
+def _handover(batch: int, repeat: int = 200) -> tuple[float, float]:
+    """Best of 7: seconds per outcome to pickle a batch as ``DatabaseWorker.record`` sends it
+    (through multiprocessing's pickler) and to unpickle it as the child reads it."""
+    import pickle
+    from datetime import timedelta
+    from multiprocessing.reduction import ForkingPickler
+
+    from uptime_server.engine.outcomes import CheckOutcome
+    from uptime_server.engine.worker import _Record
+
+    at = datetime.now(UTC)
+    outcomes = [
+        CheckOutcome(
+            monitor_id=i,
+            monitor_created_at=at - timedelta(days=1, seconds=i),
+            location="local",
+            checked_at=at + timedelta(microseconds=i),
+            passed=True,
+            response_time=3,
+            status_code=200,
+            error=None,
+            next_check_at=at + timedelta(seconds=60, microseconds=i),
+            lease_owner="host-1-ab12cd34/7",
+        )
+        for i in range(batch)
+    ]
+    request = _Record(outcomes, at, False)
+    sent = bytes(ForkingPickler.dumps(request))
+    assert pickle.loads(sent) == request
+    send = read = float("inf")
+    for _ in range(7):
+        started = time.process_time()
+        for _ in range(repeat):
+            ForkingPickler.dumps(request)
+        send = min(send, (time.process_time() - started) / repeat / batch)
+        started = time.process_time()
+        for _ in range(repeat):
+            pickle.loads(sent)
+        read = min(read, (time.process_time() - started) / repeat / batch)
+    return send, read
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from uptime_server.config import load_settings
 from uptime_server.daemon import prepare
 from uptime_server.engine.probe_loop import ProbeJob
 from uptime_server.engine.scheduler import CheckScheduler
+from uptime_server.engine.worker import DatabaseWorker, InProcess
 from uptime_server.loops import LoopRunner
 
 IDLE_STOP = 1.0  # seconds without a recorded check before a shared burst looks if it is over
@@ -113,12 +114,12 @@ def _percentile(values: list[float], q: float) -> float | None:
 
 
 def _start_recorder(scheduler: CheckScheduler) -> float:
-    """Start the recorder process and wait until it answers; its CPU so far (imports)."""
-    child = scheduler.recorder_process
-    if child is None:
+    """Start the database worker and wait until it answers; its CPU so far (imports)."""
+    child = scheduler.records
+    if not isinstance(child, DatabaseWorker):
         return 0.0
-    child.record([], now=datetime.now(UTC))  # an empty batch: answered once it is up
-    return cpu_s(f"/proc/{child._process.pid}/stat")
+    child.record([], datetime.now(UTC))  # an empty batch: answered once it is up
+    return cpu_s(f"/proc/{child.pid}/stat")
 
 
 def _exclude_from_lags(scheduler: CheckScheduler, monitor_ids: set[int]) -> list[float]:
@@ -148,7 +149,8 @@ def main() -> None:
         tracemalloc.start()
     settings = prepare(load_settings())
     in_process = os.environ.get("BENCH_RECORDER") == "thread"
-    scheduler = CheckScheduler(settings, recorder_process=not in_process)
+    work = InProcess(settings) if in_process else DatabaseWorker(settings)
+    scheduler = CheckScheduler(settings, claims=work, records=work)
     excluded = {int(i) for i in os.environ.get("BENCH_EXCLUDE_MONITORS", "").split(",") if i}
     kept_lags = _exclude_from_lags(scheduler, excluded) if excluded else None
     runner = LoopRunner(scheduler, Clock())
@@ -187,11 +189,11 @@ def main() -> None:
         name: round(value - threads_before.get(name, 0.0), 2)
         for name, value in _threads_cpu().items()
     }
-    child = scheduler.recorder_process
+    child = scheduler.records
     recorder_cpu = None
-    if child is not None and child._process is not None:
-        rss["recorder_VmRSS"] = _rss_mb(child._process.pid).get("VmRSS", 0.0)
-        recorder_cpu = cpu_s(f"/proc/{child._process.pid}/stat") - recorder_cpu_before
+    if isinstance(child, DatabaseWorker) and child.pid is not None:
+        rss["recorder_VmRSS"] = _rss_mb(child.pid).get("VmRSS", 0.0)
+        recorder_cpu = cpu_s(f"/proc/{child.pid}/stat") - recorder_cpu_before
     runner.stop(settings.shutdown_grace)
     print(
         json.dumps(

@@ -7,7 +7,7 @@ The whole shutdown fits in ``UPTIME_SHUTDOWN_GRACE``, whatever state the
 daemon is in (a lost database included): the API's requests under way finish
 first, then every component stops at once, each in a thread of its own with
 the grace that is left; at the deadline the daemon stops waiting, kills its
-child processes still running (the recorder processes ignore SIGTERM so that
+child processes still running (the database workers ignore SIGTERM so that
 a signal to the whole process group cannot cut their last write short) and
 exits. Whatever was not written by then is logged; its checks run again once
 their leases expire.
@@ -62,14 +62,17 @@ def default_components(settings: Settings, options: DaemonOptions) -> list[Compo
     from uptime_server.clock import Clock
     from uptime_server.engine.housekeeping import default_housekeeping
     from uptime_server.engine.scheduler import CheckScheduler
+    from uptime_server.engine.worker import DatabaseWorker
     from uptime_server.loops import LoopRunner
     from uptime_server.metrics_snapshot import MetricsRefresher
 
     clock = Clock()
     components: list[Component] = []
     if options.scheduler:
+        # The engine's claims and writes run in a child process, on the other core.
+        worker = DatabaseWorker(settings)
         scheduler = CheckScheduler(
-            settings, clock=clock, location=options.location, recorder_process=True
+            settings, claims=worker, records=worker, clock=clock, location=options.location
         )
         components.append(LoopRunner(scheduler, clock))
         components.append(delivery.delivery_component(settings))  # outbox -> SMTP/.eml/Slack
@@ -84,8 +87,10 @@ def default_components(settings: Settings, options: DaemonOptions) -> list[Compo
 def run_due_checks(settings: Settings, options: DaemonOptions) -> None:
     """Cron mode's first step: every due check of the location, once, written."""
     from uptime_server.engine.scheduler import CheckScheduler
+    from uptime_server.engine.worker import InProcess
 
-    scheduler = CheckScheduler(settings, location=options.location)
+    here = InProcess(settings)
+    scheduler = CheckScheduler(settings, claims=here, records=here, location=options.location)
     try:
         count = scheduler.run_due()
     finally:
@@ -198,10 +203,12 @@ class Daemon:
     def _start_api(self) -> None:
         from uptime_server.app import create_app
         from uptime_server.clock import Clock
+        from uptime_server.engine.worker import DatabaseWorker
         from uptime_server.http_server import create_api_server, shared_port_sockets
         from uptime_server.ping_service import PingSink
 
-        self.ping_sink = PingSink(self.settings, Clock())
+        # Pings are recorded by a database worker of their own, which makes no claims.
+        self.ping_sink = PingSink(DatabaseWorker(self.settings, claims=False), Clock())
         self.ping_sink.start()
         services = {**self._services(), "ping_sink": self.ping_sink}
         app = create_app(self.settings, bind_database=False, services=services)
@@ -299,7 +306,7 @@ class Daemon:
             )
         # The API's "test now" loop, once its requests are over.
         close_shared_probe_loops(timeout=max(0.05, min(1.0, left())))
-        # A recorder process still writing (its database gone) would hold up
+        # A database worker still writing (its database gone) would hold up
         # the interpreter's exit, which joins child processes without a timeout.
         for child in multiprocessing.active_children():
             log.warning("killing %s (pid %s), still running at shutdown", child.name, child.pid)

@@ -13,7 +13,7 @@ memory: up to 10,000 more garbage objects between collections, a few MB.
 
 ``apply`` also freezes what start-up made (modules, the app, settings):
 ``gc.freeze`` moves it out of every later walk of the oldest generation.
-Called by the daemon once its parts are running, by the recorder process
+Called by the daemon once its parts are running, by the database worker
 and by the probe agent; ``python`` as the setting keeps the interpreter's
 own thresholds (and freezes nothing).
 """

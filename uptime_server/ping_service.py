@@ -22,8 +22,8 @@ The answering thread only hands the ping over (``engine.pings.PingIn``: the
 token's hash and what the ping carried); the token lookup, the outcome and
 the write are ``engine.pings.record_pings``, for a whole batch at once. The
 daemon records through a ``PingSink`` (group commit: the pings that arrived
-during the previous commit looked up and written together, by a child
-process); without one (tests, embedding, ``server run --no-api`` has no
+during the previous commit looked up and written together, by the
+database worker's child process); without one (tests, embedding, ``server run --no-api`` has no
 pings) each ping is looked up and written on its own. Either way a ping is
 answered only once it is committed.
 """
@@ -35,14 +35,13 @@ import re
 import threading
 import time
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.db_outages import OUTAGES, Link, unavailable
 from uptime_server.engine.pings import PingIn, record_pings
 from uptime_server.engine.recorder import Recorder
-from uptime_server.engine.recorder_process import RecorderProcess
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +66,20 @@ def record(ping: PingIn, settings: Settings, *, now: datetime, sink: Any) -> str
     if sink is not None:
         return sink.record(ping)
     return record_pings(Recorder(settings), [ping], now=now)[0]
+
+
+class PingRecords(Protocol):
+    """Where a batch of pings is recorded: ``engine.worker``'s ``InProcess`` (here) or
+    ``DatabaseWorker`` (in its child; ``remote``: the ping writer's thread then
+    needs no connection of its own). The ``PingSink`` starts and closes it."""
+
+    remote: bool
+
+    def start(self) -> None: ...
+
+    def close(self, timeout: float = ...) -> None: ...
+
+    def record_pings(self, pings: list[PingIn], now: datetime) -> list[str]: ...
 
 
 class PingNotRecorded(RuntimeError):
@@ -95,17 +108,16 @@ class PingSink:
     committed, so a ping answered 200 is in the database and a killed daemon
     loses no acknowledged ping; a batch that cannot be written fails its
     requests (503, sent again by the client) rather than being retried under
-    them. The batch's token lookup and its transaction run in a child
-    process (``RecorderProcess.record_pings``) so the database work does not
-    take the GIL from the threads answering; the child answers each ping
-    (recorded, paused, unknown token).
+    them. The batch's token lookup and its transaction are *records*'s
+    ``record_pings``: in the daemon a ``DatabaseWorker``'s child, so the
+    database work does not take the GIL from the threads answering; it
+    answers each ping (recorded, paused, unknown token).
     """
 
     COMMIT_TIMEOUT = 10.0  # seconds a request waits for its commit before a 503
 
-    def __init__(self, settings: Settings, clock: Clock, *, in_process: bool = False) -> None:
-        self.child = None if in_process else RecorderProcess(settings, claims=False)
-        self.recorder: Any = Recorder(settings)  # without a child
+    def __init__(self, records: PingRecords, clock: Clock) -> None:
+        self.records = records
         self.clock = clock
         self._ready = threading.Condition()
         self._pending = _Batch()
@@ -114,8 +126,7 @@ class PingSink:
         self.commits = 0
 
     def start(self) -> None:
-        if self.child is not None:
-            self.child.start()
+        self.records.start()
         with self._ready:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="ping-writer", daemon=True)
@@ -140,7 +151,7 @@ class PingSink:
         """Commit what is queued, then stop the writer (after the last request).
 
         *timeout*: seconds for all of it (the daemon's shutdown grace); by
-        default a commit's ``COMMIT_TIMEOUT`` and then the child's own.
+        default a commit's ``COMMIT_TIMEOUT`` and then the database worker's own.
         """
         deadline = time.monotonic() + (2 * self.COMMIT_TIMEOUT if timeout is None else timeout)
         with self._ready:
@@ -149,14 +160,13 @@ class PingSink:
             thread = self._thread
         if thread is not None:
             thread.join(min(self.COMMIT_TIMEOUT, max(0.0, deadline - time.monotonic())))
-        if self.child is not None:
-            self.child.close(max(0.1, deadline - time.monotonic()))
+        self.records.close(max(0.1, deadline - time.monotonic()))
 
     def _run(self) -> None:
         # In process the thread writes through a connection of its own, held
-        # (and opened again after the database dropped it); with a child, the
-        # child has one.
-        link = Link() if self.child is None else None
+        # (and opened again after the database dropped it); the database
+        # worker's child has one.
+        link = None if self.records.remote else Link()
         try:
             while True:
                 with self._ready:
@@ -173,11 +183,10 @@ class PingSink:
     def _commit(self, batch: _Batch, link: Link | None) -> None:
         try:
             now = self.clock.now()
-            if self.child is not None:
-                batch.answers = self.child.record_pings(batch.pings, now=now)
+            if link is None:
+                batch.answers = self.records.record_pings(batch.pings, now)
             else:
-                assert link is not None
-                batch.answers = link.run(lambda: record_pings(self.recorder, batch.pings, now=now))
+                batch.answers = link.run(self.records.record_pings, batch.pings, now)
             self.commits += 1
             OUTAGES.recovered()
         except Exception as exc:  # its requests answer 503: the clients send them again

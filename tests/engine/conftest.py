@@ -355,8 +355,10 @@ async def _no_sleep(seconds: float) -> None:
 def scheduler(db, settings, clock):
     """A CheckScheduler on the manual clock whose retries never wait."""
     from uptime_server.engine.scheduler import CheckScheduler
+    from uptime_server.engine.worker import InProcess
 
-    made = CheckScheduler(settings, clock=clock, sleep=_no_sleep)
+    here = InProcess(settings)
+    made = CheckScheduler(settings, claims=here, records=here, clock=clock, sleep=_no_sleep)
     yield made
     made.close()
 

@@ -25,6 +25,7 @@ from uptime_server import monitor_service
 from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.scheduler import CheckScheduler
+from uptime_server.engine.worker import InProcess
 from uptime_server.models import AlertSettings, CheckRun, Monitor, Notification, Outbox
 from uptime_server.notify.delivery import DeliveryLoop
 from uptime_server.schemas.monitor_config import MonitorConfig
@@ -156,7 +157,8 @@ def test_a_restart_between_thresholds_sends_nothing_twice(
     DeliveryLoop(with_smtp(settings, port), clock=clock).loop(clock.now())
     scheduler.close()
 
-    restarted = CheckScheduler(settings, clock=clock, sleep=_no_sleep)
+    here = InProcess(settings)
+    restarted = CheckScheduler(settings, claims=here, records=here, clock=clock, sleep=_no_sleep)
     try:
         check_once(clock, restarted, monitor)
         check_at(clock, restarted, cert_target, 5)

@@ -18,7 +18,7 @@ from uptime_server.engine.dispatcher import (
     next_due,
     scheduler_lag,
 )
-from uptime_server.engine.recorder_process import RecorderProcess
+from uptime_server.engine.worker import DatabaseWorker
 from uptime_server.models import MonitorLocation
 
 
@@ -260,17 +260,23 @@ def test_the_oldest_due_of_a_location_is_the_first_claimable_in_index_order(
     assert Dispatcher(settings, location="eu", worker_id="w").oldest_due(now) is None
 
 
-# --- claims made by the recorder process ---------------------------------
+# --- claims made by the database worker ----------------------------------
 
 
-def test_claims_made_by_the_recorder_process_hold_their_leases(make_monitor, settings, clock):
+def test_claims_made_by_the_database_worker_hold_their_leases(make_monitor, settings, clock):
     monitors = [make_monitor(f"c{i}") for i in range(3)]
     make_monitor("eu only", locations=["eu"])  # another location's: not claimed here
-    child = RecorderProcess(settings)
+    child = DatabaseWorker(settings)
+    here = Dispatcher(settings, worker_id="w")
+
+    def claim() -> list:
+        request = here.next_request(clock.now())
+        assert request is not None
+        return child.claim(request)
+
     try:
-        here = Dispatcher(settings, worker_id="w", claim_elsewhere=child.claim)
-        claims = here.claim(clock.now())
-        assert child._process.pid != os.getpid()
+        claims = claim()
+        assert child.pid is not None and child.pid != os.getpid()
         assert claimed_ids(claims) == sorted(m.id for m in monitors)
         assert {c.lease_owner for c in claims} == {"w/1"}  # the parent names the batch
         assert all(c.location == "local" and c.spec is not None for c in claims)
@@ -285,27 +291,27 @@ def test_claims_made_by_the_recorder_process_hold_their_leases(make_monitor, set
         assert here.renew([c.lease_key for c in claims], clock.now()) == set()
         clock.advance(settings.lease_seconds)
         assert other.claim(clock.now()) == []
-        assert here.claim(clock.now()) == []  # and the holder claims nothing twice
+        assert claim() == []  # and the holder claims nothing twice
         clock.advance(settings.lease_seconds + 1)
         assert claimed_ids(other.claim(clock.now())) == sorted(m.id for m in monitors)
     finally:
         child.close()
 
 
-def test_a_claim_after_the_recorder_process_died_starts_a_new_one(make_monitor, settings, clock):
+def test_a_claim_after_the_database_worker_died_starts_a_new_one(make_monitor, settings, clock):
     first, second = make_monitor("first"), make_monitor("second")
     MonitorLocation.update(next_check_at=clock.now() + timedelta(seconds=5)).where(
         MonitorLocation.monitor == second.id
     ).execute()
-    child = RecorderProcess(settings)
+    child = DatabaseWorker(settings)
+    here = Dispatcher(settings, worker_id="w")
     try:
-        here = Dispatcher(settings, worker_id="w", claim_elsewhere=child.claim)
-        assert claimed_ids(here.claim(clock.now())) == [first.id]
+        assert claimed_ids(child.claim(here.next_request(clock.now()))) == [first.id]
         dead = child._process
         dead.kill()
         dead.join(10)
         clock.advance(5)
-        [claim] = here.claim(clock.now())
+        [claim] = child.claim(here.next_request(clock.now()))
         assert (claim.monitor_id, claim.lease_owner) == (second.id, "w/2")
         assert child._process is not dead and child._process.is_alive()
     finally:

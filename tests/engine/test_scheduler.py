@@ -23,8 +23,8 @@ from uptime_server.app import create_app
 from uptime_server.engine.dispatcher import Dispatcher, first_offset
 from uptime_server.engine.probe import Prober
 from uptime_server.engine.recorder import Recorder
-from uptime_server.engine.recorder_process import RecorderProcess, RecorderProcessError
 from uptime_server.engine.scheduler import BUSY_POLL, BUSY_POLL_MAX, CheckScheduler
+from uptime_server.engine.worker import DatabaseWorker, InProcess, WorkerError
 from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification
 from uptime_server.schemas.monitor_config import MonitorConfig
 
@@ -59,9 +59,11 @@ def make_monitor(db, alice, settings, clock, target):
 def make_scheduler(db, settings, clock):
     made: list[CheckScheduler] = []
 
-    def make(**kwargs):
+    def make(*, work=None, **kwargs):
+        """A scheduler whose claims and records are *work* (by default: in this process)."""
         kwargs.setdefault("sleep", no_sleep)
-        scheduler = CheckScheduler(settings, clock=clock, **kwargs)
+        work = InProcess(settings) if work is None else work
+        scheduler = CheckScheduler(settings, claims=work, records=work, clock=clock, **kwargs)
         made.append(scheduler)
         return scheduler
 
@@ -342,7 +344,7 @@ def test_the_writer_batches_results(make_monitor, make_scheduler, settings, cloc
             CountingRecorder.calls += 1
             return super().record(outcomes, now=now)
 
-    scheduler = make_scheduler(recorder=CountingRecorder(settings))
+    scheduler = make_scheduler(work=InProcess(settings, recorder=CountingRecorder(settings)))
     step(clock, [scheduler], 0)
     assert sum(len(runs_of(m)) for m in monitors) == 30
     assert CountingRecorder.calls < 30
@@ -356,7 +358,8 @@ def test_shutdown_drains_running_checks_and_gives_back_the_rest(
     settings = load_settings({**settings_env, "UPTIME_CHECK_CONCURRENCY": "1"})
     slow = make_monitor("slow", kind="slow", url=target.url("slow", "slow") + "?s=0.5")
     waiting = make_monitor("waiting")
-    scheduler = CheckScheduler(settings, clock=clock, sleep=no_sleep)
+    here = InProcess(settings)
+    scheduler = CheckScheduler(settings, claims=here, records=here, clock=clock, sleep=no_sleep)
     scheduler.loop(clock.now())  # room for 2: both claimed, one slot
     assert target.arrived["slow"].wait(10)
     scheduler.shutdown(grace=10)
@@ -394,34 +397,37 @@ def test_counts_per_monitor_match_the_target(make_monitor, make_scheduler, clock
     assert [seen[m.id] for m in monitors] == [target.hits[f"k{i}"] for i in range(5)]
 
 
-def test_the_daemon_writes_from_a_child_process(make_monitor, make_scheduler, clock, alice):
+def test_the_daemon_writes_from_a_child_process(
+    make_monitor, make_scheduler, settings, clock, alice
+):
     monitors = [make_monitor(f"p{i}") for i in range(5)]
-    scheduler = make_scheduler(recorder_process=True)
+    worker = DatabaseWorker(settings)
+    scheduler = make_scheduler(work=worker)
     step(clock, [scheduler], 0)
-    assert scheduler.recorder_process is not None
-    assert scheduler.recorder_process._process.pid != os.getpid()
+    assert scheduler.claims is worker and scheduler.records is worker
+    assert worker.pid is not None and worker.pid != os.getpid()
     for m in monitors:
         assert alice.get(f"/api/v1/monitors/{m.id}").json["data"]["status"] == "online"
         assert MonitorLocation.get(MonitorLocation.monitor == m.id).lease_owner is None
 
 
-def test_a_dead_recorder_process_is_started_again(make_monitor, settings, clock):
+def test_a_dead_database_worker_is_started_again(make_monitor, settings, clock):
     m = make_monitor("r")
     run = outcome(m, clock, True)
-    child = RecorderProcess(settings)
+    child = DatabaseWorker(settings)
     try:
-        [done] = child.record([run], now=clock.now())
+        [done] = child.record([run], clock.now(), want_results=True)
         assert done.run_status == "online" and done.run_id is not None
         first = child._process
         first.kill()
         first.join(10)
-        [again] = child.record([run], now=clock.now())
+        [again] = child.record([run], clock.now(), want_results=True)
         assert again.run_id == done.run_id + 1
         assert child._process is not first
         # Dying in the middle of a batch fails that batch (the writer retries it).
-        child._conn.close()
-        with pytest.raises(RecorderProcessError):
-            child._call("record", [run], clock.now())
+        child._records.conn.close()
+        with pytest.raises(WorkerError):
+            child.record([run], clock.now())
     finally:
         child.close()
 
@@ -532,7 +538,8 @@ def test_claims_on_an_unavailable_database_wait_and_say_so_in_healthz(
     # The engine's database worker cannot connect (nothing listens on port 1);
     # this process (the API's /healthz) still reaches the database.
     lost = settings.with_overrides(database_url="postgresql://nobody@127.0.0.1:1/none")
-    scheduler = CheckScheduler(lost, clock=clock, sleep=no_sleep, recorder_process=True)
+    worker = DatabaseWorker(lost)
+    scheduler = CheckScheduler(lost, claims=worker, records=worker, clock=clock, sleep=no_sleep)
     try:
         delays = [scheduler.loop(clock.now()) for _ in range(3)]
         assert all(0 < delay <= 4 for delay in delays)

@@ -1,4 +1,4 @@
-"""The writer thread's batching (``engine/writer.py``), with a real recorder in a child process."""
+"""The writer thread's batching (``engine/writer.py``), with a real database worker."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 
 from uptime_server import db as dbmod
 from uptime_server.engine import recorder as recorder_module
+from uptime_server.engine.dispatcher import Claim
 from uptime_server.engine.outcomes import CheckOutcome, Recorded
-from uptime_server.engine.recorder import Recorder
-from uptime_server.engine.recorder_process import RecorderProcess
+from uptime_server.engine.worker import DatabaseWorker, InProcess
 from uptime_server.engine.writer import ResultWriter
 from uptime_server.models import CheckRun
 
@@ -23,22 +23,35 @@ from ..outcomes import outcome
 
 
 class CountingSink:
-    """A recorder process that also keeps the size of every batch it was given."""
+    """A database worker that also keeps the size of every batch it was given."""
 
-    def __init__(self, child: RecorderProcess) -> None:
+    remote = True
+
+    def __init__(self, child: DatabaseWorker) -> None:
         self.child = child
         self.batches: list[int] = []
 
-    def record(self, outcomes: list[CheckOutcome], *, now: datetime) -> list[Recorded]:
+    def start(self) -> None:
+        self.child.start()
+
+    def close(self, timeout: float = 10.0) -> None:
+        self.child.close(timeout)
+
+    def record(
+        self, outcomes: list[CheckOutcome], now: datetime, want_results: bool = False
+    ) -> list[Recorded] | None:
         self.batches.append(len(outcomes))
-        return self.child.record(outcomes, now=now)
+        return self.child.record(outcomes, now, want_results)
+
+    def push_forward(self, claims: list[Claim], now: datetime) -> None:
+        pass
 
 
 @pytest.fixture
 def sink(db, settings) -> Iterator[CountingSink]:  # type: ignore[no-untyped-def]
-    child = RecorderProcess(settings)
-    yield CountingSink(child)
-    child.close()
+    counting = CountingSink(DatabaseWorker(settings))
+    yield counting
+    counting.close()
 
 
 @pytest.fixture
@@ -47,7 +60,7 @@ def make_writer(sink: CountingSink, clock) -> Iterator[Callable[..., ResultWrite
     made: list[ResultWriter] = []
 
     def make(**kw: Any) -> ResultWriter:
-        made.append(ResultWriter(sink, clock, push_forward=lambda claims, now: None, **kw))
+        made.append(ResultWriter(sink, clock, **kw))
         return made[-1]
 
     yield make
@@ -116,7 +129,7 @@ def test_a_batch_kept_through_a_locked_database_is_written_once_when_it_frees(
     caplog.clear()
     holder = sqlite3.connect(quick_locks, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process's writer, holding on
-    writer = ResultWriter(Recorder(settings), clock, push_forward=lambda claims, now: None)
+    writer = ResultWriter(InProcess(settings), clock)
     try:
         writer.put_many([outcome(m, clock, False)])
         deadline = time.monotonic() + 10

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from uptime_server.engine.scheduler import CheckScheduler
+from uptime_server.engine.worker import InProcess
 
 URL = "/api/v1/monitors"
 
@@ -19,7 +20,8 @@ async def _no_sleep(seconds: float) -> None:
 
 @pytest.fixture
 def scheduler(db: Any, settings: Any, clock: Any) -> Iterator[CheckScheduler]:
-    made = CheckScheduler(settings, clock=clock, sleep=_no_sleep)
+    here = InProcess(settings)
+    made = CheckScheduler(settings, claims=here, records=here, clock=clock, sleep=_no_sleep)
     yield made
     made.close()
 

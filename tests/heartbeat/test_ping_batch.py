@@ -1,7 +1,7 @@
 """A batch of pings recorded by the recorder: one token lookup, one answer per ping.
 
 The answering threads hand pings over as plain tuples; ``engine.pings.record_pings``
-(in the recorder child, or in process) looks the batch's tokens up, draws
+(in the database worker's child, or in process) looks the batch's tokens up, draws
 each ping's outcome in arrival order and records them together.
 """
 
@@ -18,7 +18,7 @@ from tests.heartbeat.test_ping_sink import GatedRecorder, pinging, queued
 from uptime_server.engine import pings
 from uptime_server.engine.dispatcher import ClaimRequest
 from uptime_server.engine.recorder import Recorder
-from uptime_server.engine.recorder_process import RecorderProcess
+from uptime_server.engine.worker import DatabaseWorker, InProcess
 from uptime_server.models import CheckRun, Monitor
 from uptime_server.ping_service import PingSink
 from uptime_server.ping_tokens import token_hash
@@ -174,12 +174,10 @@ def test_the_recorder_child_and_the_in_process_path_write_the_same_rows(
     at = clock.now()
     local, remote = make_heartbeat(alice, name="local"), make_heartbeat(alice, name="remote")
     in_process = pings.record_pings(Recorder(settings), job(local, at), now=at)
-    # As the ping service starts it: a child that records and makes no claims.
-    sink = PingSink(settings, clock)
-    assert sink.child is not None and not sink.child.claims
-    child = RecorderProcess(settings, claims=False)
+    # As the daemon starts the ping writer's: a child that records and makes no claims.
+    child = DatabaseWorker(settings, claims=False)
     try:
-        in_child = child.record_pings(job(remote, at), now=at)
+        in_child = child.record_pings(job(remote, at), at)
         with pytest.raises(RuntimeError, match="without claims"):
             child.claim(ClaimRequest("local", ("http",), at, 1, "w/1"))
     finally:
@@ -211,12 +209,12 @@ def test_a_start_and_its_finish_queued_in_one_commit_through_the_sink(
     app: Any, alice: Any, settings: Any, clock: Any
 ) -> None:
     """Both pings wait behind one commit and are written by the next: the finish sees the start."""
-    sink = PingSink(settings, clock, in_process=True)
+    sink = PingSink(InProcess(settings), clock)
     sink.start()
     app.extensions["uptime"].services["ping_sink"] = sink
     try:
         blocker, m = make_heartbeat(alice, name="blocker"), make_heartbeat(alice)
-        sink.recorder = recorder = GatedRecorder(settings)
+        sink.records.recorder = recorder = GatedRecorder(settings)
         answers: list[int] = []
         threads = [pinging(app, ping_path(blocker), answers)]
         assert recorder.entered.wait(30)

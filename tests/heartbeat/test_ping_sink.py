@@ -11,13 +11,14 @@ import pytest
 from tests.api.shapes import assert_error
 from tests.heartbeat.conftest import history, make_heartbeat, ping_path, shown
 from uptime_server.engine.recorder import Recorder
+from uptime_server.engine.worker import DatabaseWorker, InProcess
 from uptime_server.models import CheckRun
 from uptime_server.ping_service import PingSink
 
 
 @pytest.fixture
 def sink(app: Any, settings: Any, clock: Any) -> Iterator[PingSink]:
-    made = PingSink(settings, clock, in_process=True)
+    made = PingSink(InProcess(settings), clock)
     made.start()
     app.extensions["uptime"].services["ping_sink"] = made
     yield made
@@ -80,7 +81,7 @@ def test_pings_arriving_during_a_commit_share_the_next(
     sink: PingSink, app: Any, alice: Any, settings: Any
 ) -> None:
     monitors = [make_heartbeat(alice) for _ in range(5)]
-    sink.recorder = recorder = GatedRecorder(settings)
+    sink.records.recorder = recorder = GatedRecorder(settings)
     answers: list[int] = []
     threads = [pinging(app, ping_path(monitors[0]), answers)]
     assert recorder.entered.wait(30)  # the first ping's commit is under way
@@ -99,7 +100,7 @@ def test_a_ping_that_cannot_be_committed_answers_503_and_records_nothing(
     sink: PingSink, alice: Any, anon: Any, settings: Any
 ) -> None:
     m = make_heartbeat(alice)
-    sink.recorder = recorder = FailingRecorder(settings)
+    sink.records.recorder = recorder = FailingRecorder(settings)
     response = anon.post(ping_path(m, "fail"), data=b"disk full")
     assert_error(response, 503, "SERVICE_UNAVAILABLE")
     assert response.headers["Retry-After"] == "1"
@@ -113,7 +114,7 @@ def test_close_commits_what_is_queued_then_refuses_pings(
     sink: PingSink, app: Any, alice: Any, settings: Any
 ) -> None:
     m = make_heartbeat(alice)
-    sink.recorder = recorder = GatedRecorder(settings)
+    sink.records.recorder = recorder = GatedRecorder(settings)
     answers: list[int] = []
     threads = [pinging(app, ping_path(m), answers)]
     assert recorder.entered.wait(30)
@@ -161,16 +162,17 @@ def _seen(user: Any, m: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-def test_pings_recorded_through_the_recorder_process_are_recorded_as_in_process(
+def test_pings_recorded_through_the_database_worker_are_recorded_as_in_process(
     app: Any, settings: Any, clock: Any, alice: Any, anon: Any
 ) -> None:
-    """The pipe to the recorder child (outcomes as tuples, no results back) loses nothing."""
+    """The pipe to the database worker's child (pings as tuples) loses nothing."""
     services = app.extensions["uptime"].services
     seen = []
     start = clock.now()
     for in_process in (True, False):
         clock.set(start)
-        made = PingSink(settings, clock, in_process=in_process)
+        records = InProcess(settings) if in_process else DatabaseWorker(settings, claims=False)
+        made = PingSink(records, clock)
         made.start()
         services["ping_sink"] = made
         try:

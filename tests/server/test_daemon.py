@@ -201,7 +201,7 @@ def test_it_applies_its_collector_thresholds_once_started(tmp_path: Path) -> Non
     env.pop("UPTIME_DATABASE_URL", None)
     daemon = Daemon(env, "--no-scheduler")
     assert_clean_exit(daemon)
-    # The daemon's, and its recorder process's (heartbeat pings are written there).
+    # The daemon's, and its database worker's (heartbeat pings are written there).
     lines = [line for line in daemon.log if "cycle collector: " in line]
     assert len(lines) == 2
     assert all("thresholds 5000,7,9" in line for line in lines)

@@ -8,7 +8,7 @@ from typing import Any
 
 from tests.api.shapes import sqlite_only
 from uptime_server.daemon import Daemon, DaemonOptions
-from uptime_server.engine.recorder_process import RecorderProcess
+from uptime_server.engine.worker import DatabaseWorker
 
 
 class Stuck:
@@ -42,13 +42,13 @@ class Quick:
 
 
 @sqlite_only
-def test_shutdown_ends_within_the_grace_and_kills_a_recorder_process_still_running(
+def test_shutdown_ends_within_the_grace_and_kills_a_database_worker_still_running(
     settings: Any, db: Any
 ) -> None:
     daemon = Daemon(settings.with_overrides(shutdown_grace=1), DaemonOptions(api=False))
     stuck, quick = Stuck(), Quick()
     daemon.components.extend([quick, stuck])
-    child = RecorderProcess(settings)
+    child = DatabaseWorker(settings)
     child.start()  # as if its parent had never got to close it
     try:
         started = time.monotonic()

@@ -1,6 +1,6 @@
 """``db.write_tx`` on SQLite: the writers of one process take turns on a lock of the process.
 
-Threads here stand for the recorder process's recorder and claim threads, or
+Threads here stand for the database worker's record and claim threads, or
 the API's request threads: one writer inside, the next waiting on
 ``db._WRITERS`` (woken when it is released), not in SQLite's busy handler.
 """

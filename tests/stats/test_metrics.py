@@ -205,10 +205,12 @@ def test_the_engine_says_when_it_last_wrote_and_claimed_and_how_often_it_reconne
     scraper, settings, clock, alice, new_monitor
 ):
     from uptime_server.engine.scheduler import CheckScheduler
+    from uptime_server.engine.worker import InProcess
 
     new_monitor(alice, "web")  # nothing listens on its port: a failing check, written
     before = scrape(scraper)["uptime_engine_db_reconnects_total"][()]
-    scheduler = CheckScheduler(settings, clock=clock)
+    here = InProcess(settings)
+    scheduler = CheckScheduler(settings, claims=here, records=here, clock=clock)
     try:
         scheduler.loop(clock.now())
         assert scheduler.settle(30)

@@ -17,10 +17,11 @@ Claim
     "lease free" condition as a guard either way. Only the holder of the token
     may move the row's schedule on (the recorder's conditional update).
 
-    Where the claim runs: in the calling process, or, given ``claim_elsewhere``
-    (the daemon's scheduler), in its recorder process. The dispatcher still
-    names the batch (its token) and the rows to take (a ``ClaimRequest``);
-    the recorder process runs the same transaction on its own core and sends
+    Where the claim runs: ``claim`` makes it in the calling process. The
+    daemon's scheduler has it made by its ``Claims`` (``engine.worker``'s
+    ``DatabaseWorker``): the dispatcher still names the batch (its token) and
+    the rows to take (``next_request``, a ``ClaimRequest``); the worker's
+    child runs the same transaction (``claim_now``) on its own core and sends
     back the ``Claim`` objects, so the engine process's GIL spends nothing on
     the query, its rows or the check specs built from them.
 
@@ -66,10 +67,10 @@ import os
 import secrets
 import socket
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from uptime_server.config import Settings
 from uptime_server.db import (
@@ -131,6 +132,13 @@ class ClaimRequest:
     token: str  # the lease owner of this batch: ``<worker id>/<batch number>``
 
 
+class Claims(Protocol):
+    """Makes the claims a dispatcher names: ``engine.worker``'s ``InProcess`` (here)
+    or ``DatabaseWorker`` (in its child)."""
+
+    def claim(self, request: ClaimRequest) -> list[Claim]: ...
+
+
 def first_offset(monitor_id: int, location: str, interval: int) -> timedelta:
     """A stable offset in [0, min(interval, FIRST_SPREAD_CAP)) for this monitor."""
     fraction = zlib.crc32(f"{monitor_id}:{location}".encode()) / 2**32
@@ -161,7 +169,6 @@ class Dispatcher:
         worker_id: str | None = None,
         batch_size: int = DEFAULT_BATCH,
         types: Sequence[str] = CHECKED_TYPES,
-        claim_elsewhere: Callable[[ClaimRequest], list[Claim]] | None = None,
     ) -> None:
         self.settings = settings
         # The monitor types this claimer runs: a probe agent runs no heartbeat
@@ -171,21 +178,22 @@ class Dispatcher:
         self.worker_id = worker_id or new_worker_id()
         self.batch_size = batch_size
         self._batches = itertools.count(1)
-        # Runs ``claim_now`` somewhere else (the recorder process); None: here.
-        self.claim_elsewhere = claim_elsewhere
 
     # -- claiming ----------------------------------------------------------
 
     def claim(self, now: datetime, limit: int | None = None) -> list[Claim]:
         """Lease up to *limit* due checks (oldest due first); [] when none is due."""
+        request = self.next_request(now, limit)
+        return [] if request is None else self.claim_now(request)
+
+    def next_request(self, now: datetime, limit: int | None = None) -> ClaimRequest | None:
+        """The next claim of up to *limit* checks, named (its token) but not made;
+        None when there is no room (*limit* 0)."""
         limit = self.batch_size if limit is None else min(limit, self.batch_size)
         if limit <= 0:
-            return []
+            return None
         token = f"{self.worker_id}/{next(self._batches)}"
-        request = ClaimRequest(self.location, self.types, now, limit, token)
-        if self.claim_elsewhere is not None:
-            return self.claim_elsewhere(request)
-        return self.claim_now(request)
+        return ClaimRequest(self.location, self.types, now, limit, token)
 
     def claim_now(self, request: ClaimRequest) -> list[Claim]:
         """Make the claim *request* names in this process (its one write transaction)."""

@@ -1,7 +1,7 @@
 """What the recorder takes and gives back, and what it decides in between.
 
 ``CheckOutcome`` is the recorder's input (from the scheduler, the API's
-"test now" and, pickled, across to the recorder process); ``Recorded`` is what
+"test now" and, pickled, across to the database worker); ``Recorded`` is what
 it reports per outcome; ``Plan`` is its decision for one outcome, made in
 memory by ``recorder`` and written set-wise by ``recorder_batch``. Both of those
 modules use all three, so they live here, apart from either.
@@ -9,9 +9,10 @@ modules use all three, so they live here, apart from either.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import TYPE_CHECKING
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from uptime_server.engine.cert_alerts import CertDecision, SeenCert
@@ -54,6 +55,12 @@ class CheckOutcome:
     # uncounted; it moves the schedule on but changes no location status,
     # state, alert or roll-up. Anything judging statuses reads counted runs only.
     counted: bool = True
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled (to the database worker) as the class and its values in field
+        # order: a dataclass's default pickling, field by field through its
+        # __dict__, cost the sending process more than building the outcome.
+        return CheckOutcome, _outcome_values(self)
 
     @property
     def history_only(self) -> bool:
@@ -108,10 +115,17 @@ class PingFacts:
     source_ip: str | None = None
     user_agent: str | None = None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return PingFacts, _ping_values(self)
+
     @property
     def run_started_at_change(self) -> bool:
         """Whether this ping sets (start) or clears (a finishing ping) the open start."""
         return self.kind != "log"
+
+
+_outcome_values = attrgetter(*(f.name for f in fields(CheckOutcome)))
+_ping_values = attrgetter(*(f.name for f in fields(PingFacts)))
 
 
 @dataclass

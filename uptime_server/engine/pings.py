@@ -2,7 +2,7 @@
 
 The answering threads hand over each ping as a plain tuple (``PingIn``):
 the token's hash and what the ping carried, with the time it arrived. This
-module, run by the recorder child (or, without one, by the ping writer
+module, run by the database worker's child (or, without one, by the ping writer
 thread or the request itself), turns a batch of them into answers:
 
 - **Lookup**: the batch's tokens in one indexed read
@@ -36,8 +36,8 @@ import peewee
 from uptime_server.db import Prepared
 from uptime_server.engine.heartbeat_schedule import HeartbeatSchedule
 from uptime_server.engine.outcomes import CheckOutcome, PingFacts, Recorded
-from uptime_server.engine.probe_rules import printable
 from uptime_server.models import Monitor
+from uptime_server.printable import printable
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from uptime_server.models import DEFAULT_EXPECTED_STATUS
 
-if TYPE_CHECKING:  # the recorder process imports this module; cryptography stays out of it
+if TYPE_CHECKING:  # the database worker imports this module; cryptography stays out of it
     from uptime_server.net.certs import PeerCert
 
 RETRY_DELAY_CAP = 10  # seconds; a retry waits min(check_interval, this)

@@ -3,14 +3,20 @@
 Three threads cooperate:
 
 - the component's own (driven by ``LoopRunner``, or called directly by tests
-  and cron mode): each ``loop(now)`` claims due checks through the
-  ``Dispatcher``, as many as there is room for, and submits them (in the
-  daemon the claim's transaction runs in the recorder process, on the other
-  core, and this thread only unpickles the claims);
+  and cron mode): each ``loop(now)`` has the ``Dispatcher`` name a claim of
+  as many due checks as there is room for, has its ``Claims`` make it, and
+  submits them (in the daemon the claim's transaction runs in the database
+  worker, on the other core, and this thread only unpickles the claims);
 - the probe loop (``ProbeLoop``): an asyncio loop running the checks through
   the process's one Prober, at most ``check_concurrency`` at once;
-- the writer (``ResultWriter``): batches finished runs into ``Recorder``
-  transactions that also move each monitor's due time on and drop its lease.
+- the writer (``ResultWriter``): batches finished runs into transactions of
+  its ``Records`` that also move each monitor's due time on and drop its lease.
+
+Where the database work runs is the caller's choice, given explicitly as the
+scheduler's ``claims`` and ``records`` (``engine.worker``): the daemon gives a
+``DatabaseWorker`` as both (a child process on the other core), tests and cron
+mode an ``InProcess``. The scheduler starts its ``records`` with its first
+loop and closes it at shutdown.
 
 Room: at most ``2 × check_concurrency`` checks are claimed and not finished,
 so waiting checks never hold more leases than the process can soon run; while
@@ -56,9 +62,9 @@ Shutdown (SIGTERM → ``shutdown(grace)``), all of it within *grace* seconds: st
 claiming; give back the leases of claimed checks that have not started (they
 are due again for anyone at once); let started checks finish within the grace
 period but its last part (a third, at most ``FLUSH_RESERVE``), then cancel what
-is left and give back its leases too; flush the writer and close the recorder
-process in what remains; what could not be written by then is dropped, its
-checks due again when their leases expire.
+is left and give back its leases too; flush the writer and close its
+``records`` (the database worker) in what remains; what could not be written
+by then is dropped, its checks due again when their leases expire.
 """
 
 from __future__ import annotations
@@ -79,6 +85,7 @@ from uptime_server.engine import counters
 from uptime_server.engine.dispatcher import (
     DEFAULT_BATCH,
     Claim,
+    Claims,
     Dispatcher,
     LeaseKey,
     next_due,
@@ -89,10 +96,8 @@ from uptime_server.engine.health import EngineFacts, verdict
 from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.probe import Prober, Sleep
 from uptime_server.engine.probe_loop import ProbeJob, ProbeLoop
-from uptime_server.engine.recorder import Recorder
-from uptime_server.engine.recorder_process import RecorderProcess
 from uptime_server.engine.spec import probe_config
-from uptime_server.engine.writer import Item, ResultWriter
+from uptime_server.engine.writer import Item, Records, ResultWriter
 
 log = logging.getLogger(__name__)
 
@@ -111,28 +116,22 @@ class CheckScheduler:
         self,
         settings: Settings,
         *,
+        claims: Claims,
+        records: Records,
         clock: Clock | None = None,
         location: str | None = None,
         worker_id: str | None = None,
         prober: Prober | None = None,
         sleep: Sleep = asyncio.sleep,
-        recorder: Recorder | None = None,
-        recorder_process: bool = False,
         batch_size: int = DEFAULT_BATCH,
     ) -> None:
+        """*claims* makes the claims the dispatcher names, *records* writes the
+        results (see the module doc; often one object, ``engine.worker``'s)."""
         self.clock = clock or Clock()
-        location = location or settings.locations[0]
-        # The daemon writes from a child process (see recorder_process), which
-        # makes the claims too; tests and cron mode claim and write in this process.
-        self.recorder_process = (
-            RecorderProcess(settings, location=location) if recorder_process else None
-        )
+        self.claims = claims
+        self.records = records
         self.dispatcher = Dispatcher(
-            settings,
-            location=location,
-            worker_id=worker_id,
-            batch_size=batch_size,
-            claim_elsewhere=self.recorder_process.claim if self.recorder_process else None,
+            settings, location=location, worker_id=worker_id, batch_size=batch_size
         )
         self.probes = ProbeLoop(
             probe_config(settings),
@@ -142,11 +141,9 @@ class CheckScheduler:
             prober=prober,
             name=f"probes-{self.dispatcher.location}",
         )
-        sink = self.recorder_process or recorder or Recorder(settings)
         self.writer = ResultWriter(
-            sink,
+            records,
             self.clock,
-            push_forward=(self.recorder_process or self.dispatcher).push_forward,
             on_written=self._written,
             name=f"writer-{self.dispatcher.location}",
         )
@@ -190,8 +187,8 @@ class CheckScheduler:
         """Claim and submit what is due; return seconds until it is worth looking again."""
         if self._stopping:
             return IDLE_MAX
-        if self.recorder_process is not None and not self._started:
-            self.recorder_process.start()
+        if not self._started:
+            self.records.start()
             self._started = True
         renew_in = self._renew_when_due(now)
         if self._renew_failures:
@@ -206,7 +203,7 @@ class CheckScheduler:
             return self._until_room(room)
         limit = min(room, self.dispatcher.batch_size)
         try:
-            claims = self.dispatcher.claim(now, limit)
+            claims = self._claim(now, limit)
         except Exception as exc:
             if not unavailable(exc):
                 raise
@@ -229,6 +226,10 @@ class CheckScheduler:
         if len(claims) == limit:
             return 0.0 if limit == self.dispatcher.batch_size else BUSY_POLL
         return self._until_next(now)
+
+    def _claim(self, now: datetime, limit: int) -> list[Claim]:
+        request = self.dispatcher.next_request(now, limit)
+        return [] if request is None else self.claims.claim(request)
 
     def _until_room(self, room: int) -> float:
         """Seconds until about ``min_claim - room`` more checks have ended, at their recent rate."""
@@ -424,7 +425,7 @@ class CheckScheduler:
             below = self.max_pending - self.min_claim + 1
             self._wait_renewing(lambda t, n=below: self.probes.wait_below(n, t), None)
             limit = min(self.max_pending - self.probes.busy, self.dispatcher.batch_size)
-            claims = self.dispatcher.claim(now, limit)
+            claims = self._claim(now, limit)
             self._submit(claims)
             total += len(claims)
             if len(claims) < limit:
@@ -450,8 +451,7 @@ class CheckScheduler:
             log.warning("%s: checks still running after %.0fs; cancelled", self.name, grace)
         self.probes.close(min(0.5, max(0.05, (deadline - time.monotonic()) / 4)))
         self.writer.stop(timeout=max(0.0, deadline - time.monotonic()))
-        if self.recorder_process is not None:
-            self.recorder_process.close(max(0.1, deadline - time.monotonic()))
+        self.records.close(max(0.1, deadline - time.monotonic()))
         self._release_unrun()
 
     def close(self) -> None:

@@ -48,7 +48,7 @@ SPEC_FIELDS = (
 
 
 def probe_config(settings: Settings | AgentSettings) -> ProbeConfig:
-    # Imported here: the recorder process reads check specs' fields (through
+    # Imported here: the database worker reads check specs' fields (through
     # the dispatcher) but never probes, and the prober pulls in aiohttp.
     from uptime_server.engine.probe import ProbeConfig
 

@@ -18,8 +18,9 @@ renews them as soon as the database answers, before it claims anything).
 An unavailable database is logged once per outage (``db_outages.OUTAGES``),
 not with a traceback per try; ``unavailable_since`` says since when the
 writer has been failing so (/healthz), ``last_written_at`` when it last wrote.
-Writing in this process (tests, cron mode), the thread holds one connection
-for its life through a ``db_outages.Link``; through a recorder process, none.
+Writing in this process (``engine.worker.InProcess``: tests, cron mode), the
+thread holds one connection for its life through a ``db_outages.Link``;
+through a ``DatabaseWorker``, none.
 """
 
 from __future__ import annotations
@@ -54,32 +55,40 @@ _WAKE = object()  # ends a batch's wait at once (a flush is waiting)
 
 
 class Records(Protocol):
-    """A ``Recorder``, or a ``RecorderProcess`` that runs one in a child (``remote = True``:
-    the writer's thread then needs no connection of its own)."""
+    """Where finished runs are written: ``engine.worker``'s ``InProcess`` (here) or
+    ``DatabaseWorker`` (in its child; ``remote``: the calling thread then needs
+    no connection of its own). Whoever it is given to starts and closes it."""
 
-    def record(self, outcomes: list[CheckOutcome], *, now: datetime) -> Sequence[Recorded]: ...
+    remote: bool
+
+    def start(self) -> None: ...
+
+    def close(self, timeout: float = ...) -> None: ...
+
+    def record(
+        self, outcomes: list[CheckOutcome], now: datetime, want_results: bool = False
+    ) -> list[Recorded] | None: ...
+
+    def push_forward(self, claims: list[Claim], now: datetime) -> None: ...
 
 
 class ResultWriter:
     def __init__(
         self,
-        recorder: Records,
+        records: Records,
         clock: Clock,
         *,
-        push_forward: Callable[[list[Claim], datetime], None],
         on_recorded: Callable[[Sequence[Recorded]], None] | None = None,
         on_written: Callable[[list[Item]], None] | None = None,
         max_batch: int = MAX_BATCH,
         max_wait: float = MAX_WAIT,
         name: str = "writer",
     ) -> None:
-        self.recorder = recorder
+        self.records = records
         self.clock = clock
-        self._push_forward = push_forward
+        # Unless someone reads what was recorded, the database worker need not
+        # send it back (the writer would unpickle a ``Recorded`` per run).
         self._on_recorded = on_recorded
-        # Nobody reads what was recorded: a recorder process need not send it
-        # back (unpickling a ``Recorded`` per run cost the writer ~5 µs).
-        self._quietly = getattr(recorder, "record_quietly", None)
         self._on_written = on_written  # after each batch, written or given up on
         self.max_batch = max_batch
         self.max_wait = max_wait
@@ -92,7 +101,7 @@ class ResultWriter:
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
-        self._link = None if getattr(recorder, "remote", False) else Link()
+        self._link = None if records.remote else Link()
         self.recorded = 0  # runs written so far
         self.dropped = 0
         self.last_written_at: datetime | None = None  # the clock's time of the last batch written
@@ -210,7 +219,7 @@ class ResultWriter:
                     self.recorded += len(outcomes)
                     outcomes = []
                 if forward:
-                    self._call(self._push_forward, forward, self.clock.now())
+                    self._call(self.records.push_forward, forward, self.clock.now())
                 self._written_now()
                 return
             except Exception as exc:  # keep the batch and try again
@@ -234,13 +243,11 @@ class ResultWriter:
             work(*args)
 
     def _record(self, outcomes: list[CheckOutcome]) -> None:
-        now = self.clock.now()
-        if self._on_recorded is not None:
-            self._on_recorded(self.recorder.record(outcomes, now=now))
-        elif self._quietly is not None:
-            self._quietly(outcomes, now=now)
-        else:
-            self.recorder.record(outcomes, now=now)
+        if self._on_recorded is None:
+            self.records.record(outcomes, self.clock.now())
+            return
+        done = self.records.record(outcomes, self.clock.now(), want_results=True)
+        self._on_recorded(done or [])
 
     def _written_now(self) -> None:
         self.last_written_at = now = self.clock.now()
@@ -253,7 +260,7 @@ class ResultWriter:
             OUTAGES.failed(exc, self.name)  # one line per outage, not one per try
             if self.unavailable_since is None:
                 self.unavailable_since = self.clock.now()
-        elif self._stopped.is_set():  # shutdown gave up waiting and ended the recorder process
+        elif self._stopped.is_set():  # shutdown gave up waiting and ended the database worker
             log.warning("%s: writing %d results failed at shutdown: %s", self.name, items, exc)
         else:
             log.exception("%s: writing %d results failed", self.name, items)
