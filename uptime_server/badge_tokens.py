@@ -4,17 +4,14 @@ A token is 192 random bits (``secrets.token_urlsafe(24)``, 32 characters),
 stored as it is under a unique index so a badge request is one index lookup.
 It grants reading a monitor's status, uptime and response time, nothing
 else, and only while the monitor's ``badges`` flag is on; rotating it makes
-every URL holding the old one answer 404 at once (docs/status-pages.md#badges).
+every URL holding the old one answer 404 at once (docs/status-pages.md#badges):
+``monitor_service.rotate_badge_token`` does it and drops the cached badges.
 """
 
 from __future__ import annotations
 
 import secrets
-from datetime import datetime
 
-from uptime_server import render_purges
-from uptime_server.db import write_tx
-from uptime_server.errors import ApiError
 from uptime_server.models import Monitor
 
 TOKEN_BYTES = 24
@@ -33,22 +30,6 @@ def ensure_token(monitor: Monitor) -> None:
         Monitor.update(badge_token=new_token()).where(
             (Monitor.id == monitor.id) & Monitor.badge_token.is_null()
         ).execute()
-
-
-def rotate(monitor: Monitor, *, now: datetime) -> Monitor:
-    """A new token for *monitor*; the old one stops working. Badges must be on."""
-    if not monitor.badges:
-        raise ApiError(
-            "VALIDATION_ERROR",
-            "Badges are off for this monitor: turn them on with badges: true first",
-            {"badges": ["must be true to rotate the badge token"]},
-        )
-    with write_tx():
-        Monitor.update(badge_token=new_token(), updated_at=now).where(
-            Monitor.id == monitor.id
-        ).execute()
-    render_purges.forget_badges([monitor.badge_token])
-    return Monitor.get_by_id(monitor.id)
 
 
 def monitor_for(token: str) -> Monitor | None:

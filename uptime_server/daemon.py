@@ -75,13 +75,23 @@ def default_components(settings: Settings, options: DaemonOptions) -> list[Compo
             settings, claims=worker, records=worker, clock=clock, location=options.location
         )
         components.append(LoopRunner(scheduler, clock))
-        components.append(delivery.delivery_component(settings))  # outbox -> SMTP/.eml/Slack
+        components.append(_delivery_runner(settings))  # outbox -> SMTP/.eml/Slack
         components.append(LoopRunner(reminders.ReminderSweep(settings), clock))
         components.append(LoopRunner(default_housekeeping(settings, clock), clock))
     if options.api:
         # Its snapshot lives in this process's memory: the process serving /metrics.
         components.append(LoopRunner(MetricsRefresher(settings), clock))
     return components
+
+
+def _delivery_runner(settings: Settings) -> Component:
+    """The delivery loop on its runner, which it asks between messages whether to stop."""
+    from uptime_server.loops import LoopRunner
+
+    component = delivery.DeliveryLoop(settings)
+    runner = LoopRunner(component, component.clock)
+    component.stop_requested = runner.stop_event.is_set
+    return runner
 
 
 def run_due_checks(settings: Settings, options: DaemonOptions) -> None:

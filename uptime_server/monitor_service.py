@@ -647,3 +647,19 @@ def store_alert_settings(monitor: Monitor, new: AlertSettingsIn) -> None:
         ).execute()
         if new.reminder_interval != previous:
             reminders.reschedule(monitor.id, new.reminder_interval)
+
+
+def rotate_badge_token(monitor: Monitor, *, now: datetime) -> Monitor:
+    """A new badge token for *monitor*; the old one stops working at once. Badges must be on."""
+    if not monitor.badges:
+        raise ApiError(
+            "VALIDATION_ERROR",
+            "Badges are off for this monitor: turn them on with badges: true first",
+            {"badges": ["must be true to rotate the badge token"]},
+        )
+    with write_tx():
+        Monitor.update(badge_token=new_token(), updated_at=now).where(
+            Monitor.id == monitor.id
+        ).execute()
+    render_purges.forget_badges([monitor.badge_token])
+    return Monitor.get_by_id(monitor.id)

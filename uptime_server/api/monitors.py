@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, request
 from flask_login import current_user
 
-from uptime_server import badge_tokens, maintenance_service, monitor_apply, monitor_service
+from uptime_server import maintenance_service, monitor_apply, monitor_service
 from uptime_server.api.body import json_body
 from uptime_server.api.operations import PAGE, choice, documenter, limit, query
 from uptime_server.api.request_schemas import (
@@ -199,7 +199,7 @@ def put_alerts(monitor_id: int) -> Any:
 def rotate_badge_token(monitor_id: int) -> Any:
     """Give the monitor's badges a new token; URLs with the old one answer 404."""
     m = monitor_service.get_owned(current_user, monitor_id)
-    rotated = badge_tokens.rotate(m, now=now())
+    rotated = monitor_service.rotate_badge_token(m, now=now())
     return data_of(_monitor(rotated))
 
 

@@ -39,7 +39,6 @@ from peewee import SQL, Expression, ModelSelect, fn
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.db import database, is_sqlite, retry_locked, write_tx
-from uptime_server.loops import LoopRunner
 from uptime_server.models import Channel, Notification, Outbox
 from uptime_server.notify.channels import ChannelSender
 from uptime_server.notify.channels.message import ChannelMessage
@@ -371,15 +370,7 @@ def _clip(text: str) -> str:
     return single_line(text)[:MAX_ERROR_CHARS]
 
 
-# --- wiring ---------------------------------------------------------------------
-
-
-def delivery_component(settings: Settings, clock: Clock | None = None) -> LoopRunner:
-    """The delivery loop in its own thread, on the engine's runner."""
-    component = DeliveryLoop(settings, clock=clock)
-    runner = LoopRunner(component, component.clock)
-    component.stop_requested = runner.stop_event.is_set
-    return runner
+# --- cron mode ------------------------------------------------------------------
 
 
 def deliver_due(settings: Settings, clock: Clock | None = None, *, batch: int = BATCH) -> int:
