@@ -59,7 +59,6 @@ from uptime_server.clock import Clock
 from uptime_server.config import Settings, ensure_secret_key
 from uptime_server.context import UptimeState
 from uptime_server.health_wsgi import HealthDispatcher
-from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
 from uptime_server.metrics_snapshot import metrics_cache_for
 from uptime_server.models import AgentToken
 from uptime_server.ping_wsgi import PingDispatcher, PingLimit
@@ -67,6 +66,8 @@ from uptime_server.read_gate import ReadGate
 from uptime_server.web import public
 from uptime_server.web.public_wsgi import PublicDispatcher
 from uptime_server.web.render_cache import RenderCache
+from uptime_server.wsgi import errors as error_writer
+from uptime_server.wsgi.types import MAX_REQUEST_BODY, RESPONSE_HEADERS
 
 # One blueprint per resource: under /api/v1, and at the root.
 API_BLUEPRINTS = (
@@ -118,7 +119,7 @@ def create_app(
     app.extensions["uptime_test_slots"] = RunSlots(
         settings.test_concurrency, settings.test_concurrency_per_user
     )
-    errors.register(app)
+    error_writer.register(app)
     for error in (peewee.OperationalError, peewee.InterfaceError):
         app.register_error_handler(error, _database_error)
     init_login(app)
@@ -375,10 +376,10 @@ def _database_error(exc: Exception) -> Response:
     long) answers 503 with Retry-After, and its connection is dropped so the next
     request opens a new one; the log gets a line a minute, not a traceback each."""
     if not db_outages.unavailable(exc):
-        return errors.unexpected(exc)
+        return error_writer.unexpected(exc)
     db_outages.drop_connection()
     db_outages.REQUESTS.failed(exc)
     message = "The database is unavailable; try again in a few seconds"
-    return errors.render(
+    return error_writer.render(
         errors.ApiError("SERVICE_UNAVAILABLE", message, headers={"Retry-After": "5"})
     )

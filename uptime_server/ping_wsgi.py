@@ -22,7 +22,6 @@ any other limited route.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -35,8 +34,9 @@ from uptime_server import ping_service
 from uptime_server.context import UptimeState
 from uptime_server.db import database
 from uptime_server.engine import pings
-from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
 from uptime_server.ping_tokens import MAX_TOKEN, token_hash
+from uptime_server.wsgi.errors import error_body
+from uptime_server.wsgi.types import MAX_REQUEST_BODY, RESPONSE_HEADERS
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +57,6 @@ _STATUS = {
 }
 _OK = b"OK\n"
 _COMMON: Headers = [("Vary", "Cookie"), *RESPONSE_HEADERS.items()]
-
-
-def error_body(code: str, message: str) -> bytes:
-    """The error shape exactly as Flask's ``jsonify`` writes it (compact, one newline)."""
-    error = {"error": {"code": code, "message": message, "details": {}}}
-    return json.dumps(error, separators=(",", ":")).encode() + b"\n"
 
 
 class PingLimit:

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from uptime_server.health_wsgi import StartResponse, WsgiApp
+from uptime_server.wsgi.types import StartResponse, WsgiApp
 
 READS = frozenset({"GET", "HEAD"})
 PREFIX = "/api/v1/"

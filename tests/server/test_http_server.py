@@ -1,7 +1,7 @@
 """The API's waitress server: request bodies over 1 MiB are refused before they
 are read, and waitress's own refusals come in the API's JSON error shape.
 
-The server is the daemon's (``uptime_server.http_server`` through
+The server is the daemon's (``uptime_server.wsgi.server`` through
 ``tests.live_server``); requests are written on raw sockets where a test must
 control how much of a body is sent.
 """
@@ -20,7 +20,7 @@ import requests
 
 from tests.api.shapes import sqlite_only
 from tests.live_server import serving
-from uptime_server.http_server import MAX_REQUEST_BODY
+from uptime_server.wsgi.types import MAX_REQUEST_BODY
 
 pytestmark = sqlite_only  # about the HTTP server, not the database
 FIFTY_MB = 50 * 1024 * 1024

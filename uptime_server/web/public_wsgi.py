@@ -32,7 +32,6 @@ from typing import Any
 from werkzeug.http import http_date, is_resource_modified, parse_accept_header
 from werkzeug.utils import get_content_type
 
-from uptime_server.http_server import RESPONSE_HEADERS
 from uptime_server.web.badge_figures import KINDS
 from uptime_server.web.public import (
     BADGE_HEADERS,
@@ -41,6 +40,7 @@ from uptime_server.web.public import (
     PAGE_TTL,
 )
 from uptime_server.web.render_cache import RenderCache, Rendered
+from uptime_server.wsgi.types import RESPONSE_HEADERS
 
 Headers = list[tuple[str, str]]
 StartResponse = Callable[..., Any]
