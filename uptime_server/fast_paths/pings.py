@@ -169,7 +169,9 @@ class PingPath:
         ):
             return _routed(environ)
         declared = environ.get("CONTENT_LENGTH") or ""
-        if declared.isdigit() and int(declared) <= MAX_REQUEST_BODY:
+        if not declared and "HTTP_TRANSFER_ENCODING" not in environ:
+            read_body = _no_body
+        elif declared.isdigit() and int(declared) <= MAX_REQUEST_BODY:
             read_body = partial(environ["wsgi.input"].read, min(int(declared), pings.MAX_MESSAGE))
         elif _too_large(environ):
             return _TOO_LARGE
@@ -260,6 +262,10 @@ class PingPath:
         )
         sink = self.uptime.services.get("ping_sink")
         return ping_service.record(ping, self.uptime.settings, now=at, sink=sink)
+
+
+def _no_body() -> bytes:
+    return b""
 
 
 def _whole(stream: IO[bytes]) -> bytes:
