@@ -25,12 +25,13 @@ class FastPaths:
         self.paths = {segment: path for path in paths for segment in path.segments}
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
-        segments = environ.get("PATH_INFO", "").split("/", 2)
-        path = self.paths.get(segments[1]) if len(segments) > 1 else None
+        path_info: str = environ.get("PATH_INFO", "")
+        end = path_info.find("/", 1)
+        path = self.paths.get(path_info[1:end] if end > 0 else path_info[1:])
         if path is not None:
             answer = path.answer(environ)
             if answer is not None:
-                # A copy: the server may add to the list, and an answer can be sent again.
-                start_response(answer.status, list(answer.headers))
-                return [b"" if environ.get("REQUEST_METHOD") == "HEAD" else answer.body]
+                status, headers, body = answer
+                start_response(status, headers)
+                return [b"" if environ.get("REQUEST_METHOD") == "HEAD" else body]
         return self.app(environ, start_response)

@@ -64,7 +64,8 @@ class HealthPath:
         sent = self._sent
         if sent is None or sent[0] is not last:
             sent = self._sent = (last, self._written(last))
-        return sent[1]
+        status, headers, body = sent[1]
+        return (status, list(headers), body)  # the server may add to its list
 
     def _written(self, last: Remembered) -> Answer:
         """The answer Flask sends for the view's ``return last.body``."""
@@ -76,4 +77,4 @@ class HealthPath:
             *RESPONSE_HEADERS.items(),
             ("Vary", "Cookie"),  # Flask's session machinery adds it to every answer
         ]
-        return Answer("200 OK", headers, body)
+        return ("200 OK", headers, body)

@@ -183,7 +183,7 @@ class PingPath:
         token, *suffix = (p.encode("latin-1").decode("utf-8", "replace") for p in parts)
         status, headers, body = self.ping(environ, token, suffix[0] if suffix else None, read_body)
         headers = [("Content-Length", str(len(body))), *headers, *_COMMON]
-        return Answer(status_line(status), headers, body)
+        return (status_line(status), headers, body)
 
     def ping(
         self,
@@ -308,7 +308,7 @@ def _as_flask_sends(response: Response, environ: Environ) -> Answer:
         response.headers.setdefault(name, value)
     response.vary.add("Cookie")  # Flask's session machinery
     headers = response.get_wsgi_headers(environ).to_wsgi_list()
-    return Answer(response.status, headers, response.get_data())
+    return (response.status, headers, response.get_data())
 
 
 def _error(status: int, code: str, message: str, headers: Headers) -> tuple[int, Headers, bytes]:

@@ -127,8 +127,8 @@ class PublicPages:
         if hit.gzipped is None:
             headers.append(("Vary", "Cookie"))
         if any(name in environ for name in CONDITIONAL) and not is_resource_modified(environ, etag):
-            return Answer("304 NOT MODIFIED", [h for h in headers if h[0] not in _ENTITY], b"")
-        return Answer("200 OK", headers, body)
+            return ("304 NOT MODIFIED", [h for h in headers if h[0] not in _ENTITY], b"")
+        return ("200 OK", headers, body)
 
     def _now(self) -> str:
         """The Date header (werkzeug's format), formatted once a second."""

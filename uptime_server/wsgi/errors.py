@@ -66,7 +66,7 @@ def error_answer(error: ApiError, status: int | None = None) -> Answer:
         *RESPONSE_HEADERS.items(),
         _SESSION_VARY,
     ]
-    return Answer(status_line(status or error.status), headers, body)
+    return (status_line(status or error.status), headers, body)
 
 
 def render(error: ApiError) -> Response:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 Environ = dict[str, Any]
 Headers = list[tuple[str, str]]
@@ -15,12 +15,8 @@ MAX_REQUEST_BODY = 1024 * 1024  # request bodies: docs/api.md#request-size
 RESPONSE_HEADERS = {"X-Content-Type-Options": "nosniff"}
 
 
-class Answer(NamedTuple):
-    """A whole response: the status line, the headers in the order sent, and the body.
-
-    The body is the GET's; the dispatcher sends none for a HEAD.
-    """
-
-    status: str
-    headers: Headers
-    body: bytes
+# A whole response: the status line, the headers in the order sent (a fresh
+# list: the server may add to it), and the body (the GET's: the dispatcher
+# sends none for a HEAD). A plain tuple: a NamedTuple's constructor costs
+# more than the rest of a cached badge's dispatch (bench/README.md#fast-paths-issue-30).
+Answer = tuple[str, Headers, bytes]
