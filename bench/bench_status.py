@@ -15,7 +15,7 @@ and, from this process:
 - badge: requests/s on one monitor's status badge.
 
 Both cached figures are answered by the WSGI fast path in front of Flask
-(``web/public_wsgi.py``). Beside each rate it prints the daemon's CPU per
+(``fast_paths/public_pages.py``). Beside each rate it prints the daemon's CPU per
 request (utime + stime of the daemon process and its children, from /proc,
 over the load phase: steadier than req/s on a shared machine), and, in this
 process with no HTTP, the CPU per cached request through the fast path and
@@ -217,7 +217,7 @@ def in_process_us(app: Any, path: str, count: int = 5000) -> tuple[float, float]
             raise RuntimeError(f"{path}: {status}")
 
     out = []
-    for wsgi in (app.wsgi_app, app.extensions["uptime_public"].app):
+    for wsgi in (app.wsgi_app, app.extensions["uptime_fast_paths"].app):
         b"".join(wsgi(dict(environ), start_response))  # cached from here on
         c0 = time.process_time()
         for _ in range(count):

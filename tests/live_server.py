@@ -1,6 +1,6 @@
 """The API served by waitress on 127.0.0.1 in a thread, for tests and benchmarks.
 
-The server is built as the daemon builds it (``uptime_server.http_server``):
+The server is built as the daemon builds it (``uptime_server.wsgi.server``):
 the same body limit, JSON error responses and, unless a test asks for fewer,
 the app's ``UPTIME_HTTP_THREADS`` worker threads.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 from waitress import wasyncore
 
-from uptime_server.http_server import create_api_server
+from uptime_server.wsgi.server import create_api_server
 
 
 @contextmanager

@@ -174,6 +174,55 @@ def test_layers_point_one_way(source: str, target: str) -> None:
     assert _edges(import_graph(), source, target) == [], f"{source}/ must not import {target}/"
 
 
+# Views, and what answers before them, only read cached renders: dropping one is
+# the service's job, once its change is committed (render_purges).
+VIEW_PACKAGES = ("api", "web", "fast_paths")
+
+
+def _purges(path: Path) -> list[str]:
+    """The forget_* calls and render_purges imports in *path*, as "line: name"."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name.startswith("forget"):
+                found.append(f"{node.lineno}: {name}()")
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names]
+            module = getattr(node, "module", None) or ""
+            if any("render_purges" in n for n in [module, *names]):
+                found.append(f"{node.lineno}: import render_purges")
+    return found
+
+
+def test_views_never_drop_cached_renders() -> None:
+    found = {
+        str(path.relative_to(ROOT)): hits
+        for package in VIEW_PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if (hits := _purges(path))
+    }
+    assert found == {}, f"views must leave cache invalidation to the services: {found}"
+
+
+def test_the_purge_walk_sees_a_call_and_an_import(tmp_path: Path) -> None:
+    # Guards the test above: a walk that found nothing would pass everything.
+    path = tmp_path / "view.py"
+    path.write_text(
+        "from uptime_server import render_purges\n"
+        "def view(m):\n"
+        "    render_purges.forget_badges([m.badge_token])\n"
+        "    forget_pages_of([m.user_id])\n"
+    )
+    assert _purges(path) == [
+        "1: import render_purges",
+        "3: forget_badges()",
+        "4: forget_pages_of()",
+    ]
+    assert any(_purges(module) for module in ROOT.rglob("*.py"))  # the services' purges
+
+
 def test_cycle_finder_reports_a_readable_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert find_cycle(graph) == ["a", "b", "c", "a"]

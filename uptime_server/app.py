@@ -34,7 +34,6 @@ from uptime_server.api import (
     monitors,
     notifications,
     openapi,
-    pings,
     signin,
     stats,
     status_pages,
@@ -43,7 +42,6 @@ from uptime_server.api import (
 from uptime_server.api.access import (
     is_agent_only,
     is_login_limited,
-    is_ping_limited,
     is_public,
     is_session_only,
 )
@@ -58,15 +56,18 @@ from uptime_server.auth.sessions import (
 from uptime_server.clock import Clock
 from uptime_server.config import Settings, ensure_secret_key
 from uptime_server.context import UptimeState
-from uptime_server.health_wsgi import HealthDispatcher
-from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
+from uptime_server.fast_paths.dispatch import FastPaths
+from uptime_server.fast_paths.health import MEMO as HEALTH_MEMO
+from uptime_server.fast_paths.health import HealthPath
+from uptime_server.fast_paths.pings import PingLimit, PingPath
+from uptime_server.fast_paths.public_pages import PublicPages
 from uptime_server.metrics_snapshot import metrics_cache_for
 from uptime_server.models import AgentToken
-from uptime_server.ping_wsgi import PingDispatcher, PingLimit
 from uptime_server.read_gate import ReadGate
 from uptime_server.web import public
-from uptime_server.web.public_wsgi import PublicDispatcher
 from uptime_server.web.render_cache import RenderCache
+from uptime_server.wsgi import errors as error_writer
+from uptime_server.wsgi.types import MAX_REQUEST_BODY, RESPONSE_HEADERS
 
 # One blueprint per resource: under /api/v1, and at the root.
 API_BLUEPRINTS = (
@@ -84,7 +85,7 @@ API_BLUEPRINTS = (
     agent,
     openapi,
 )
-ROOT_BLUEPRINTS = (health, home, metrics, pings, public)
+ROOT_BLUEPRINTS = (health, home, metrics, public)
 
 
 def create_app(
@@ -118,7 +119,7 @@ def create_app(
     app.extensions["uptime_test_slots"] = RunSlots(
         settings.test_concurrency, settings.test_concurrency_per_user
     )
-    errors.register(app)
+    error_writer.register(app)
     for error in (peewee.OperationalError, peewee.InterfaceError):
         app.register_error_handler(error, _database_error)
     init_login(app)
@@ -134,32 +135,29 @@ def create_app(
     for module in ROOT_BLUEPRINTS:
         app.register_blueprint(module.bp)
     limiter = _init_limiter(app, settings)
-    # Pings are answered in front of Flask (ping_wsgi), where waitress and
-    # the test client both reach them.
+    # Pings, a fresh /healthz and cached public pages are answered before
+    # Flask (fast_paths/), where waitress and the test client both reach them.
     flask_app: Any = app.wsgi_app
     if settings.api_read_concurrency:
         flask_app = ReadGate(flask_app, settings.api_read_concurrency)
-    pings_dispatcher = PingDispatcher(
+    limit = PingLimit(
+        limiter.limiter,
+        settings.ping_rate_limit,
+        settings.rate_limit,
+        settings.unknown_ping_rate_limit,
+    )
+    ping_path = PingPath(app.extensions["uptime"], limit)
+    app.extensions["uptime_pings"] = ping_path
+    fast_paths = FastPaths(
         flask_app,
-        app.extensions["uptime"],
-        PingLimit(
-            limiter.limiter,
-            settings.ping_rate_limit,
-            settings.rate_limit,
-            settings.unknown_ping_rate_limit,
-        ),
+        [
+            ping_path,
+            HealthPath(app.extensions.setdefault(HEALTH_MEMO, {}), clock, app.json),
+            PublicPages(services["badge_cache"], services["status_page_cache"]),
+        ],
     )
-    app.extensions["uptime_pings"] = pings_dispatcher
-    # A fresh healthy /healthz is answered in front of Flask too (health_wsgi).
-    health_dispatcher = HealthDispatcher(
-        pings_dispatcher, app.extensions.setdefault(health.MEMO, {}), clock
-    )
-    # Cached badges and status pages too (web/public_wsgi): a hit needs no Flask.
-    public_dispatcher = PublicDispatcher(
-        health_dispatcher, services["badge_cache"], services["status_page_cache"]
-    )
-    app.extensions["uptime_public"] = public_dispatcher
-    app.wsgi_app = public_dispatcher  # type: ignore[method-assign]
+    app.extensions["uptime_fast_paths"] = fast_paths
+    app.wsgi_app = fast_paths  # type: ignore[method-assign]
     return app
 
 
@@ -249,7 +247,7 @@ def _view(endpoint: str) -> Callable[..., Any] | None:
 def _rate_key() -> str:
     # One budget per valid session or API token; anything else is counted per
     # address, so made-up cookies and tokens do not buy fresh budgets. (A
-    # ping is counted per ping token instead: ping_wsgi.PingLimit.)
+    # ping is counted per ping token instead: fast_paths.pings.PingLimit.)
     if current_user.is_authenticated:
         token = current_token()
         return f"t:{token.id}" if token is not None else f"s:{current_session().id}"
@@ -307,10 +305,9 @@ def _init_limiter(app: Flask, settings: Settings) -> Limiter:
     )
     unlimited: set[str] = set()
     for endpoint, view in list(app.view_functions.items()):
-        # Public pages and badges are cached and cost one index lookup at most;
-        # a ping's limit is counted by the ping path itself (ping_wsgi).
+        # Public pages and badges are cached and cost one index lookup at most.
         exempt = ("health", "metrics", "home", "static", "public")
-        if endpoint.split(".")[0] in exempt or is_ping_limited(view):
+        if endpoint.split(".")[0] in exempt:
             app.view_functions[endpoint] = limiter.exempt(view)
             unlimited.add(endpoint)
         elif is_agent_only(view):
@@ -375,10 +372,10 @@ def _database_error(exc: Exception) -> Response:
     long) answers 503 with Retry-After, and its connection is dropped so the next
     request opens a new one; the log gets a line a minute, not a traceback each."""
     if not db_outages.unavailable(exc):
-        return errors.unexpected(exc)
+        return error_writer.unexpected(exc)
     db_outages.drop_connection()
     db_outages.REQUESTS.failed(exc)
     message = "The database is unavailable; try again in a few seconds"
-    return errors.render(
+    return error_writer.render(
         errors.ApiError("SERVICE_UNAVAILABLE", message, headers={"Retry-After": "5"})
     )

@@ -81,7 +81,7 @@ class Settings:
     login_rate_limit: str | None = "30/minute"
     # Per heartbeat ping token (one runaway job cannot flood the database).
     ping_rate_limit: str | None = "60/minute"
-    # Pings of unknown tokens, per client address (ping_wsgi.PingLimit).
+    # Pings of unknown tokens, per client address (fast_paths.pings.PingLimit).
     unknown_ping_rate_limit: str | None = "60/minute"
     # Per user: test messages of email channels, which leave through the
     # server's own mail relay.

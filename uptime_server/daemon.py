@@ -214,8 +214,8 @@ class Daemon:
         from uptime_server.app import create_app
         from uptime_server.clock import Clock
         from uptime_server.engine.worker import DatabaseWorker
-        from uptime_server.http_server import create_api_server, shared_port_sockets
         from uptime_server.ping_service import PingSink
+        from uptime_server.wsgi.server import create_api_server, shared_port_sockets
 
         # Pings are recorded by a database worker of their own, which makes no claims.
         self.ping_sink = PingSink(DatabaseWorker(self.settings, claims=False), Clock())

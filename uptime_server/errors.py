@@ -1,23 +1,14 @@
-"""API errors: one exception type, one JSON renderer for every error.
+"""API errors: one exception type and the HTTP status of each error code.
 
-Every error leaves as ``{"error": {"code", "message", "details"}}`` (the
-``schemas.errors.Error`` model) with the HTTP status of docs/api.md#error-codes,
-including the framework's own 404/405/413/500
-and malformed JSON.
+Every error leaves as ``{"error": {"code", "message", "details"}}`` with the
+HTTP status of docs/api.md#error-codes; ``wsgi/errors.py`` writes it, for
+Flask, the fast paths and waitress alike. This module is the foundation's:
+code anywhere may raise an ``ApiError``, so it imports nothing of ours.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any
-
-from flask import Flask, Response
-from werkzeug.exceptions import HTTPException
-
-from uptime_server.schemas.base import json_response
-from uptime_server.schemas.errors import Error, ErrorBody
-
-log = logging.getLogger(__name__)
 
 STATUS_BY_CODE: dict[str, int] = {
     "VALIDATION_ERROR": 400,
@@ -53,14 +44,6 @@ STATUS_BY_CODE: dict[str, int] = {
     "TEST_RUN_TIMEOUT": 504,
 }
 
-_HTTP_FALLBACK = {
-    400: ("INVALID_JSON", "Request body is not valid JSON"),
-    404: ("NOT_FOUND", "No such resource"),
-    405: ("METHOD_NOT_ALLOWED", "Method not allowed on this resource"),
-    413: ("PAYLOAD_TOO_LARGE", "Request body exceeds 1 MiB"),
-    429: ("RATE_LIMIT_EXCEEDED", "Too many requests"),
-}
-
 
 class ApiError(Exception):
     """An error the API reports to its caller."""
@@ -91,40 +74,3 @@ def validation_error(details: dict[str, list[str]], message: str | None = None) 
 
 def monitor_not_found() -> ApiError:
     return ApiError("MONITOR_NOT_FOUND", "Monitor not found")
-
-
-def render(error: ApiError) -> Response:
-    body = ErrorBody(code=error.code, message=error.message, details=error.details)
-    response = json_response(Error(error=body))
-    response.status_code = error.status
-    for name, value in error.headers.items():
-        response.headers[name] = value
-    # Kept for the app's last response hook: Flask-Limiter rewrites Retry-After
-    # on every limited response, and the error's own value must win.
-    response.error_headers = dict(error.headers)  # type: ignore[attr-defined]
-    return response
-
-
-def register(app: Flask) -> None:
-    app.register_error_handler(ApiError, render)
-    app.register_error_handler(HTTPException, _from_http)
-    app.register_error_handler(Exception, unexpected)
-
-
-def _from_http(exc: HTTPException) -> Response:
-    code, message = _HTTP_FALLBACK.get(exc.code or 500, ("INTERNAL_ERROR", "Internal error"))
-    if exc.code == 400 and "JSON" not in (exc.description or "") and code == "INVALID_JSON":
-        code, message = "VALIDATION_ERROR", "Bad request"
-    headers = {}
-    if exc.code == 405 and getattr(exc, "valid_methods", None):
-        headers["Allow"] = ", ".join(exc.valid_methods)
-    response = render(ApiError(code, message, headers=headers))
-    if code not in STATUS_BY_CODE or STATUS_BY_CODE[code] != exc.code:
-        response.status_code = exc.code or 500
-    return response
-
-
-def unexpected(exc: Exception) -> Response:
-    """500 for an error nobody expected, with its traceback in the log."""
-    log.exception("unhandled error")
-    return render(ApiError("INTERNAL_ERROR", "Internal error"))

@@ -16,8 +16,8 @@ sign-in views (``/api/v1/auth/``): an OAuth callback waits on the identity
 provider over the network. Writes, heartbeat pings, ``/healthz``, ``/metrics``
 and public pages never wait for it. On PostgreSQL a read waits on the
 network for each statement, where other requests should run, so the gate is
-off there unless asked for. Wraps Flask's ``wsgi_app`` (inside the ping,
-health and public dispatchers), so waitress and the test client both reach it.
+off there unless asked for. Wraps Flask's ``wsgi_app``, behind the fast
+paths (``fast_paths.dispatch``), so waitress and the test client both reach it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from uptime_server.health_wsgi import StartResponse, WsgiApp
+from uptime_server.wsgi.types import StartResponse, WsgiApp
 
 READS = frozenset({"GET", "HEAD"})
 PREFIX = "/api/v1/"

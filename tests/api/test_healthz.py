@@ -85,7 +85,7 @@ def test_a_failed_check_is_not_remembered(settings: Any, clock: Any, db: Any) ->
 def test_a_fresh_answer_is_sent_without_flask_byte_for_byte(
     settings: Any, clock: Any, db: Any
 ) -> None:
-    """health_wsgi sends the remembered answer with the status, headers and body
+    """fast_paths/health sends the remembered answer with the status, headers and body
     Flask sent for it, and the request never reaches Flask."""
     from uptime_server.app import create_app
 

@@ -1,4 +1,4 @@
-"""The ping path in front of Flask (ping_wsgi): pings answered without Flask, the rest handed on."""
+"""The ping route (fast_paths/pings): every ping answered without Flask, other paths handed on."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from tests.api.shapes import assert_error, sqlite_only
 from tests.conftest import recv_until
 from tests.heartbeat.conftest import history, make_heartbeat, ping_path
 from tests.live_server import serving
+from uptime_server.fast_paths.pings import PingLimit
 from uptime_server.models import CheckRun
-from uptime_server.ping_wsgi import PingLimit
 
 pytestmark = sqlite_only
 
 
 def flask_refused(app: Any) -> list[str]:
-    """Put a WSGI app behind the ping path that answers 418 and notes what reached it."""
+    """Put a WSGI app behind the fast paths that answers 418 and notes what reached it."""
     reached: list[str] = []
 
     def behind(environ: dict[str, Any], start_response: Any) -> list[bytes]:
@@ -27,7 +27,7 @@ def flask_refused(app: Any) -> list[str]:
         start_response("418 I'M A TEAPOT", [("Content-Type", "text/plain")])
         return [b""]
 
-    app.extensions["uptime_pings"].app = behind
+    app.extensions["uptime_fast_paths"].app = behind
     return reached
 
 
@@ -42,9 +42,15 @@ def test_pings_are_answered_before_flask(app: Any, alice: Any, anon: Any) -> Non
     assert_error(anon.get(ping_path(m, "256")), 404, "NOT_FOUND")
     assert reached == []
     assert CheckRun.select().count() == 3
-    # Other methods, other paths and malformed ping paths are Flask's.
-    assert anon.put(ping_path(m)).status_code == 418
+    # Other methods are the ping route's too (there is no Flask route to answer them).
+    put = anon.put(ping_path(m))
+    assert_error(put, 405, "METHOD_NOT_ALLOWED")
+    assert set(put.headers["Allow"].split(", ")) == {"GET", "HEAD", "OPTIONS", "POST"}
+    assert anon.options(ping_path(m)).status_code == 200
+    assert reached == []
+    # Paths that name no token, and other paths, are Flask's.
     assert anon.get(ping_path(m, "log/more")).status_code == 418
+    assert anon.get("/ping/").status_code == 418
     assert anon.get("/pingx").status_code == 418
     assert len(reached) == 3
 
@@ -81,21 +87,14 @@ def test_a_chunked_body_on_the_wire_is_the_message(app: Any, alice: Any) -> None
     assert history(alice, m["id"])[0]["message"] == "chunked line"
 
 
-def test_a_chunked_body_without_a_length_is_flasks_and_the_message(
-    app: Any, alice: Any, anon: Any
-) -> None:
+def test_a_chunked_body_without_a_length_is_the_message(app: Any, alice: Any, anon: Any) -> None:
     m = make_heartbeat(alice)
-    flask = app.extensions["uptime_pings"].app
-    reached: list[str] = []
-
-    def noting(environ: dict[str, Any], start_response: Any) -> Any:
-        reached.append(environ["PATH_INFO"])
-        return flask(environ, start_response)
-
-    app.extensions["uptime_pings"].app = noting
+    flask = app.extensions["uptime_fast_paths"].app
+    reached = flask_refused(app)
     response = post_chunked(anon, ping_path(m, "log"), b"chunked line", {})
     assert response.status_code == 200
-    assert reached == [ping_path(m, "log")]  # the ping path handed it to Flask's route
+    assert reached == []  # the ping route reads the body itself
+    app.extensions["uptime_fast_paths"].app = flask
     assert history(alice, m["id"])[0]["message"] == "chunked line"
 
 
@@ -107,19 +106,19 @@ CONTROLS = {*map(chr, range(0x20)), *map(chr, range(0x7F, 0xA0))}
 
 
 @pytest.mark.parametrize("suffix", ["fail", "log", "3"])
-@pytest.mark.parametrize("path", ["fast", "flask"])
+@pytest.mark.parametrize("path", ["length", "chunked"])
 def test_control_characters_in_a_body_are_not_stored(
     app: Any, alice: Any, anon: Any, suffix: str, path: str
 ) -> None:
     m = make_heartbeat(alice)
-    if path == "fast":
-        flask = app.extensions["uptime_pings"].app
-        reached = flask_refused(app)
+    flask = app.extensions["uptime_fast_paths"].app
+    reached = flask_refused(app)
+    if path == "length":
         response = anon.post(ping_path(m, suffix), data=NOISY, headers={"User-Agent": "j\x1bob"})
-        assert reached == []  # answered before Flask
-        app.extensions["uptime_pings"].app = flask
-    else:  # a chunked body is Flask's route, which answers through the same dispatcher
+    else:
         response = post_chunked(anon, ping_path(m, suffix), NOISY, {"User-Agent": "j\x1bob"})
+    assert reached == []  # answered before Flask
+    app.extensions["uptime_fast_paths"].app = flask
     assert response.status_code == 200
     [run] = CheckRun.select()
     assert run.message == CLEAN

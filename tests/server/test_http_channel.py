@@ -1,4 +1,4 @@
-"""The API server's connections (``http_server.JsonErrorChannel``): a worker
+"""The API server's connections (``wsgi.server.JsonErrorChannel``): a worker
 sends its own response, waitress's loop thread leaves the connection alone
 meanwhile, and whatever the worker could not send, the loop sends.
 
@@ -21,7 +21,7 @@ from waitress import wasyncore
 
 from tests.conftest import recv_until
 from uptime_server.config import load_settings
-from uptime_server.http_server import JsonErrorChannel, create_api_server
+from uptime_server.wsgi.server import JsonErrorChannel, create_api_server
 
 LOOP = "test-api"  # waitress's loop thread
 WORKERS = {f"waitress-{i}" for i in range(4)}

@@ -1,7 +1,7 @@
 """The API's waitress server: request bodies over 1 MiB are refused before they
 are read, and waitress's own refusals come in the API's JSON error shape.
 
-The server is the daemon's (``uptime_server.http_server`` through
+The server is the daemon's (``uptime_server.wsgi.server`` through
 ``tests.live_server``); requests are written on raw sockets where a test must
 control how much of a body is sent.
 """
@@ -20,7 +20,8 @@ import requests
 
 from tests.api.shapes import sqlite_only
 from tests.live_server import serving
-from uptime_server.http_server import MAX_REQUEST_BODY
+from uptime_server.wsgi.errors import error_body
+from uptime_server.wsgi.types import MAX_REQUEST_BODY
 
 pytestmark = sqlite_only  # about the HTTP server, not the database
 FIFTY_MB = 50 * 1024 * 1024
@@ -114,3 +115,19 @@ def test_a_malformed_request_gets_the_json_shape(live: str):
         response, body = read_response(sock)
     assert_json_error(response, body, 400, "VALIDATION_ERROR")
     assert "Content-Length" in body["error"]["message"]
+
+
+def test_waitress_and_flask_write_a_413_with_the_one_error_writer(live: str, alice: Any):
+    """Waitress's refusal (a declared length over the limit) and Flask's own 413 (the
+    test client, which has no such limit) are the same bytes: wsgi/errors.py's."""
+    with connect(live) as sock:
+        sock.sendall(post_head("/api/v1/monitors", alice.token, f"Content-Length: {FIFTY_MB}\r\n"))
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        refused = response.read()
+    expected = error_body("PAYLOAD_TOO_LARGE", "Request body exceeds 1 MiB")
+    assert refused == expected
+    through_flask = alice.post(
+        "/api/v1/monitors", data=b"{}", environ_overrides={"CONTENT_LENGTH": str(FIFTY_MB)}
+    )
+    assert (through_flask.status_code, through_flask.data) == (413, expected)

@@ -189,7 +189,7 @@ def test_the_app_gates_reads_on_sqlite_only(tmp_path: Path, url: str, gate: bool
         }
     )
     app = create_app(settings, bind_database=False)
-    inner = app.extensions["uptime_pings"].app
+    inner = app.extensions["uptime_fast_paths"].app
     assert isinstance(inner, ReadGate) is gate
     if gate:
         assert inner.slots == 1

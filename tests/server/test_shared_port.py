@@ -9,7 +9,7 @@ import socket
 
 import pytest
 
-from uptime_server.http_server import shared_port_sockets
+from uptime_server.wsgi.server import shared_port_sockets
 
 
 def _close(sockets: list[socket.socket]) -> None:

@@ -24,12 +24,6 @@ def session_only(view: Callable[..., Any]) -> Callable[..., Any]:
     return view
 
 
-def ping_limited(view: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a view as limited per ping token at UPTIME_PING_RATE_LIMIT (not per session/IP)."""
-    view.uptime_ping_limited = True  # type: ignore[attr-defined]
-    return view
-
-
 def agent_only(view: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a view as the agent API: an agent token only, never a session or API token."""
     view.uptime_agent_only = True  # type: ignore[attr-defined]
@@ -38,10 +32,6 @@ def agent_only(view: Callable[..., Any]) -> Callable[..., Any]:
 
 def is_agent_only(view: Callable[..., Any] | None) -> bool:
     return bool(view is not None and getattr(view, "uptime_agent_only", False))
-
-
-def is_ping_limited(view: Callable[..., Any]) -> bool:
-    return bool(getattr(view, "uptime_ping_limited", False))
 
 
 def is_public(view: Callable[..., Any] | None) -> bool:

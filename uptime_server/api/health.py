@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, current_app
 
 from uptime_server.agents.service import degraded_agents
 from uptime_server.api.access import public
@@ -22,15 +20,12 @@ from uptime_server.api.operations import documented, json_response
 from uptime_server.context import now, state
 from uptime_server.db_outages import OUTAGES, unavailable
 from uptime_server.engine.dispatcher import scheduler_lag
-from uptime_server.health_wsgi import ENVIRON_KEY
+from uptime_server.fast_paths.health import MEMO, Remembered
 from uptime_server.schemas.service import AgentCounts, Health
 
 log = logging.getLogger(__name__)
 bp = Blueprint("health", __name__)
 HEALTH_REF = {"$ref": "#/components/schemas/Health"}
-# A healthy answer is served again for this long (by the wall clock and the
-# app's clock both), so a load balancer polling hard costs no query each time.
-HEALTHY_FOR_SECONDS = 1.0
 DATABASE_DOWN = "the database cannot be reached"
 
 
@@ -61,7 +56,6 @@ def healthz() -> Any:
     memo: dict[str, Any] = current_app.extensions.setdefault(MEMO, {})
     last: Remembered | None = memo.get("last")
     if last is not None and last.fresh(asked_at, at):
-        request.environ[ENVIRON_KEY] = last
         return last.body
     services = state().services
     lag_of = services.get("scheduler_lag") or scheduler_lag_seconds
@@ -88,25 +82,6 @@ def healthz() -> Any:
         )
         return stalled.to_json(), 503
     body = Health(status="ok", database="ok", scheduler_lag_seconds=lag, agents=agents).to_json()
-    memo["last"] = request.environ[ENVIRON_KEY] = Remembered(asked_at, at, body)
+    # Served again while fresh: by this view, and before Flask by fast_paths/health.py.
+    memo["last"] = Remembered(asked_at, at, body)
     return body
-
-
-MEMO = "uptime_healthy"
-
-
-@dataclass(frozen=True)
-class Remembered:
-    """A healthy answer, served again while fresh (by the view, and by
-    ``health_wsgi`` without Flask once it has seen it sent)."""
-
-    asked_at: datetime
-    at: float  # time.monotonic() when asked
-    body: dict[str, Any]
-
-    def fresh(self, asked_at: datetime, at: float) -> bool:
-        """Still to be served (by the wall clock and the app's clock both)."""
-        return (
-            0 <= at - self.at < HEALTHY_FOR_SECONDS
-            and 0 <= (asked_at - self.asked_at).total_seconds() < HEALTHY_FOR_SECONDS
-        )

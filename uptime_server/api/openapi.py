@@ -1,7 +1,8 @@
 """The OpenAPI 3.1 document of the whole API, served at /api/v1/openapi.json.
 
 Built from the app itself (docs/api.md#endpoint-index): every route of
-Flask's URL map with its ``@documented`` operation, and the JSON Schemas of
+Flask's URL map with its ``@documented`` operation, then the routes only a
+fast path answers (``FAST_PATH_ROUTES``: the ping route), and the JSON Schemas of
 the pydantic models those operations name (``uptime_server.schemas``). A
 changed model is a changed document. Request schemas bound to settings (the
 minimum check interval, the known locations) come from the running server
@@ -28,6 +29,7 @@ from uptime_server.api.operations import (
     json_response,
     operation_of,
     path_id,
+    query,
 )
 from uptime_server.config import Settings
 from uptime_server.errors import STATUS_BY_CODE
@@ -67,6 +69,48 @@ TAGS = (
     "pings",
     "public",
     "service",
+)
+# The ping route (fast_paths/pings.py) has no Flask view to carry its operation.
+_PING_OK = {"description": "Recorded", "content": {"text/plain": {"schema": {"type": "string"}}}}
+_TOKEN = {**query("token", {"type": "string", "maxLength": 64}), "in": "path", "required": True}
+_KIND = {
+    **query(
+        "kind",
+        {"type": "string", "pattern": "^(start|fail|log|[0-9]{1,3})$"},
+        "start, fail, log, or the job's exit code (0 is success, 1..255 failure)",
+    ),
+    "in": "path",
+    "required": True,
+}
+
+
+def _ping(op_id: str, summary: str, *params: JSON) -> Operation:
+    return Operation(op_id, summary, "pings", {200: _PING_OK}, errors=(404, 503), params=params)
+
+
+# (path, method, operation) of each route a fast path answers alone; all public.
+FAST_PATH_ROUTES = (
+    ("/ping/{token}", "get", _ping("ping", "Report a successful run", _TOKEN)),
+    (
+        "/ping/{token}",
+        "post",
+        _ping("pingPost", "Report a successful run, with a message as the body", _TOKEN),
+    ),
+    (
+        "/ping/{token}/{kind}",
+        "get",
+        _ping("pingKind", "Report a start, a failure, an exit code or a log line", _TOKEN, _KIND),
+    ),
+    (
+        "/ping/{token}/{kind}",
+        "post",
+        _ping(
+            "pingKindPost",
+            "Report a start, a failure, an exit code or a log line, with a message as the body",
+            _TOKEN,
+            _KIND,
+        ),
+    ),
 )
 # Sessions and API tokens; token management and sign-in take a session only.
 EITHER = [{"session": []}, {"apiToken": []}]
@@ -140,6 +184,8 @@ def _routes(app: Flask) -> Any:
         for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
             access = (is_public(view), is_session_only(view))
             yield path, method.lower(), operation, access, ids
+    for path, method, operation in FAST_PATH_ROUTES:
+        yield path, method, operation, (True, False), ()
 
 
 def _model_schemas(operations: Any) -> JSON:

@@ -1,7 +1,8 @@
 """The error response (docs/api.md#error-codes): ``{"error": {code, message, details}}``.
 
 The document narrows ``code`` to the codes of each HTTP status; the codes
-themselves live in ``uptime_server.errors``, which serialises through these.
+themselves live in ``uptime_server.errors``; ``wsgi/errors.py``, the one error
+writer, serialises through these.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ bp = Blueprint("public", __name__)
 PAGE_TTL = 30  # seconds a rendered page is served from memory, and may be cached by others
 BADGE_TTL = 60
 UPTIME_PERIODS = ("24h", "7d", "30d", "90d")
-# Headers of each kind of answer besides the cache's own (also public_wsgi's).
+# Headers of each kind of answer besides the cache's own (also fast_paths/public_pages').
 HTML_PAGE_HEADERS = (
     ("Content-Security-Policy", CONTENT_SECURITY_POLICY),
     ("Referrer-Policy", "no-referrer"),

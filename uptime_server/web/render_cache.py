@@ -10,7 +10,7 @@ may have read the rows before the change (a badge token read just before
 its rotation must not be served for another ``ttl``).
 
 ``peek`` reads a fresh entry without rendering: the WSGI fast path in front
-of Flask (``public_wsgi``) answers hits with it and hands misses to Flask.
+of Flask (``fast_paths/public_pages``) answers hits with it and hands misses to Flask.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ before it calls the app. So the body limit is waitress's own: a declared
 body is read, and a chunked body as soon as it passes the limit. The app
 checks the same limit again for servers other than this one (the test
 client). Waitress answers its own refusals (413, a malformed request) in
-plain text; ``JsonErrorTask`` gives them the API's error shape instead.
+plain text; ``JsonErrorTask`` writes them with the API's one error writer
+(``wsgi/errors.py``) instead.
 
 Lingering close (RFC 9112 §9.6): a client refused mid-upload is usually
 still sending. Were the socket closed with its data unread, the kernel would
@@ -25,7 +26,6 @@ requests a single one does on two cores (bench/README.md).
 
 from __future__ import annotations
 
-import json
 import socket
 import time
 from typing import Any
@@ -35,11 +35,10 @@ from waitress.server import BaseWSGIServer, create_server
 from waitress.task import ErrorTask
 
 from uptime_server.config import Settings
+from uptime_server.wsgi.errors import error_body
+from uptime_server.wsgi.types import MAX_REQUEST_BODY, RESPONSE_HEADERS
 
-MAX_REQUEST_BODY = 1024 * 1024  # request bodies: docs/api.md#request-size
 LINGER_SECONDS = 10.0
-# Sent with every response, the app's and waitress's own.
-RESPONSE_HEADERS = {"X-Content-Type-Options": "nosniff"}
 
 _WAITRESS_ERRORS = {
     413: ("PAYLOAD_TOO_LARGE", "Request body exceeds 1 MiB"),
@@ -56,7 +55,7 @@ class JsonErrorTask(ErrorTask):
         code, message = _WAITRESS_ERRORS.get(
             error.code, ("VALIDATION_ERROR", f"Malformed HTTP request: {error.body}")
         )
-        body = json.dumps({"error": {"code": code, "message": message, "details": {}}}).encode()
+        body = error_body(code, message)
         self.status = f"{error.code} {error.reason}"
         self.response_headers.append(("Content-Type", "application/json"))
         self.response_headers.extend(RESPONSE_HEADERS.items())

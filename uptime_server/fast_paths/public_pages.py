@@ -1,15 +1,13 @@
-"""Cached badges and status pages answered in front of Flask, straight from the render cache.
+"""Cached badges and status pages answered before Flask, straight from the render cache.
 
 A cached badge costs a memory lookup, but through Flask it still paid a
 whole request: the URL map, flask-login's and flask-limiter's hooks, the
-session's Vary, the after-request headers. ``PublicDispatcher`` wraps
-``app.wsgi_app`` (so waitress and Flask's test client both reach it, as
-they reach ``ping_wsgi.PingDispatcher``) and answers GET and HEAD of
+session's Vary, the after-request headers. ``PublicPages`` answers GET and HEAD of
 ``/badge/{badge_token}/{kind}.svg``, ``/status/{slug}`` and
 ``/status/{slug}.json`` itself when the entry is in this process's
 ``RenderCache`` (``peek``: nothing is rendered here). The answer is the one
 ``web/public.py`` gives for the same entry: status, body and headers, in the
-same order (tests/web/test_public_wsgi.py compares them byte for byte).
+same order (tests/fast_paths/test_public_pages.py compares them byte for byte).
 
 Everything else goes to Flask unchanged: a miss (Flask renders it, or
 answers 404 for an unknown, rotated or turned-off token: those are never in
@@ -25,14 +23,11 @@ to count here.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import Any
 
 from werkzeug.http import http_date, is_resource_modified, parse_accept_header
 from werkzeug.utils import get_content_type
 
-from uptime_server.http_server import RESPONSE_HEADERS
 from uptime_server.web.badge_figures import KINDS
 from uptime_server.web.public import (
     BADGE_HEADERS,
@@ -41,10 +36,7 @@ from uptime_server.web.public import (
     PAGE_TTL,
 )
 from uptime_server.web.render_cache import RenderCache, Rendered
-
-Headers = list[tuple[str, str]]
-StartResponse = Callable[..., Any]
-WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+from uptime_server.wsgi.types import RESPONSE_HEADERS, Answer, Environ, Headers
 
 BADGE_PREFIX = "/badge/"
 PAGE_PREFIX = "/status/"
@@ -63,25 +55,22 @@ _AFTER = list(RESPONSE_HEADERS.items())  # the app's after-request headers
 _ENTITY = frozenset(("Content-Type", "Content-Length", "Content-Encoding"))  # not in a 304
 
 
-class PublicDispatcher:
-    def __init__(self, app: WsgiApp, badges: RenderCache, pages: RenderCache) -> None:
-        self.app = app
+class PublicPages:
+    segments = ("badge", "status")
+
+    def __init__(self, badges: RenderCache, pages: RenderCache) -> None:
         self.badges = badges
         self.pages = pages
         self._date: tuple[int, str] = (0, "")
 
-    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    def answer(self, environ: Environ) -> Answer | None:
         found = self._cached(environ)
         if found is None:
-            return self.app(environ, start_response)
+            return None
         hit, max_age, extra = found
-        status, headers, body = self.answer(environ, hit, max_age, extra)
-        start_response(status, headers)
-        return [b"" if environ["REQUEST_METHOD"] == "HEAD" else body]
+        return self._hit(environ, hit, max_age, extra)
 
-    def _cached(
-        self, environ: dict[str, Any]
-    ) -> tuple[Rendered, int, tuple[tuple[str, str], ...]] | None:
+    def _cached(self, environ: Environ) -> tuple[Rendered, int, tuple[tuple[str, str], ...]] | None:
         """The cache entry a plain GET/HEAD of a public URL asks for, or None: Flask's."""
         path: str = environ.get("PATH_INFO", "")
         if path.startswith(BADGE_PREFIX):
@@ -110,13 +99,13 @@ class PublicDispatcher:
         hit = cache.peek(key)
         return None if hit is None else (hit, max_age, extra)
 
-    def answer(
+    def _hit(
         self,
-        environ: dict[str, Any],
+        environ: Environ,
         hit: Rendered,
         max_age: int,
         extra: tuple[tuple[str, str], ...],
-    ) -> tuple[str, Headers, bytes]:
+    ) -> Answer:
         """Status, headers and body of *hit*, as ``public._cacheable`` makes them in Flask."""
         gzipped = hit.gzipped is not None and _takes_gzip(environ.get("HTTP_ACCEPT_ENCODING"))
         body = hit.gzipped if gzipped else hit.body
@@ -138,8 +127,8 @@ class PublicDispatcher:
         if hit.gzipped is None:
             headers.append(("Vary", "Cookie"))
         if any(name in environ for name in CONDITIONAL) and not is_resource_modified(environ, etag):
-            return "304 NOT MODIFIED", [h for h in headers if h[0] not in _ENTITY], b""
-        return "200 OK", headers, body
+            return ("304 NOT MODIFIED", [h for h in headers if h[0] not in _ENTITY], b"")
+        return ("200 OK", headers, body)
 
     def _now(self) -> str:
         """The Date header (werkzeug's format), formatted once a second."""

@@ -1,42 +1,65 @@
-"""The ping path in front of Flask: ``/ping/{token}[/{kind}]`` answered by a plain WSGI function.
+"""The ping route: ``/ping/{token}[/{kind}]`` (docs/api.md#pings), answered before Flask.
 
-A ping is tiny and there are many: through waitress, Flask, flask-login and
-flask-limiter it costs ~2 ms of CPU, nearly all of it per-request machinery,
-against ~35 µs for its token lookup. ``PingDispatcher`` wraps ``app.wsgi_app``
-(so waitress and Flask's test client both reach it) and answers GET, POST and
-HEAD on the ping paths itself, with the same answers as the Flask routes in
-``api/pings.py`` describe (those stay registered for the OpenAPI document and
-for the 405 of any other method). Anything else, and any ping request out of
-the ordinary (a declared body over the request limit, a chunked body),
-falls through to Flask.
+No session: the token in the path is the credential. Any of GET, POST and
+HEAD; the body (POST) is kept, up to 10 KB, as the ping's message, with the
+source address and user agent. A paused monitor answers 200 and records
+nothing; an unknown token is 404 NOT_FOUND in the usual error shape.
+
+A ping is tiny and there are many, and through Flask, flask-login and
+flask-limiter nearly all of its cost was per-request machinery, so this is
+the route's only home: ``PingPath.answer`` answers every request under
+``/ping/`` whose path names a token, whatever its method, body or error.
+The other methods are 405 (with ``Allow``) and OPTIONS the allowed methods,
+as Flask answers a route of GET and POST; a path Flask would merge the
+slashes of is the same 308 redirect. These come from werkzeug's own router
+(``_ROUTES``), asked only off the hot path. A path that names no token
+(``/ping/``, ``/ping/a/b/c``) is Flask's 404, as any unknown URL. The
+OpenAPI document lists the route from static entries (``api/openapi.py``).
 
 The answer waits for the ping's commit (``PingSink``): a ping answered 200 is
 in the database. This process only parses the request, counts it against
 the limit and hands the ping over; the token's lookup (unknown: 404, paused:
 200 with nothing recorded) and the ping's outcome are the recorder's, a
-batch at a time (``engine/pings.py``), off this process's one GIL. The
-per-token rate limit is the limiter's own storage and strategy, with the
-keys flask-limiter would use, so the budget and its headers are those of
-any other limited route.
+batch at a time (``engine/pings.py``), off this process's one GIL.
+
+Limits: per token (``UPTIME_PING_RATE_LIMIT``), not per address: many jobs
+on one host each have their own budget, and one runaway job only spends its
+own. The limiter's own storage and strategy count it, with the keys
+flask-limiter would use, so the budget and its headers are those of any
+other limited route. Unknown tokens are limited per address
+(``UPTIME_UNKNOWN_PING_RATE_LIMIT``, ``PingLimit``). A body is limited as any
+request's (``MAX_REQUEST_BODY``: 413 from its declared length).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable
+from functools import partial
+from typing import IO
 
+from flask import Response
 from limits import RateLimitItem, parse_many
 from limits.strategies import RateLimiter
+from werkzeug.exceptions import MethodNotAllowed, NotFound
+from werkzeug.routing import Map, RequestRedirect, Rule
+from werkzeug.wsgi import get_content_length, get_input_stream
 
 from uptime_server import ping_service
 from uptime_server.context import UptimeState
 from uptime_server.db import database
 from uptime_server.engine import pings
-from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
+from uptime_server.errors import ApiError
 from uptime_server.ping_tokens import MAX_TOKEN, token_hash
+from uptime_server.wsgi.errors import (
+    HTTP_FALLBACK,
+    error_answer,
+    error_body,
+    http_error,
+    status_line,
+)
+from uptime_server.wsgi.types import MAX_REQUEST_BODY, RESPONSE_HEADERS, Answer, Environ, Headers
 
 log = logging.getLogger(__name__)
 
@@ -44,25 +67,17 @@ PREFIX = "/ping/"
 METHODS = frozenset(("GET", "POST", "HEAD"))
 RETRY_UNRECORDED = 1  # seconds: Retry-After of a ping the writer could not record
 
-Headers = list[tuple[str, str]]
-StartResponse = Callable[..., Any]
-WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
-
-_STATUS = {
-    200: "200 OK",
-    404: "404 NOT FOUND",
-    429: "429 TOO MANY REQUESTS",
-    500: "500 INTERNAL SERVER ERROR",
-    503: "503 SERVICE UNAVAILABLE",
-}
 _OK = b"OK\n"
 _COMMON: Headers = [("Vary", "Cookie"), *RESPONSE_HEADERS.items()]
-
-
-def error_body(code: str, message: str) -> bytes:
-    """The error shape exactly as Flask's ``jsonify`` writes it (compact, one newline)."""
-    error = {"error": {"code": code, "message": message, "details": {}}}
-    return json.dumps(error, separators=(",", ":")).encode() + b"\n"
+# The route's shapes and methods, as Flask registered a route of GET and POST
+# (HEAD with GET, OPTIONS answered by the router): for what is not a plain ping.
+_ROUTES = Map(
+    [
+        Rule(path, methods=("GET", "POST", "HEAD", "OPTIONS"), endpoint="ping")
+        for path in ("/ping/<token>", "/ping/<token>/<kind>")
+    ]
+)
+_TOO_LARGE = error_answer(ApiError(*HTTP_FALLBACK[413]))
 
 
 class PingLimit:
@@ -133,38 +148,51 @@ class PingLimit:
 _UNKNOWN_SCOPE = "ping-unknown"
 
 
-class PingDispatcher:
-    def __init__(self, app: WsgiApp, uptime: UptimeState, limit: PingLimit) -> None:
-        self.app = app
+class PingPath:
+    segments = ("ping",)
+
+    def __init__(self, uptime: UptimeState, limit: PingLimit) -> None:
         self.uptime = uptime
         self.limit = limit
 
-    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    def answer(self, environ: Environ) -> Answer | None:
         path: str = environ.get("PATH_INFO", "")
-        if not path.startswith(PREFIX) or environ.get("REQUEST_METHOD") not in METHODS:
-            return self.app(environ, start_response)
+        if not path.startswith(PREFIX):
+            return None
         parts = path[len(PREFIX) :].split("/")
-        length = _content_length(environ)
-        if not parts[0] or len(parts) > 2 or (len(parts) == 2 and not parts[1]) or length is None:
-            return self.app(environ, start_response)  # Flask's 404 / 413 / chunked body
-        # WSGI paths are latin-1 decoded bytes; Flask reads them as UTF-8.
+        method = environ.get("REQUEST_METHOD")
+        if (
+            method not in METHODS
+            or not parts[0]
+            or len(parts) > 2
+            or (len(parts) == 2 and not parts[1])
+        ):
+            return _routed(environ)
+        declared = environ.get("CONTENT_LENGTH") or ""
+        if not declared and "HTTP_TRANSFER_ENCODING" not in environ:
+            read_body = _no_body
+        elif declared.isdigit() and int(declared) <= MAX_REQUEST_BODY:
+            read_body = partial(environ["wsgi.input"].read, min(int(declared), pings.MAX_MESSAGE))
+        elif _too_large(environ):
+            return _TOO_LARGE
+        else:  # a chunked body, or a length that is no number: read as Flask would
+            read_body = partial(
+                _whole, get_input_stream(environ, max_content_length=MAX_REQUEST_BODY)
+            )
+        # WSGI paths are latin-1 decoded bytes; Flask read them as UTF-8.
         token, *suffix = (p.encode("latin-1").decode("utf-8", "replace") for p in parts)
-        read = environ["wsgi.input"].read
-        status, headers, body = self.answer(
-            environ, token, suffix[0] if suffix else None, lambda: read(_kept(length))
-        )
+        status, headers, body = self.ping(environ, token, suffix[0] if suffix else None, read_body)
         headers = [("Content-Length", str(len(body))), *headers, *_COMMON]
-        start_response(_STATUS[status], headers)
-        return [b"" if environ["REQUEST_METHOD"] == "HEAD" else body]
+        return (status_line(status), headers, body)
 
-    def answer(
+    def ping(
         self,
-        environ: dict[str, Any],
+        environ: Environ,
         token: str,
         suffix: str | None,
         read_body: Callable[[], bytes],
     ) -> tuple[int, Headers, bytes]:
-        """Status, headers and body of a ping (also the Flask routes', for what falls through)."""
+        """Status, headers and body of a ping."""
         hashed = token_hash(token)  # the limiter's key and the lookup's
         address = environ.get("REMOTE_ADDR") or "unknown"
         try:
@@ -211,7 +239,7 @@ class PingDispatcher:
 
     def _record(
         self,
-        environ: dict[str, Any],
+        environ: Environ,
         hashed: str,
         kind: tuple[str, int | None],
         read_body: Callable[[], bytes],
@@ -236,18 +264,51 @@ class PingDispatcher:
         return ping_service.record(ping, self.uptime.settings, now=at, sink=sink)
 
 
-def _content_length(environ: dict[str, Any]) -> int | None:
-    """The body's declared length (0 without one); None for a body Flask must handle."""
-    declared = environ.get("CONTENT_LENGTH") or ""
-    if not declared:
-        return None if environ.get("HTTP_TRANSFER_ENCODING") else 0
-    if not declared.isdigit() or int(declared) > MAX_REQUEST_BODY:
-        return None
-    return int(declared)
+def _no_body() -> bytes:
+    return b""
 
 
-def _kept(length: int) -> int:
-    return min(length, pings.MAX_MESSAGE)
+def _whole(stream: IO[bytes]) -> bytes:
+    return stream.read()[: pings.MAX_MESSAGE]
+
+
+def _too_large(environ: Environ) -> bool:
+    """Whether the declared body is over the limit (the app's ``_refuse_large_body``)."""
+    length = get_content_length(environ)
+    return length is not None and length > MAX_REQUEST_BODY
+
+
+def _routed(environ: Environ) -> Answer | None:
+    """What Flask answered a request of the route that is no plain ping: a 405, an
+    OPTIONS, a 308 to the path with its slashes merged; None for a path of no token."""
+    adapter = _ROUTES.bind_to_environ(environ)
+    try:
+        adapter.match()
+    except NotFound:
+        return None  # Flask's 404, as for any URL it does not know
+    except MethodNotAllowed as exc:
+        if _too_large(environ):  # Flask refuses the body before it routes
+            return _TOO_LARGE
+        error, status = http_error(exc)
+        return error_answer(error, status)
+    except RequestRedirect as redirect:
+        if _too_large(environ):
+            return _TOO_LARGE
+        return _as_flask_sends(redirect.get_response(environ), environ)
+    if _too_large(environ):
+        return _TOO_LARGE
+    options = Response()  # Flask's default OPTIONS answer
+    options.allow.update(adapter.allowed_methods())
+    return _as_flask_sends(options, environ)
+
+
+def _as_flask_sends(response: Response, environ: Environ) -> Answer:
+    """*response* with the headers Flask's app adds to every answer, as it is sent."""
+    for name, value in RESPONSE_HEADERS.items():
+        response.headers.setdefault(name, value)
+    response.vary.add("Cookie")  # Flask's session machinery
+    headers = response.get_wsgi_headers(environ).to_wsgi_list()
+    return (response.status, headers, response.get_data())
 
 
 def _error(status: int, code: str, message: str, headers: Headers) -> tuple[int, Headers, bytes]:

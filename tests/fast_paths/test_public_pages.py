@@ -1,4 +1,4 @@
-"""The public fast path (web/public_wsgi): cached answers equal Flask's, byte for byte.
+"""The public fast path (fast_paths/public_pages): cached answers equal Flask's, byte for byte.
 
 Each case sends one request twice through the real WSGI app: once through
 ``app`` (the fast path in front, Flask behind it) and once to what the fast
@@ -69,7 +69,7 @@ def scene(app: Any, alice: Any, make_monitor: Any, history: Any) -> Scene:
         "groups": [{"heading": "API", "monitor_ids": [monitor.id]}],
     }
     assert alice.post("/api/v1/status-pages", json=page).status_code == 201
-    dispatcher = app.extensions["uptime_public"]
+    dispatcher = app.extensions["uptime_fast_paths"]
     behind, reached = dispatcher.app, []
 
     def spy(environ: dict[str, Any], start_response: Any) -> Any:
