@@ -57,7 +57,7 @@ from uptime_server.auth.sessions import (
 )
 from uptime_server.clock import Clock
 from uptime_server.config import Settings, ensure_secret_key
-from uptime_server.context import UptimeState
+from uptime_server.context import EXTENSION, AppState
 from uptime_server.health_wsgi import HealthDispatcher
 from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
 from uptime_server.metrics_snapshot import metrics_cache_for
@@ -114,10 +114,13 @@ def create_app(
     services.setdefault("status_page_cache", RenderCache(clock, public.PAGE_TTL))
     services.setdefault("badge_cache", RenderCache(clock, public.BADGE_TTL))
     render_purges.keep(services["badge_cache"], services["status_page_cache"])
-    app.extensions["uptime"] = UptimeState(settings, clock, services)
-    app.extensions["uptime_test_slots"] = RunSlots(
-        settings.test_concurrency, settings.test_concurrency_per_user
+    uptime = AppState(
+        settings,
+        clock,
+        services,
+        test_slots=RunSlots(settings.test_concurrency, settings.test_concurrency_per_user),
     )
+    app.extensions[EXTENSION] = uptime
     errors.register(app)
     for error in (peewee.OperationalError, peewee.InterfaceError):
         app.register_error_handler(error, _database_error)
@@ -133,7 +136,7 @@ def create_app(
     app.register_blueprint(api)
     for module in ROOT_BLUEPRINTS:
         app.register_blueprint(module.bp)
-    limiter = _init_limiter(app, settings)
+    limiter = uptime.limiter = _init_limiter(app, settings)
     # Pings are answered in front of Flask (ping_wsgi), where waitress and
     # the test client both reach them.
     flask_app: Any = app.wsgi_app
@@ -141,7 +144,7 @@ def create_app(
         flask_app = ReadGate(flask_app, settings.api_read_concurrency)
     pings_dispatcher = PingDispatcher(
         flask_app,
-        app.extensions["uptime"],
+        uptime,
         PingLimit(
             limiter.limiter,
             settings.ping_rate_limit,
@@ -149,16 +152,14 @@ def create_app(
             settings.unknown_ping_rate_limit,
         ),
     )
-    app.extensions["uptime_pings"] = pings_dispatcher
+    uptime.pings = pings_dispatcher
     # A fresh healthy /healthz is answered in front of Flask too (health_wsgi).
-    health_dispatcher = HealthDispatcher(
-        pings_dispatcher, app.extensions.setdefault(health.MEMO, {}), clock
-    )
+    health_dispatcher = HealthDispatcher(pings_dispatcher, uptime.health_memo, clock)
     # Cached badges and status pages too (web/public_wsgi): a hit needs no Flask.
     public_dispatcher = PublicDispatcher(
         health_dispatcher, services["badge_cache"], services["status_page_cache"]
     )
-    app.extensions["uptime_public"] = public_dispatcher
+    uptime.public = public_dispatcher
     app.wsgi_app = public_dispatcher  # type: ignore[method-assign]
     return app
 
@@ -335,7 +336,6 @@ def _init_limiter(app: Flask, settings: Settings) -> Limiter:
             unlimited.add(endpoint)
 
     _skip_unlimited(app, limiter, frozenset(unlimited))
-    app.extensions["uptime_limiter"] = limiter
     return limiter
 
 

@@ -32,7 +32,7 @@ from limits import RateLimitItem, parse_many
 from limits.strategies import RateLimiter
 
 from uptime_server import ping_service
-from uptime_server.context import UptimeState
+from uptime_server.context import AppState
 from uptime_server.db import database
 from uptime_server.engine import pings
 from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
@@ -134,7 +134,7 @@ _UNKNOWN_SCOPE = "ping-unknown"
 
 
 class PingDispatcher:
-    def __init__(self, app: WsgiApp, uptime: UptimeState, limit: PingLimit) -> None:
+    def __init__(self, app: WsgiApp, uptime: AppState, limit: PingLimit) -> None:
         self.app = app
         self.uptime = uptime
         self.limit = limit

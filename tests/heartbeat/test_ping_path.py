@@ -12,6 +12,7 @@ from tests.api.shapes import assert_error, sqlite_only
 from tests.conftest import recv_until
 from tests.heartbeat.conftest import history, make_heartbeat, ping_path
 from tests.live_server import serving
+from uptime_server.context import app_state
 from uptime_server.models import CheckRun
 from uptime_server.ping_wsgi import PingLimit
 
@@ -27,7 +28,7 @@ def flask_refused(app: Any) -> list[str]:
         start_response("418 I'M A TEAPOT", [("Content-Type", "text/plain")])
         return [b""]
 
-    app.extensions["uptime_pings"].app = behind
+    app_state(app).pings.app = behind
     return reached
 
 
@@ -85,14 +86,14 @@ def test_a_chunked_body_without_a_length_is_flasks_and_the_message(
     app: Any, alice: Any, anon: Any
 ) -> None:
     m = make_heartbeat(alice)
-    flask = app.extensions["uptime_pings"].app
+    flask = app_state(app).pings.app
     reached: list[str] = []
 
     def noting(environ: dict[str, Any], start_response: Any) -> Any:
         reached.append(environ["PATH_INFO"])
         return flask(environ, start_response)
 
-    app.extensions["uptime_pings"].app = noting
+    app_state(app).pings.app = noting
     response = post_chunked(anon, ping_path(m, "log"), b"chunked line", {})
     assert response.status_code == 200
     assert reached == [ping_path(m, "log")]  # the ping path handed it to Flask's route
@@ -113,11 +114,11 @@ def test_control_characters_in_a_body_are_not_stored(
 ) -> None:
     m = make_heartbeat(alice)
     if path == "fast":
-        flask = app.extensions["uptime_pings"].app
+        flask = app_state(app).pings.app
         reached = flask_refused(app)
         response = anon.post(ping_path(m, suffix), data=NOISY, headers={"User-Agent": "j\x1bob"})
         assert reached == []  # answered before Flask
-        app.extensions["uptime_pings"].app = flask
+        app_state(app).pings.app = flask
     else:  # a chunked body is Flask's route, which answers through the same dispatcher
         response = post_chunked(anon, ping_path(m, suffix), NOISY, {"User-Agent": "j\x1bob"})
     assert response.status_code == 200
@@ -146,6 +147,6 @@ def test_a_failing_rate_limit_store_answers_in_the_error_shape(
             raise ConnectionError("storage down")
 
     m = make_heartbeat(alice)
-    app.extensions["uptime_pings"].limit = PingLimit(Unreachable(), "60/minute", None)
+    app_state(app).pings.limit = PingLimit(Unreachable(), "60/minute", None)
     assert_error(anon.get(ping_path(m)), 500, "INTERNAL_ERROR")
     assert CheckRun.select().count() == 0

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, request
 
 from uptime_server.agents.service import degraded_agents
 from uptime_server.api.access import public
@@ -58,7 +58,7 @@ def healthz() -> Any:
     # without one, the database's oldest unclaimed due check tells. Either
     # reads the database, so it doubles as the database check.
     asked_at, at = now(), time.monotonic()
-    memo: dict[str, Any] = current_app.extensions.setdefault(MEMO, {})
+    memo = state().health_memo
     last: Remembered | None = memo.get("last")
     if last is not None and last.fresh(asked_at, at):
         request.environ[ENVIRON_KEY] = last
@@ -90,9 +90,6 @@ def healthz() -> Any:
     body = Health(status="ok", database="ok", scheduler_lag_seconds=lag, agents=agents).to_json()
     memo["last"] = request.environ[ENVIRON_KEY] = Remembered(asked_at, at, body)
     return body
-
-
-MEMO = "uptime_healthy"
 
 
 @dataclass(frozen=True)

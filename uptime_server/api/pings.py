@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, current_app, request
+from flask import Blueprint, Response, request
 
 from uptime_server.api.access import ping_limited, public
 from uptime_server.api.operations import documented, query
+from uptime_server.context import state
 from uptime_server.engine.pings import MAX_MESSAGE
 
 bp = Blueprint("pings", __name__)
@@ -45,7 +46,7 @@ def _ping_doc(op_id: str, *params: dict[str, Any]) -> Any:
 
 
 def _handle(token: str, suffix: str | None = None) -> Any:
-    dispatcher = current_app.extensions["uptime_pings"]
+    dispatcher = state().pings
     status, headers, body = dispatcher.answer(
         request.environ,
         token,
