@@ -306,14 +306,12 @@ def _init_limiter(app: Flask, settings: Settings) -> Limiter:
         strategy="fixed-window",
         enabled=True,
     )
-    unlimited: set[str] = set()
     for endpoint, view in list(app.view_functions.items()):
         # Public pages and badges are cached and cost one index lookup at most;
         # a ping's limit is counted by the ping path itself (ping_wsgi).
         exempt = ("health", "metrics", "home", "static", "public")
         if endpoint.split(".")[0] in exempt or is_ping_limited(view):
             app.view_functions[endpoint] = limiter.exempt(view)
-            unlimited.add(endpoint)
         elif is_agent_only(view):
             # One budget per agent token across the agent API, at
             # UPTIME_AGENT_RATE_LIMIT, instead of the per-session one.
@@ -324,39 +322,13 @@ def _init_limiter(app: Flask, settings: Settings) -> Limiter:
                 app.view_functions[endpoint] = limited(view)
             else:
                 app.view_functions[endpoint] = limiter.exempt(view)
-                unlimited.add(endpoint)
         elif is_login_limited(view):
             if settings.login_rate_limit:
                 limited = limiter.limit(settings.login_rate_limit, key_func=get_remote_address)
                 app.view_functions[endpoint] = limited(view)
             else:
                 app.view_functions[endpoint] = limiter.exempt(view)
-                unlimited.add(endpoint)
-        elif not settings.rate_limit:
-            unlimited.add(endpoint)
-
-    _skip_unlimited(app, limiter, frozenset(unlimited))
     return limiter
-
-
-def _skip_unlimited(app: Flask, limiter: Limiter, unlimited: frozenset[str]) -> None:
-    """Let requests to *unlimited* endpoints past Flask-Limiter's hook.
-
-    Finding that no limit applies (resolving the endpoint's, the blueprint's and
-    the application's limits, then evaluating none) was ~15 % of a monitor's
-    read with the API's limit off. Such a request is never counted and its
-    answer carries no rate limit headers either way.
-    """
-    hooks = app.before_request_funcs[None]
-    check = limiter._check_request_limit
-    if check not in hooks:
-        raise RuntimeError("Flask-Limiter's before_request hook was not found")
-
-    def _check_limited() -> None:
-        if request.endpoint not in unlimited:
-            check()
-
-    hooks[hooks.index(check)] = _check_limited
 
 
 class _SessionInterface(SecureCookieSessionInterface):
