@@ -118,7 +118,8 @@ SUMMARY_COLUMNS = (
 )
 _SUMMARY = [getattr(Monitor, name) for name in SUMMARY_COLUMNS]
 
-# The list without filters, the one a dashboard polls: statements built once.
+# The list without filters, the one a dashboard polls: statements built once
+# (re-measured: bench/README.md#second-copies-re-measured-issue-30).
 _COUNT_ALL = Prepared(
     lambda user_id: Monitor.select(fn.COUNT(Monitor.id)).where(Monitor.user == user_id).tuples()
 )
