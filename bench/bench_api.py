@@ -37,6 +37,7 @@ from uptime_server import db as dbmod
 from uptime_server import migrations
 from uptime_server.app import create_app
 from uptime_server.config import load_settings
+from uptime_server.context import app_state
 from uptime_server.local_users import mint_local_session
 from uptime_server.models import AlertSettings, Monitor, MonitorLocation, Rollup, User
 from uptime_server.stats.rollups import encode_hist, percentile
@@ -193,7 +194,7 @@ def run(backend: str, database_url: str, data_dir: Path, n_monitors: int, count:
 
 
 def bench_metrics(app: Any, base: str, http: requests.Session, n_monitors: int, count: int):
-    cache = app.extensions["uptime"].services["metrics_cache"]
+    cache = app_state(app).services["metrics_cache"]
     bearer = {"Authorization": "Bearer bench"}
 
     def refresh() -> None:

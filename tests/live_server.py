@@ -15,6 +15,7 @@ from typing import Any
 
 from waitress import wasyncore
 
+from uptime_server.context import app_state
 from uptime_server.wsgi.server import create_api_server
 
 
@@ -30,7 +31,7 @@ def serving(
     (bound beforehand, so a test can put the port in the app's settings);
     yields the base URL and stops the server after."""
     where: dict[str, Any] = {"sockets": [sock]} if sock else {"host": "127.0.0.1", "port": 0}
-    settings = app.extensions["uptime"].settings
+    settings = app_state(app).settings
     server = create_api_server(app, settings, threads=threads, ident=ident, **where)
     thread = threading.Thread(target=server.run, name="live-api", daemon=True)
     thread.start()

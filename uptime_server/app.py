@@ -55,9 +55,8 @@ from uptime_server.auth.sessions import (
 )
 from uptime_server.clock import Clock
 from uptime_server.config import Settings, ensure_secret_key
-from uptime_server.context import UptimeState
+from uptime_server.context import EXTENSION, AppState
 from uptime_server.fast_paths.dispatch import FastPaths
-from uptime_server.fast_paths.health import MEMO as HEALTH_MEMO
 from uptime_server.fast_paths.health import HealthPath
 from uptime_server.fast_paths.pings import PingLimit, PingPath
 from uptime_server.fast_paths.public_pages import PublicPages
@@ -115,10 +114,13 @@ def create_app(
     services.setdefault("status_page_cache", RenderCache(clock, public.PAGE_TTL))
     services.setdefault("badge_cache", RenderCache(clock, public.BADGE_TTL))
     render_purges.keep(services["badge_cache"], services["status_page_cache"])
-    app.extensions["uptime"] = UptimeState(settings, clock, services)
-    app.extensions["uptime_test_slots"] = RunSlots(
-        settings.test_concurrency, settings.test_concurrency_per_user
+    uptime = AppState(
+        settings,
+        clock,
+        services,
+        test_slots=RunSlots(settings.test_concurrency, settings.test_concurrency_per_user),
     )
+    app.extensions[EXTENSION] = uptime
     error_writer.register(app)
     for error in (peewee.OperationalError, peewee.InterfaceError):
         app.register_error_handler(error, _database_error)
@@ -134,7 +136,7 @@ def create_app(
     app.register_blueprint(api)
     for module in ROOT_BLUEPRINTS:
         app.register_blueprint(module.bp)
-    limiter = _init_limiter(app, settings)
+    limiter = uptime.limiter = _init_limiter(app, settings)
     # Pings, a fresh /healthz and cached public pages are answered before
     # Flask (fast_paths/), where waitress and the test client both reach them.
     flask_app: Any = app.wsgi_app
@@ -146,17 +148,16 @@ def create_app(
         settings.rate_limit,
         settings.unknown_ping_rate_limit,
     )
-    ping_path = PingPath(app.extensions["uptime"], limit)
-    app.extensions["uptime_pings"] = ping_path
+    ping_path = PingPath(uptime, limit)
     fast_paths = FastPaths(
         flask_app,
         [
             ping_path,
-            HealthPath(app.extensions.setdefault(HEALTH_MEMO, {}), clock, app.json),
+            HealthPath(uptime.health_memo, clock, app.json),
             PublicPages(services["badge_cache"], services["status_page_cache"]),
         ],
     )
-    app.extensions["uptime_fast_paths"] = fast_paths
+    uptime.fast_paths = fast_paths
     app.wsgi_app = fast_paths  # type: ignore[method-assign]
     return app
 
@@ -303,13 +304,11 @@ def _init_limiter(app: Flask, settings: Settings) -> Limiter:
         strategy="fixed-window",
         enabled=True,
     )
-    unlimited: set[str] = set()
     for endpoint, view in list(app.view_functions.items()):
         # Public pages and badges are cached and cost one index lookup at most.
         exempt = ("health", "metrics", "home", "static", "public")
         if endpoint.split(".")[0] in exempt:
             app.view_functions[endpoint] = limiter.exempt(view)
-            unlimited.add(endpoint)
         elif is_agent_only(view):
             # One budget per agent token across the agent API, at
             # UPTIME_AGENT_RATE_LIMIT, instead of the per-session one.
@@ -320,40 +319,13 @@ def _init_limiter(app: Flask, settings: Settings) -> Limiter:
                 app.view_functions[endpoint] = limited(view)
             else:
                 app.view_functions[endpoint] = limiter.exempt(view)
-                unlimited.add(endpoint)
         elif is_login_limited(view):
             if settings.login_rate_limit:
                 limited = limiter.limit(settings.login_rate_limit, key_func=get_remote_address)
                 app.view_functions[endpoint] = limited(view)
             else:
                 app.view_functions[endpoint] = limiter.exempt(view)
-                unlimited.add(endpoint)
-        elif not settings.rate_limit:
-            unlimited.add(endpoint)
-
-    _skip_unlimited(app, limiter, frozenset(unlimited))
-    app.extensions["uptime_limiter"] = limiter
     return limiter
-
-
-def _skip_unlimited(app: Flask, limiter: Limiter, unlimited: frozenset[str]) -> None:
-    """Let requests to *unlimited* endpoints past Flask-Limiter's hook.
-
-    Finding that no limit applies (resolving the endpoint's, the blueprint's and
-    the application's limits, then evaluating none) was ~15 % of a monitor's
-    read with the API's limit off. Such a request is never counted and its
-    answer carries no rate limit headers either way.
-    """
-    hooks = app.before_request_funcs[None]
-    check = limiter._check_request_limit
-    if check not in hooks:
-        raise RuntimeError("Flask-Limiter's before_request hook was not found")
-
-    def _check_limited() -> None:
-        if request.endpoint not in unlimited:
-            check()
-
-    hooks[hooks.index(check)] = _check_limited
 
 
 class _SessionInterface(SecureCookieSessionInterface):

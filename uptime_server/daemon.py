@@ -242,11 +242,12 @@ class Daemon:
         """Without UPTIME_BASE_URL, links (ping URLs, status pages, sign-in callbacks)
         name where the API really listens: --host and --port, or the port that 0 got."""
         from uptime_server.config import WILDCARD_HOSTS, listen_url
+        from uptime_server.context import app_state
 
         if self.settings.base_url_set:
             return
         self.settings = self.settings.with_overrides(base_url=listen_url(host, port))
-        app.extensions["uptime"].settings = self.settings
+        app_state(app).settings = self.settings
         if host in WILDCARD_HOSTS:
             log.warning(
                 "UPTIME_BASE_URL is not set and the API listens on every address: links "

@@ -1,14 +1,11 @@
-"""Maintenance windows of one user: create, list, edit, delete, open and end by hand;
-and which monitors are in maintenance at a moment (docs/maintenance.md).
+"""Maintenance windows of one user: create, list, edit, delete, open and end by hand
+(docs/maintenance.md); which monitors are in maintenance at a moment is
+``maintenance_windows.active_monitor_ids``.
 
 A window covers its ``monitor_ids`` and its owner's monitors carrying *all*
 of its ``tags`` (the ``GET /monitors?tag=`` rule). Another user's window is
 ``MAINTENANCE_NOT_FOUND``, as if it did not exist; another user's monitor id
 in ``monitor_ids`` is a VALIDATION_ERROR that says no more than an unknown id.
-
-Windows are few, so "which monitors are in maintenance at *now*" reads the
-windows of the users asked about and evaluates their schedules in memory:
-the recorder asks once per batch, the API once per request.
 """
 
 from __future__ import annotations
@@ -18,7 +15,6 @@ from datetime import datetime, timedelta
 from uptime_server.db import write_tx
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.maintenance_schedule import Schedule, Span, spans, union_seconds
-from uptime_server.maintenance_windows import active_monitor_ids as active_monitor_ids
 from uptime_server.maintenance_windows import covered_ids
 from uptime_server.models import MaintenanceWindow, Monitor, User
 from uptime_server.query_params import INT64_MAX

@@ -24,11 +24,12 @@ pytestmark = sqlite_only
 @pytest.fixture
 def parts(settings: Any, clock: Any, db: Any) -> tuple[Any, Client, Client, list[str]]:
     from uptime_server.app import create_app
+    from uptime_server.context import app_state
 
     app = create_app(
         settings, clock=clock, services={"scheduler_lag": lambda: 0.1234567}, bind_database=False
     )
-    fast_paths = app.extensions["uptime_fast_paths"]
+    fast_paths = app_state(app).fast_paths
     behind, reached = fast_paths.app, []
 
     def spy(environ: dict[str, Any], start_response: Any) -> Any:

@@ -27,6 +27,7 @@ from werkzeug.test import Client, TestResponse
 from tests.api.shapes import sqlite_only
 from tests.heartbeat.conftest import make_heartbeat, ping_path
 from uptime_server import ping_service
+from uptime_server.context import app_state
 from uptime_server.errors import ApiError
 from uptime_server.fast_paths.pings import PingLimit
 from uptime_server.wsgi.types import MAX_REQUEST_BODY
@@ -64,10 +65,10 @@ def scene(app: Any) -> Scene:
         raise raises[-1] if raises else AssertionError("no error to raise")
 
     # As the ping views were: not counted by the app's limiter.
-    view = app.extensions["uptime_limiter"].exempt(reference)
+    view = app_state(app).limiter.exempt(reference)
     app.add_url_rule("/ping/<token>", "reference", view, methods=["GET", "POST"])
     app.add_url_rule("/ping/<token>/<kind>", "reference_kind", view, methods=["GET", "POST"])
-    fast_paths = app.extensions["uptime_fast_paths"]
+    fast_paths = app_state(app).fast_paths
     behind, reached = fast_paths.app, []
 
     def spy(environ: dict[str, Any], start_response: Any) -> Any:
@@ -157,7 +158,9 @@ def test_a_broken_limiter_store_is_the_error_handlers_500(scene: Scene, alice: A
         test = hit
 
     path = ping_path(make_heartbeat(alice))
-    scene.app.extensions["uptime_pings"].limit = PingLimit(Unreachable(), "60/minute", None)
+    app_state(scene.app).fast_paths.paths["ping"].limit = PingLimit(
+        Unreachable(), "60/minute", None
+    )
     fast = scene.fast.get(path)
     assert fast.status_code == 500
     raise_as_sent(scene, fast)
@@ -170,7 +173,7 @@ def test_a_ping_not_recorded_is_the_error_handlers_503(scene: Scene, alice: Any)
             raise ping_service.PingNotRecorded("the writer is down")
 
     path = ping_path(make_heartbeat(alice), "fail")
-    scene.app.extensions["uptime"].services["ping_sink"] = Refusing()
+    app_state(scene.app).services["ping_sink"] = Refusing()
     fast = scene.fast.post(path, data=b"boom")
     assert fast.status_code == 503 and fast.headers["Retry-After"] == "1"
     raise_as_sent(scene, fast)

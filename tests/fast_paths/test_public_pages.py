@@ -19,6 +19,7 @@ from werkzeug.test import Client, TestResponse
 
 from tests.api.shapes import sqlite_only
 from tests.live_server import serving
+from uptime_server.context import app_state
 from uptime_server.models import Monitor
 
 pytestmark = sqlite_only
@@ -69,7 +70,7 @@ def scene(app: Any, alice: Any, make_monitor: Any, history: Any) -> Scene:
         "groups": [{"heading": "API", "monitor_ids": [monitor.id]}],
     }
     assert alice.post("/api/v1/status-pages", json=page).status_code == 201
-    dispatcher = app.extensions["uptime_fast_paths"]
+    dispatcher = app_state(app).fast_paths
     behind, reached = dispatcher.app, []
 
     def spy(environ: dict[str, Any], start_response: Any) -> Any:

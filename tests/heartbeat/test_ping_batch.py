@@ -15,6 +15,7 @@ import pytest
 
 from tests.heartbeat.conftest import URL, history, make_heartbeat, ping_path, shown
 from tests.heartbeat.test_ping_sink import GatedRecorder, pinging, queued
+from uptime_server.context import app_state
 from uptime_server.engine import pings
 from uptime_server.engine.dispatcher import ClaimRequest
 from uptime_server.engine.recorder import Recorder
@@ -211,7 +212,7 @@ def test_a_start_and_its_finish_queued_in_one_commit_through_the_sink(
     """Both pings wait behind one commit and are written by the next: the finish sees the start."""
     sink = PingSink(InProcess(settings), clock)
     sink.start()
-    app.extensions["uptime"].services["ping_sink"] = sink
+    app_state(app).services["ping_sink"] = sink
     try:
         blocker, m = make_heartbeat(alice, name="blocker"), make_heartbeat(alice)
         sink.records.recorder = recorder = GatedRecorder(settings)

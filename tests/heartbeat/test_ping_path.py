@@ -12,6 +12,7 @@ from tests.api.shapes import assert_error, sqlite_only
 from tests.conftest import recv_until
 from tests.heartbeat.conftest import history, make_heartbeat, ping_path
 from tests.live_server import serving
+from uptime_server.context import app_state
 from uptime_server.fast_paths.pings import PingLimit
 from uptime_server.models import CheckRun
 
@@ -27,7 +28,7 @@ def flask_refused(app: Any) -> list[str]:
         start_response("418 I'M A TEAPOT", [("Content-Type", "text/plain")])
         return [b""]
 
-    app.extensions["uptime_fast_paths"].app = behind
+    app_state(app).fast_paths.app = behind
     return reached
 
 
@@ -89,12 +90,12 @@ def test_a_chunked_body_on_the_wire_is_the_message(app: Any, alice: Any) -> None
 
 def test_a_chunked_body_without_a_length_is_the_message(app: Any, alice: Any, anon: Any) -> None:
     m = make_heartbeat(alice)
-    flask = app.extensions["uptime_fast_paths"].app
+    flask = app_state(app).fast_paths.app
     reached = flask_refused(app)
     response = post_chunked(anon, ping_path(m, "log"), b"chunked line", {})
     assert response.status_code == 200
     assert reached == []  # the ping route reads the body itself
-    app.extensions["uptime_fast_paths"].app = flask
+    app_state(app).fast_paths.app = flask
     assert history(alice, m["id"])[0]["message"] == "chunked line"
 
 
@@ -111,14 +112,14 @@ def test_control_characters_in_a_body_are_not_stored(
     app: Any, alice: Any, anon: Any, suffix: str, path: str
 ) -> None:
     m = make_heartbeat(alice)
-    flask = app.extensions["uptime_fast_paths"].app
+    flask = app_state(app).fast_paths.app
     reached = flask_refused(app)
     if path == "length":
         response = anon.post(ping_path(m, suffix), data=NOISY, headers={"User-Agent": "j\x1bob"})
     else:
         response = post_chunked(anon, ping_path(m, suffix), NOISY, {"User-Agent": "j\x1bob"})
     assert reached == []  # answered before Flask
-    app.extensions["uptime_fast_paths"].app = flask
+    app_state(app).fast_paths.app = flask
     assert response.status_code == 200
     [run] = CheckRun.select()
     assert run.message == CLEAN
@@ -145,6 +146,6 @@ def test_a_failing_rate_limit_store_answers_in_the_error_shape(
             raise ConnectionError("storage down")
 
     m = make_heartbeat(alice)
-    app.extensions["uptime_pings"].limit = PingLimit(Unreachable(), "60/minute", None)
+    app_state(app).fast_paths.paths["ping"].limit = PingLimit(Unreachable(), "60/minute", None)
     assert_error(anon.get(ping_path(m)), 500, "INTERNAL_ERROR")
     assert CheckRun.select().count() == 0

@@ -10,6 +10,7 @@ import pytest
 
 from tests.api.shapes import assert_error
 from tests.heartbeat.conftest import history, make_heartbeat, ping_path, shown
+from uptime_server.context import app_state
 from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.worker import DatabaseWorker, InProcess
 from uptime_server.models import CheckRun
@@ -20,7 +21,7 @@ from uptime_server.ping_service import PingSink
 def sink(app: Any, settings: Any, clock: Any) -> Iterator[PingSink]:
     made = PingSink(InProcess(settings), clock)
     made.start()
-    app.extensions["uptime"].services["ping_sink"] = made
+    app_state(app).services["ping_sink"] = made
     yield made
     made.close()
 
@@ -166,7 +167,7 @@ def test_pings_recorded_through_the_database_worker_are_recorded_as_in_process(
     app: Any, settings: Any, clock: Any, alice: Any, anon: Any
 ) -> None:
     """The pipe to the database worker's child (pings as tuples) loses nothing."""
-    services = app.extensions["uptime"].services
+    services = app_state(app).services
     seen = []
     start = clock.now()
     for in_process in (True, False):

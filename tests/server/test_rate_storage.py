@@ -8,6 +8,7 @@ from typing import Any
 from limits import parse
 from limits.strategies import FixedWindowRateLimiter
 
+from uptime_server.context import app_state
 from uptime_server.rate_storage import LazyMemoryStorage, storage_uri
 
 
@@ -46,5 +47,5 @@ def test_an_expired_counter_reads_as_zero_before_any_sweep() -> None:
 
 
 def test_the_app_limits_with_it_by_default_and_keeps_other_urls(app: Any) -> None:
-    assert isinstance(app.extensions["uptime_limiter"].limiter.storage, LazyMemoryStorage)
+    assert isinstance(app_state(app).limiter.limiter.storage, LazyMemoryStorage)
     assert storage_uri("redis://127.0.0.1:6379") == "redis://127.0.0.1:6379"

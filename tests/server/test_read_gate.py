@@ -11,6 +11,7 @@ import pytest
 
 from uptime_server.app import create_app
 from uptime_server.config import load_settings
+from uptime_server.context import app_state
 from uptime_server.read_gate import ReadGate, gated
 
 WAIT = 10.0
@@ -189,7 +190,7 @@ def test_the_app_gates_reads_on_sqlite_only(tmp_path: Path, url: str, gate: bool
         }
     )
     app = create_app(settings, bind_database=False)
-    inner = app.extensions["uptime_fast_paths"].app
+    inner = app_state(app).fast_paths.app
     assert isinstance(inner, ReadGate) is gate
     if gate:
         assert inner.slots == 1

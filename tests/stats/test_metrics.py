@@ -16,6 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.stats.conftest import Run, outcome_of
 from uptime_server.app import create_app
+from uptime_server.context import app_state
 from uptime_server.daemon import DaemonOptions, default_components
 from uptime_server.engine import counters
 from uptime_server.engine.recorder import Recorder
@@ -35,7 +36,7 @@ def settings_env(settings_env):
 @pytest.fixture
 def refresher(app, settings):
     """The daemon's refresher, filling the cache this app serves."""
-    return MetricsRefresher(settings, app.extensions["uptime"].services["metrics_cache"])
+    return MetricsRefresher(settings, app_state(app).services["metrics_cache"])
 
 
 @pytest.fixture
@@ -163,9 +164,7 @@ def test_without_a_token_it_serves_no_monitor_series(settings, clock, db, alice,
     open_settings = settings.with_overrides(metrics_token=None)
     app = create_app(open_settings, clock=clock, bind_database=False)
     new_monitor(alice, "secret-intranet-host")
-    MetricsRefresher(open_settings, app.extensions["uptime"].services["metrics_cache"]).loop(
-        clock.now()
-    )
+    MetricsRefresher(open_settings, app_state(app).services["metrics_cache"]).loop(clock.now())
     r = app.test_client().get("/metrics")
     assert r.status_code == 200
     body = r.get_data(as_text=True)

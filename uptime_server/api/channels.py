@@ -6,7 +6,7 @@ import math
 import time
 from typing import Any
 
-from flask import Blueprint, current_app
+from flask import Blueprint
 from flask_login import current_user
 from limits import parse_many
 
@@ -110,7 +110,7 @@ def _count_email_test(user_id: int) -> None:
     rate = settings().email_test_rate_limit
     if not rate:
         return
-    strategy = current_app.extensions["uptime_limiter"].limiter
+    strategy = state().limiter.limiter
     key = f"email-test:{user_id}"
     for item in parse_many(rate):
         if not strategy.hit(item, key):

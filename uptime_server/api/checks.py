@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, request
 from flask_login import current_user
 
 from uptime_server import monitor_service
@@ -87,7 +87,7 @@ def run_test(monitor: Monitor) -> TestResult:
 
 def test_slots() -> RunSlots:
     """The app's cap on test runs under way (``check_slots``)."""
-    return current_app.extensions["uptime_test_slots"]
+    return state().test_slots
 
 
 @bp.post("/<int:monitor_id>/test")

@@ -12,7 +12,7 @@ import logging
 import time
 from typing import Any
 
-from flask import Blueprint, current_app
+from flask import Blueprint
 
 from uptime_server.agents.service import degraded_agents
 from uptime_server.api.access import public
@@ -20,7 +20,7 @@ from uptime_server.api.operations import documented, json_response
 from uptime_server.context import now, state
 from uptime_server.db_outages import OUTAGES, unavailable
 from uptime_server.engine.dispatcher import scheduler_lag
-from uptime_server.fast_paths.health import MEMO, Remembered
+from uptime_server.fast_paths.health import Remembered
 from uptime_server.schemas.service import AgentCounts, Health
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ def healthz() -> Any:
     # without one, the database's oldest unclaimed due check tells. Either
     # reads the database, so it doubles as the database check.
     asked_at, at = now(), time.monotonic()
-    memo: dict[str, Any] = current_app.extensions.setdefault(MEMO, {})
+    memo = state().health_memo
     last: Remembered | None = memo.get("last")
     if last is not None and last.fresh(asked_at, at):
         return last.body

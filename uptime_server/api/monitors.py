@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, request
 from flask_login import current_user
 
-from uptime_server import maintenance_service, monitor_apply, monitor_service
+from uptime_server import maintenance_windows, monitor_apply, monitor_service
 from uptime_server.api.body import json_body
 from uptime_server.api.operations import PAGE, choice, documenter, limit, query
 from uptime_server.api.request_schemas import (
@@ -65,7 +65,7 @@ TAG_PARAM = {
 
 def _monitor(m: MonitorRow) -> Monitor:
     monitor_service.show_maintenance(
-        [m], maintenance_service.active_monitor_ids(now(), [m.user_id])
+        [m], maintenance_windows.active_monitor_ids(now(), [m.user_id])
     )
     return Monitor.of(m, **monitor_service.figures(m, now=now(), settings=settings()))
 

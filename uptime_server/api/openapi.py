@@ -282,10 +282,10 @@ def _strip_titles(node: Any) -> None:
 @documented("openapi", tag="service", ok={200: json_response({"type": "object"})})
 def openapi_json() -> Any:
     """This document."""
-    from uptime_server.context import settings
+    from uptime_server.context import state
 
-    document = current_app.extensions.get("uptime_openapi")
+    uptime = state()
+    document = uptime.openapi
     if document is None:
-        document = build_document(settings(), current_app)
-        current_app.extensions["uptime_openapi"] = document
+        document = uptime.openapi = build_document(uptime.settings, current_app)
     return jsonify(document)

@@ -35,6 +35,7 @@ from uptime_server.auth.provider_profiles import (
     oidc_profile,
 )
 from uptime_server.auth.provider_spec import ProviderSpec
+from uptime_server.context import app_state
 from uptime_server.errors import ApiError
 
 log = logging.getLogger(__name__)
@@ -124,11 +125,11 @@ def _reason(exc: BaseException) -> str:
 def _client(spec: ProviderSpec) -> Any:
     """This app's Authlib client for *spec*, registered on first use."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
+    uptime = app_state(app)
     with _registry_lock:
-        registry = app.extensions.get("uptime_oauth")
+        registry = uptime.oauth
         if registry is None:
-            registry = OAuth(app)
-            app.extensions["uptime_oauth"] = registry
+            registry = uptime.oauth = OAuth(app)
         client = registry.create_client(spec.name)
         if client is None:
             client = registry.register(spec.name, **_client_config(spec))

@@ -14,11 +14,12 @@ import secrets
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
-from flask import Flask, Request, Response, current_app, g, request
+from flask import Flask, Request, Response, g, request
 from flask_login import LoginManager
 
 from uptime_server.auth import api_tokens
 from uptime_server.clock import utc
+from uptime_server.context import now, state
 from uptime_server.db import PreparedWithParent
 from uptime_server.errors import ApiError
 from uptime_server.models import Session, User
@@ -142,7 +143,7 @@ def init_login(app: Flask) -> LoginManager:
 
 def _load_from_bearer(bearer: str) -> User | None:
     try:
-        row = api_tokens.authenticate(bearer, now=current_app.extensions["uptime"].clock.now())
+        row = api_tokens.authenticate(bearer, now=now())
     except api_tokens.BearerRefused as exc:
         g.uptime_bearer_refused = str(exc)
         return None
@@ -154,7 +155,7 @@ def _load_from_cookie(req: Request) -> User | None:
     token = session_token(req)
     if not token:
         return None
-    uptime = current_app.extensions["uptime"]
+    uptime = state()
     row = find_session(token, now=uptime.clock.now(), max_age=uptime.settings.session_max_age)
     if row is None:
         return None

@@ -27,7 +27,6 @@ PATH = "/healthz"
 # app's clock both), so a load balancer polling hard costs no query each time.
 HEALTHY_FOR_SECONDS = 1.0
 # The view's memo in app.extensions: "last" -> Remembered.
-MEMO = "uptime_healthy"
 
 
 @dataclass(frozen=True)

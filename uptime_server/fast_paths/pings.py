@@ -47,7 +47,7 @@ from werkzeug.routing import Map, RequestRedirect, Rule
 from werkzeug.wsgi import get_content_length, get_input_stream
 
 from uptime_server import ping_service
-from uptime_server.context import UptimeState
+from uptime_server.context import AppState
 from uptime_server.db import database
 from uptime_server.engine import pings
 from uptime_server.errors import ApiError
@@ -151,7 +151,7 @@ _UNKNOWN_SCOPE = "ping-unknown"
 class PingPath:
     segments = ("ping",)
 
-    def __init__(self, uptime: UptimeState, limit: PingLimit) -> None:
+    def __init__(self, uptime: AppState, limit: PingLimit) -> None:
         self.uptime = uptime
         self.limit = limit
 

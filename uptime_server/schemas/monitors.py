@@ -199,9 +199,10 @@ def summary_json(
     as a dict of ``monitor_service.SUMMARY_COLUMNS``, without a model per row.
 
     A list page of 100 spent more building and dumping the models than in its
-    queries. The values come from the database through the model's fields, so
-    they already have the types the model would check; the fields, their order
-    and each value's wire form are the model's (tests/api/test_monitors_list.py
+    queries (re-measured: bench/README.md#second-copies-re-measured-issue-30).
+    The values come from the database through the model's fields, so they
+    already have the types the model would check; the fields, their order and
+    each value's wire form are the model's (tests/api/test_monitors_list.py
     compares the two).
     """
     return {

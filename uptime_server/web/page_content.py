@@ -24,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 import peewee
 
 from uptime_server.db import database
-from uptime_server.maintenance_service import active_monitor_ids
+from uptime_server.maintenance_windows import active_monitor_ids
 from uptime_server.models import Monitor, Notification, Rollup, StatusPage
 from uptime_server.monitor_service import show_maintenance
 from uptime_server.notify.message import redact_url
