@@ -19,7 +19,7 @@ from flask_login import current_user
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from uptime_server import db as dbmod
-from uptime_server import db_outages, errors, rate_storage, render_purges
+from uptime_server import errors, rate_storage, render_purges
 from uptime_server.agents import tokens as agent_tokens
 from uptime_server.api import (
     agent,
@@ -58,6 +58,7 @@ from uptime_server.auth.sessions import (
 from uptime_server.clock import Clock
 from uptime_server.config import Settings, ensure_secret_key
 from uptime_server.context import UptimeState
+from uptime_server.db import outages as db_outages
 from uptime_server.health_wsgi import HealthDispatcher
 from uptime_server.http_server import MAX_REQUEST_BODY, RESPONSE_HEADERS
 from uptime_server.metrics_snapshot import metrics_cache_for

@@ -14,7 +14,7 @@ import pytest
 
 from tests.outcomes import outcome
 from uptime_server.db import database, is_sqlite
-from uptime_server.db_outages import unavailable
+from uptime_server.db.outages import unavailable
 from uptime_server.engine import counters, pings
 from uptime_server.engine.dispatcher import ClaimRequest, Dispatcher
 from uptime_server.engine.outcomes import CheckOutcome, PingFacts

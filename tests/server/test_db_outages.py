@@ -1,4 +1,4 @@
-"""``db_outages``: errors that mean the database went away, new connections, one line an outage."""
+"""``db.outages``: errors that mean the database went away, new connections, one line an outage."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 from uptime_server import db as dbmod
 from uptime_server import loops
-from uptime_server.db_outages import (
+from uptime_server.db.outages import (
     OUTAGES,
     DatabaseUnavailable,
     Link,

@@ -51,7 +51,7 @@ from typing import TypeVar
 
 import peewee
 
-from uptime_server.db import database, is_sqlite
+from uptime_server.db.connection import database, is_sqlite
 
 log = logging.getLogger("uptime.database")
 
