@@ -1,61 +1,172 @@
-"""Many-row writes: one statement run for many rows, on either dialect."""
+"""Many-row writes: one statement, rendered from one column list, run for many rows.
+
+``Insert`` and ``Update`` name a table and its columns once and render the
+statement for the bound dialect: ``?`` placeholders on SQLite, ``%s`` on
+PostgreSQL. ``run`` sends that one statement with every row: SQLite loops
+over the rows in C (``executemany``); psycopg 3's ``executemany`` sends them
+pipelined, one round trip for the batch, each row bound by the server as
+parameters. No value is ever written into SQL text, on either dialect.
+
+``execute_many`` does the same for a statement written out in a ``*_sql``
+module (one whose SET or WHERE is more than ``column = ?``).
+
+Rows go in the order given, one statement each, so rows locked by them are
+locked in that order: callers sort their rows into their lock order first.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import peewee
 
 from uptime_server.db.connection import database, is_sqlite
-from uptime_server.pg_literals import RowRenderer, split_statement
 
-VALUES_PAGE = 1000  # rows per statement of ``execute_values``
+Row = Sequence[object]
+
+# SQLite: parameters per statement of a multi-row INSERT (its limit is 32766).
+_SQLITE_MAX_PARAMS = 32000
 
 
-def execute_many(sql: str, rows: list[tuple[object, ...]], *, count: bool = False) -> int | None:
-    """Run one statement for many parameter rows on the current connection.
+def _dialect(sql: str) -> str:
+    """*sql*, written with ``?`` placeholders, as the bound database takes it."""
+    if is_sqlite():
+        return sql
+    return sql.replace("%", "%%").replace("?", "%s")
 
-    *sql* uses ``?`` placeholders (rewritten for PostgreSQL). Much cheaper per
-    row than one peewee query each: SQLite loops in C; on PostgreSQL,
-    psycopg2's ``execute_batch`` sends pages of statements per round trip,
-    unless *count* asks for the number of rows changed, which only a plain
-    ``executemany`` reports. Returns that number when *count*, else None.
+
+def execute_many(sql: str, rows: Sequence[Row], *, count: bool = False) -> int | None:
+    """Run *sql* (``?`` placeholders) once per row of *rows* on the current connection.
+
+    Returns the number of rows the statements changed when *count*, else None.
     """
     if not rows:
         return 0 if count else None
     cursor = database.cursor()
-    if is_sqlite():
-        cursor.executemany(sql, rows)
-        return cursor.rowcount if count else None
-    sql = sql.replace("?", "%s")
-    if count:
-        cursor.executemany(sql, rows)
-        return cursor.rowcount
-    from psycopg2.extras import execute_batch
+    cursor.executemany(_dialect(sql), rows)
+    return cursor.rowcount if count else None
 
-    execute_batch(cursor, sql, rows, page_size=200)
-    return None
+
+@dataclass(frozen=True)
+class Insert:
+    """``INSERT INTO table (columns) VALUES (?, …) [conflict] [RETURNING …]``.
+
+    *conflict* is the ``ON CONFLICT`` clause, if any; *returning* the columns
+    each inserted row gives back (``run`` returns them, in the order of the
+    rows; a row the conflict clause skipped gives nothing).
+    """
+
+    table: str
+    columns: tuple[str, ...]
+    conflict: str = ""
+    returning: tuple[str, ...] = ()
+    sql: str = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        sql = (
+            f"INSERT INTO {self.table} ({', '.join(self.columns)}) "
+            f"VALUES ({', '.join(['?'] * len(self.columns))})"
+        )
+        if self.conflict:
+            sql += " " + self.conflict
+        if self.returning:
+            sql += " RETURNING " + ", ".join(self.returning)
+        object.__setattr__(self, "sql", sql)
+
+    def run(self, rows: Sequence[Row]) -> list[tuple[object, ...]]:
+        """Insert *rows* (values in ``columns`` order); what ``returning`` gave."""
+        if not rows:
+            return []
+        if not self.returning:
+            execute_many(self.sql, rows)
+            return []
+        cursor = database.cursor()
+        if is_sqlite():
+            # sqlite3's executemany gives no rows back: one statement per row.
+            returned = []
+            for row in rows:
+                returned.extend(cursor.execute(self.sql, row).fetchall())
+            return returned
+        cursor.executemany(_dialect(self.sql), rows, returning=True)
+        returned = []
+        while True:
+            returned.extend(cursor.fetchall())
+            if not cursor.nextset():
+                return returned
+
+    def ids(self, rows: Sequence[Row]) -> list[int]:
+        """Insert *rows* and return each one's integer primary key, in order.
+
+        SQLite: one multi-row INSERT per chunk, which under the write lock
+        (``write_tx``) takes consecutive rowids, the last one reported; call it
+        inside a write transaction. PostgreSQL: ``RETURNING id`` of each row.
+        """
+        if not rows:
+            return []
+        if not is_sqlite():
+            returning = Insert(self.table, self.columns, self.conflict, ("id",))
+            return [row_id for (row_id,) in returning.run(rows)]  # type: ignore[misc]
+        width = len(self.columns)
+        placeholders = "(" + ", ".join(["?"] * width) + ")"
+        head = f"INSERT INTO {self.table} ({', '.join(self.columns)}) VALUES "
+        ids: list[int] = []
+        for chunk in peewee.chunked(rows, max(1, _SQLITE_MAX_PARAMS // width)):
+            sql = head + ", ".join([placeholders] * len(chunk))
+            params = [value for row in chunk for value in row]
+            last = database.execute_sql(sql, params).lastrowid
+            ids.extend(range(last - len(chunk) + 1, last + 1))
+        return ids
+
+
+@dataclass(frozen=True)
+class Update:
+    """``UPDATE table SET col = ?, … WHERE key = ? AND …``, run once per row.
+
+    Each of *set* is a column (set to its parameter) or a whole assignment
+    written with ``?`` (``"next_check_at = COALESCE(?, next_check_at)"``,
+    ``"lease_owner = NULL"``); each of *where* a column compared with its
+    parameter. A row holds the parameters of *set*, then those of *where*.
+    """
+
+    table: str
+    set: tuple[str, ...]
+    where: tuple[str, ...]
+    sql: str = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        assignments = [s if "=" in s else f"{s} = ?" for s in self.set]
+        conditions = [f"{c} = ?" for c in self.where]
+        sql = f"UPDATE {self.table} SET {', '.join(assignments)} WHERE {' AND '.join(conditions)}"
+        object.__setattr__(self, "sql", sql)
+
+    def run(self, rows: Sequence[Row], *, count: bool = False) -> int | None:
+        """Update one row per parameter row; the rows changed when *count*."""
+        return execute_many(self.sql, rows, count=count)
+
+
+VALUES_PAGE = 1000  # rows per statement of ``execute_values``
 
 
 def execute_values(
-    sql: str, rows: list[tuple[object, ...]], template: str, *, fetch: bool = False
+    sql: str, rows: Sequence[Row], template: str, *, fetch: bool = False
 ) -> tuple[int, list[tuple[object, ...]]]:
-    """PostgreSQL: one statement per page of rows (as psycopg2's ``execute_values``).
+    """PostgreSQL: one statement per page of rows, the rows written as SQL text.
 
-    *sql* holds one ``%s`` where the ``VALUES`` list goes (an INSERT's, or the
-    ``FROM (VALUES %s) AS v(...)`` of an UPDATE), *template* one row of it;
-    give casts there, since a column that is NULL in every row is typed text.
-    One round trip and one statement for the server to plan per page, where
-    ``execute_many`` sends one statement per row. The rows are written as
-    text by ``pg_literals.RowRenderer`` (a third of ``mogrify``'s CPU), which
-    leaves the values it does not know to psycopg2. Returns the rows changed
-    (summed over the pages) and, when *fetch*, what a RETURNING gave.
+    The recorder's last users of it move to ``Insert``/``Update`` (issue 30);
+    it goes with ``pg_literals`` then. *sql* holds one ``%s`` where the
+    ``VALUES`` list goes, *template* one row of it. Returns the rows changed
+    and, when *fetch*, what a RETURNING gave.
     """
-    from psycopg2.extensions import encodings
+    from psycopg import sql as pgsql
+
+    from uptime_server.pg_literals import RowRenderer, split_statement
 
     changed, returned = 0, []
     cursor = database.cursor()
 
-    def fallback(value: object) -> str:  # a value RowRenderer leaves to psycopg2 (rare)
-        return cursor.mogrify("%s", (value,)).decode(encodings[cursor.connection.encoding])
+    def fallback(value: object) -> str:  # a value RowRenderer leaves to psycopg (rare)
+        return pgsql.Literal(value).as_string(cursor.connection)
 
     render = RowRenderer(template, fallback)
     before, after = split_statement(sql)

@@ -22,7 +22,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import peewee
-from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
+from playhouse.pool import PooledSqliteDatabase
+from playhouse.postgres_ext import PooledPsycopg3Database
 
 from uptime_server.private_files import private_sqlite_database
 
@@ -74,7 +75,7 @@ def connect_url(url: str) -> peewee.Database:
             timeout=POOL_WAIT_SECONDS,
         )
     if parts.scheme in {"postgresql", "postgres"}:
-        return PooledPostgresqlDatabase(
+        return PooledPsycopg3Database(
             unquote(parts.path.lstrip("/")) or "postgres",
             user=unquote(parts.username) if parts.username else None,
             password=unquote(parts.password) if parts.password else None,

@@ -76,11 +76,11 @@ from uptime_server.config import Settings
 from uptime_server.db import (
     Prepared,
     database,
-    execute_many,
     is_sqlite,
     retry_locked,
     write_tx,
 )
+from uptime_server.engine import dispatcher_sql
 from uptime_server.engine.probe_types import CheckSpec
 from uptime_server.engine.spec import SPEC_FIELDS, check_spec
 from uptime_server.models import CHECKED_TYPES, Monitor, MonitorLocation
@@ -379,14 +379,6 @@ def scheduler_lag(
     return round((now - min(late)).total_seconds(), 3) if late else 0.0
 
 
-# Only the holder of a lease gives it back; a NULL due time leaves the schedule.
-_GIVE_BACK = (
-    "UPDATE monitor_locations SET next_check_at = COALESCE(?, next_check_at), "
-    "lease_owner = NULL, lease_expires_at = NULL "
-    "WHERE monitor_id = ? AND location = ? AND lease_owner = ?"
-)
-
-
 def give_back(leases: Sequence[tuple[datetime | None, int, str, str]]) -> None:
     """Drop leases, each ``(next due time or None, monitor id, location, lease owner)``.
 
@@ -396,7 +388,7 @@ def give_back(leases: Sequence[tuple[datetime | None, int, str, str]]) -> None:
     transaction. Runs in the caller's transaction.
     """
     rows = [(_db_time(due), *key) for due, *key in leases]
-    execute_many(_GIVE_BACK, rows)
+    dispatcher_sql.GIVE_BACK.run(rows)
 
 
 def renew_leases(keys: Sequence[LeaseKey], until: datetime) -> set[LeaseKey]:
