@@ -35,7 +35,13 @@ from uptime_server.db.prepared import (
     naive_utc,
     size_class,
 )
-from uptime_server.db.transactions import _WRITERS, retry_locked, write_tx
+from uptime_server.db.transactions import (
+    _WRITERS,
+    exclude_writers,
+    locked,
+    retry_locked,
+    write_tx,
+)
 
 __all__ = [
     "PG_CONNECT_TIMEOUT",
@@ -54,8 +60,10 @@ __all__ = [
     "connect_url",
     "database",
     "execute_many",
+    "exclude_writers",
     "execute_values",
     "is_sqlite",
+    "locked",
     "naive_utc",
     "retry_locked",
     "size_class",

@@ -9,7 +9,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import peewee
 
@@ -72,3 +72,33 @@ def retry_locked(fn: Callable[..., T], attempts: int = 8) -> Callable[..., T]:
         raise AssertionError("unreachable")
 
     return wrapper
+
+
+def exclude_writers(table: str) -> None:
+    """Inside a write transaction: no other transaction writes *table* until it ends.
+
+    For a rule over a whole table ("only the first account"), which two
+    transactions each checking it before writing would both pass. SQLite's
+    write transaction (``write_tx``) already excludes every other writer;
+    PostgreSQL takes a lock on the table that readers pass.
+    """
+    if not is_sqlite():
+        database.execute_sql(f'LOCK TABLE "{table}" IN SHARE ROW EXCLUSIVE MODE')
+
+
+Q = TypeVar("Q", bound=peewee.Query)
+
+
+def locked(query: Q, *order_by: Any, **for_update: Any) -> Q:
+    """*query*, locking the rows it reads until the transaction ends (``FOR UPDATE``).
+
+    SQLite's write transaction (``write_tx``: BEGIN IMMEDIATE) already admits
+    one writer at a time, so there the query is left as it is. *order_by*
+    is the order the rows are locked in, where that matters (PostgreSQL);
+    *for_update* goes to peewee's ``for_update`` (``of``, ``skip_locked``).
+    """
+    if is_sqlite():
+        return query
+    if order_by:
+        query = query.order_by(*order_by)
+    return query.for_update(**for_update)

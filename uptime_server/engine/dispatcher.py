@@ -76,7 +76,7 @@ from uptime_server.config import Settings
 from uptime_server.db import (
     Prepared,
     database,
-    is_sqlite,
+    locked,
     retry_locked,
     write_tx,
 )
@@ -314,10 +314,8 @@ def _build_due_rows(now: datetime, location: str, limit: int, types: list[str]) 
         .limit(limit)
         .dicts()
     )
-    if not is_sqlite():
-        # Concurrent claimers skip rows another transaction is claiming.
-        query = query.for_update(of=MonitorLocation, skip_locked=True)
-    return query
+    # Concurrent claimers skip rows another transaction is claiming.
+    return locked(query, of=MonitorLocation, skip_locked=True)
 
 
 def _build_take(token: str, expires: datetime, ids: list[int], now: datetime) -> Any:
@@ -415,9 +413,8 @@ def renew_leases(keys: Sequence[LeaseKey], until: datetime) -> set[LeaseKey]:
             )
             .order_by(MonitorLocation.id)
         )
-        if not is_sqlite():
-            # Row locks in id order, as the recorder takes them: never a deadlock.
-            rows = rows.for_update(of=MonitorLocation)
+        # Row locks in id order, as the recorder takes them: never a deadlock.
+        rows = locked(rows, of=MonitorLocation)
         query = (
             MonitorLocation.update(lease_expires_at=until)
             .where(MonitorLocation.id.in_(rows))

@@ -24,7 +24,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from uptime_server.db import Prepared, is_sqlite
+from uptime_server.db import Prepared, is_sqlite, locked
 from uptime_server.models import Rollup
 from uptime_server.stats import rollup_sql
 from uptime_server.stats.known_cells import KnownCells
@@ -314,9 +314,7 @@ def _build_load(monitors: list[int], res: int, buckets: list[int]) -> Any:
     query = Rollup.select(*_LOAD_COLUMNS).where(
         Rollup.monitor.in_(monitors) & (Rollup.resolution == res) & Rollup.bucket.in_(buckets)
     )
-    if not is_sqlite():
-        query = query.order_by(Rollup.monitor, Rollup.bucket).for_update()
-    return query.tuples()
+    return locked(query, Rollup.monitor, Rollup.bucket).tuples()
 
 
 # Its SQL text built once per database and list lengths, not on every batch.
