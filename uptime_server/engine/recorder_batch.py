@@ -6,6 +6,11 @@ monitors in four queries; ``Batch.write_runs`` writes the runs, monitor
 states and schedule rows with one statement per kind (per page of rows on
 PostgreSQL, where each statement is a round trip and a plan). The recorder decides
 in between, in memory.
+
+A monitor's recorded state is ``engine/state.py: MonitorState``; what is read
+of a monitor (``BATCH_EXTRAS``, then the state), ``BatchMonitor``, the UPDATE
+statements of both dialects with their casts, and the values written back are
+all built from its fields, so none of them names a state column.
 """
 
 from __future__ import annotations
@@ -349,7 +354,7 @@ def _run_start_params(plan: Plan) -> tuple[Any, ...]:
 
 def _pg_cast(field: peewee.Field) -> str:
     """The cast that types a state column in a VALUES list (NULL alone would be text)."""
-    if isinstance(field, JSONField | peewee.CharField | peewee.TextField):
+    if isinstance(field, peewee.CharField | peewee.TextField):  # JSON is text too
         return ""
     casts = {"INT": "::integer", "BOOL": "::boolean", "DATETIME": "::timestamp"}
     return casts[field.field_type]  # a new kind of state column names its cast here
