@@ -6,12 +6,18 @@ monitors in four queries; ``Batch.write_runs`` writes the runs, monitor
 states and schedule rows with one statement per kind (per page of rows on
 PostgreSQL, where each statement is a round trip and a plan). The recorder decides
 in between, in memory.
+
+A monitor's recorded state is ``engine/state.py: MonitorState``; what is read
+of a monitor (``BATCH_EXTRAS``, then the state), ``BatchMonitor``, the UPDATE
+statements of both dialects with their casts, and the values written back are
+all built from its fields, so none of them names a state column.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Any
 
 import peewee
@@ -19,42 +25,35 @@ import peewee
 from uptime_server.db import Prepared, database, execute_many, execute_values, is_sqlite
 from uptime_server.engine.dispatcher import give_back
 from uptime_server.engine.outcomes import Plan
-from uptime_server.engine.state import AlertRules
+from uptime_server.engine.state import AlertRules, MonitorState
 from uptime_server.models import (
     CHECKED_TYPES,
     AlertSettings,
     CheckRun,
+    JSONField,
     Monitor,
     MonitorLocation,
     Notification,
 )
 
-# What the state logic reads of a monitor; the rest is fetched only for alerts.
-_MONITOR_COLUMNS = (
+# What the recorder reads of a monitor besides its state (engine/state.py's
+# MonitorState, whose fields follow these in the row); the rest is fetched only
+# for alerts.
+BATCH_EXTRAS = (
     Monitor.id,
     Monitor.user,
     Monitor.name,
     Monitor.url,
     Monitor.type,
     Monitor.paused,
-    Monitor.status,
-    Monitor.consecutive_failures,
-    Monitor.alerts_suppressed,
-    Monitor.offline_since,
-    Monitor.cert_expires_at,
-    Monitor.cert_serial,
-    Monitor.cert_alerted_days,
     Monitor.state_version,
     Monitor.degraded_response_time,
     Monitor.locations,
     Monitor.created_at,
-    Monitor.consecutive_successes,
-    Monitor.state_changes,
-    Monitor.flapping_since,
     Monitor.check_interval,
-    Monitor.round_locations,
-    Monitor.round_started_at,
 )
+STATE_COLUMNS = tuple(f.name for f in fields(MonitorState))
+_MONITOR_COLUMNS = (*BATCH_EXTRAS, *(getattr(Monitor, name) for name in STATE_COLUMNS))
 _RUN_CHUNK = 100
 
 
@@ -117,7 +116,7 @@ _ACTIVE = Prepared(_active_query)
 
 @dataclass(slots=True)
 class BatchMonitor:
-    """The columns of ``_MONITOR_COLUMNS``, in order (cheaper than a model instance)."""
+    """A row of ``_MONITOR_COLUMNS``: ``BATCH_EXTRAS`` in order, then ``state``."""
 
     id: int
     user_id: int
@@ -125,27 +124,29 @@ class BatchMonitor:
     url: str | None
     type: str
     paused: bool
-    status: str
-    consecutive_failures: int
-    alerts_suppressed: bool
-    offline_since: datetime | None
-    cert_expires_at: datetime | None
-    cert_serial: str | None
-    cert_alerted_days: int | None
     state_version: int
     degraded_response_time: int | None
     locations: list[str]
     created_at: datetime  # with the id, who this monitor is (CheckOutcome)
-    consecutive_successes: int
-    state_changes: list[int]
-    flapping_since: datetime | None
     check_interval: int
-    round_locations: list[str]
-    round_started_at: datetime | None
+    state: MonitorState
 
     @property
     def checks_supported(self) -> bool:
         return self.type in CHECKED_TYPES
+
+
+# The state's JSON lists come back as tuples (a frozen state holds no list).
+_STATE_TUPLES = tuple(
+    i for i, name in enumerate(STATE_COLUMNS) if isinstance(getattr(Monitor, name), JSONField)
+)
+
+
+def _batch_monitor(row: tuple[Any, ...]) -> BatchMonitor:
+    values = list(row[len(BATCH_EXTRAS) :])
+    for i in _STATE_TUPLES:
+        values[i] = tuple(values[i] or ())
+    return BatchMonitor(*row[: len(BATCH_EXTRAS)], MonitorState(*values))
 
 
 class Batch:
@@ -165,7 +166,7 @@ class Batch:
     def load(cls, monitor_ids: set[int]) -> Batch:
         batch = cls()
         ids = sorted(monitor_ids)
-        batch.monitors = {row[0]: BatchMonitor(*row) for row in _MONITORS.rows(ids)}
+        batch.monitors = {row[0]: _batch_monitor(row) for row in _MONITORS.rows(ids)}
         for monitor_id, location, *slot in _SLOTS.rows(ids):
             batch.slots.setdefault(monitor_id, {})[location] = slot
         for monitor_id, cert_days, *rule in _RULES.rows(ids):
@@ -350,36 +351,40 @@ def _run_start_params(plan: Plan) -> tuple[Any, ...]:
 
 # -- monitor states --------------------------------------------------------------
 
-# What a run sets; then what it sets only when not NULL (a success keeps the
-# last failure's time, and the other way round); then the guard.
-_MONITOR_SET = (
-    ("status", ""),
-    ("consecutive_failures", "::integer"),
-    ("alerts_suppressed", "::boolean"),
-    ("offline_since", "::timestamp"),
-    ("response_time", "::integer"),
-    ("status_code", "::integer"),
-    ("last_error", ""),
-    ("last_check", "::timestamp"),
-    ("cert_expires_at", "::timestamp"),
-    ("cert_serial", ""),
-    ("cert_alerted_days", "::integer"),
-    ("consecutive_successes", "::integer"),
-    ("state_changes", ""),
-    ("flapping_since", "::timestamp"),
-    ("round_locations", ""),
-    ("round_started_at", "::timestamp"),
-)
-_MONITOR_KEEP = (("last_success", "::timestamp"), ("last_failure", "::timestamp"))
+
+def _pg_cast(field: peewee.Field) -> str:
+    """The cast that types a state column in a VALUES list (NULL alone would be text)."""
+    if isinstance(field, peewee.CharField | peewee.TextField):  # JSON is text too
+        return ""
+    casts = {"INT": "::integer", "BOOL": "::boolean", "DATETIME": "::timestamp"}
+    return casts[field.field_type]  # a new kind of state column names its cast here
+
+
+def _to_db(field: peewee.Field) -> Any:
+    """How a state field's value is written (None: as it is)."""
+    if isinstance(field, peewee.DateTimeField):
+        return _dt
+    if isinstance(field, JSONField | peewee.BooleanField):
+        return field.db_value  # JSON takes the state's tuples as lists
+    return None
+
+
+# A run sets every state column; then the guard.
+_MONITOR_SET = tuple((name, _pg_cast(getattr(Monitor, name))) for name in STATE_COLUMNS)
 _MONITOR_GUARD = (("id", "::integer"), ("version", "::integer"))
-_MONITOR = (*_MONITOR_SET, *_MONITOR_KEEP, *_MONITOR_GUARD)
+_MONITOR = (*_MONITOR_SET, *_MONITOR_GUARD)
+_STATE_VALUES = attrgetter(*STATE_COLUMNS)
+_STATE_TO_DB = tuple(
+    (i, to_db)
+    for i, name in enumerate(STATE_COLUMNS)
+    if (to_db := _to_db(getattr(Monitor, name))) is not None
+)
 
 _UPDATE_MONITOR = (
     "UPDATE monitors SET "
     + ", ".join(
         [
             *(f"{c} = ?" for c in _names(_MONITOR_SET)),
-            *(f"{c} = COALESCE(?, {c})" for c in _names(_MONITOR_KEEP)),
             "state_version = state_version + 1",
             # The roll-ups this batch writes (rollups.add_runs, told so).
             "rollup_version = rollup_version + 1",
@@ -395,7 +400,6 @@ _PG_UPDATE_MONITORS = (
     + ", ".join(
         [
             *(f"{c} = v.{c}" for c in _names(_MONITOR_SET)),
-            *(f"{c} = COALESCE(v.{c}, m.{c})" for c in _names(_MONITOR_KEEP)),
             "state_version = m.state_version + v.writes",
             "rollup_version = m.rollup_version + 1",
         ]
@@ -415,63 +419,41 @@ def _update_monitors(plans: list[Plan]) -> bool:
     if not plans:
         return True
     if is_sqlite():
-        params = [tuple(_monitor_values(p).values()) for p in plans]
+        params = [tuple(_monitor_values(p)) for p in plans]
         return execute_many(_UPDATE_MONITOR, params, count=True) == len(plans)
     rows = _folded_monitor_params(plans)
     changed, _ = execute_values(_PG_UPDATE_MONITORS, rows, _template(_PG_MONITOR))
     return changed == len(rows)
 
 
-def _monitor_values(plan: Plan) -> dict[str, Any]:
-    """The parameters of one guarded update, by column, in ``_MONITOR``'s order."""
-    outcome, tr = plan.outcome, plan.transition
-    assert tr is not None
-    checked_at = _dt(outcome.checked_at)
-    passed = plan.done.run_status != "offline"
-    values = {
-        "status": tr.status,
-        "consecutive_failures": tr.consecutive_failures,
-        "alerts_suppressed": Monitor.alerts_suppressed.db_value(tr.alerts_suppressed),
-        "offline_since": _dt(plan.offline_since),
-        "response_time": outcome.response_time,
-        "status_code": outcome.status_code,
-        "last_error": outcome.error,
-        "last_check": checked_at,
-        "cert_expires_at": _dt(plan.cert_expires_at),
-        "cert_serial": plan.cert_serial,
-        "cert_alerted_days": plan.cert_alerted_days,
-        "consecutive_successes": tr.consecutive_successes,
-        "state_changes": Monitor.state_changes.db_value(list(tr.state_changes)),
-        "flapping_since": _dt(tr.flapping_since),
-        "round_locations": Monitor.round_locations.db_value(list(tr.round_locations)),
-        "round_started_at": _dt(tr.round_started_at),
-        "last_success": checked_at if passed else None,
-        "last_failure": None if passed else checked_at,
-        "id": outcome.monitor_id,
-        "version": plan.version,
-    }
-    return {name: values[name] for name in _names(_MONITOR)}
+def _monitor_values(plan: Plan) -> list[Any]:
+    """The parameters of one guarded update, in ``_MONITOR``'s order."""
+    assert plan.state is not None
+    values = list(_STATE_VALUES(plan.state))
+    for i, to_db in _STATE_TO_DB:
+        values[i] = to_db(values[i])
+    values.append(plan.outcome.monitor_id)
+    values.append(plan.version)
+    return values
 
 
 def _folded_monitor_params(plans: list[Plan]) -> list[tuple[Any, ...]]:
     """One row per monitor: what its writes, applied in order, would leave.
 
-    The last write's state; the last non-null success and failure times; the
-    first write's version as the guard, and the count of writes to add to it.
+    The last write's state; the first write's version as the guard, and the
+    count of writes to add to it.
     """
-    folded: dict[int, dict[str, Any]] = {}
+    folded: dict[int, list[Any]] = {}
+    state_end = len(_MONITOR_SET)
     for plan in plans:
         values = _monitor_values(plan)
         row = folded.get(plan.outcome.monitor_id)
         if row is None:
-            folded[plan.outcome.monitor_id] = {**values, "writes": 1}
+            folded[plan.outcome.monitor_id] = [*values, 1]
             continue
-        row.update((name, values[name]) for name in _names(_MONITOR_SET))
-        row.update(
-            (name, values[name]) for name in _names(_MONITOR_KEEP) if values[name] is not None
-        )
-        row["writes"] += 1
-    return [tuple(row[name] for name in _names(_PG_MONITOR)) for row in folded.values()]
+        row[:state_end] = values[:state_end]
+        row[-1] += 1
+    return [tuple(row) for row in folded.values()]
 
 
 def _state_writes(plans: list[Plan]) -> list[Plan]:
