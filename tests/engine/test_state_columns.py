@@ -19,9 +19,9 @@ from typing import Any
 
 from tests.outcomes import outcome_at
 from uptime_server.db import database, write_tx
-from uptime_server.engine import recorder_batch
+from uptime_server.engine import recorder_sql
 from uptime_server.engine.outcomes import Plan, Recorded
-from uptime_server.engine.recorder_batch import BATCH_EXTRAS, STATE_COLUMNS, Batch, BatchMonitor
+from uptime_server.engine.recorder_sql import BATCH_EXTRAS, STATE_COLUMNS, Batch, BatchMonitor
 from uptime_server.engine.state import MonitorState, Transition
 from uptime_server.models import Monitor
 
@@ -39,18 +39,18 @@ def test_the_column_lists_are_the_state_fields():
     assert list(STATE_COLUMNS) == FIELDS
     extras = [f.column_name for f in BATCH_EXTRAS]
     assert not set(extras) & set(FIELDS)
-    selected = [c.column_name for c in recorder_batch._MONITOR_COLUMNS]
+    selected = [c.column_name for c in recorder_sql._MONITOR_COLUMNS]
     assert selected == [*extras, *FIELDS]
     # BatchMonitor is the row: the extras by name, then the state.
     assert [f.name for f in fields(BatchMonitor)] == [*extras, "state"]
-    assert [name for name, _cast in recorder_batch._MONITOR_SET] == FIELDS
+    assert list(recorder_sql._UPDATE_MONITOR.set[: len(FIELDS)]) == FIELDS
 
 
-def test_both_updates_set_every_state_column_and_the_versions():
-    for sql in (recorder_batch._UPDATE_MONITOR, recorder_batch._PG_UPDATE_MONITORS):
-        set_clause = sql.split(" SET ", 1)[1].split(" WHERE ")[0].split(" FROM ")[0]
-        assigned = re.findall(r"(\w+) = ", set_clause)
-        assert assigned == [*FIELDS, "state_version", "rollup_version"]
+def test_the_update_sets_every_state_column_and_the_versions():
+    sql = recorder_sql._UPDATE_MONITOR.sql
+    set_clause = sql.split(" SET ", 1)[1].split(" WHERE ")[0]
+    assigned = re.findall(r"(\w+) = ", set_clause)
+    assert assigned == [*FIELDS, "state_version", "rollup_version"]
 
 
 def _sample(name: str, hint: Any, i: int, at: datetime) -> Any:
@@ -83,7 +83,7 @@ def _full_state(at: datetime) -> MonitorState:
 
 def _write(plans: list[Plan]) -> bool:
     with database.connection_context(), write_tx():
-        return recorder_batch._update_monitors(plans)
+        return recorder_sql._update_monitors(plans)
 
 
 def _read(monitor_id: int) -> tuple[MonitorState, int]:

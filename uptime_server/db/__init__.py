@@ -14,7 +14,7 @@ text outside this package lives only in modules named ``*_sql.py``.
 
 from __future__ import annotations
 
-from uptime_server.db.bulk import VALUES_PAGE, execute_many, execute_values
+from uptime_server.db.bulk import execute_many
 from uptime_server.db.connection import (
     PG_CONNECT_TIMEOUT,
     PG_KEEPALIVES,
@@ -51,7 +51,6 @@ __all__ = [
     "POOL_STALE_SECONDS",
     "POOL_WAIT_SECONDS",
     "SQLITE_PRAGMAS",
-    "VALUES_PAGE",
     "_WRITERS",
     "Prepared",
     "PreparedArg",
@@ -61,7 +60,6 @@ __all__ = [
     "database",
     "execute_many",
     "exclude_writers",
-    "execute_values",
     "is_sqlite",
     "locked",
     "naive_utc",

@@ -16,6 +16,7 @@ locked in that order: callers sort their rows into their lock order first.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -95,28 +96,35 @@ class Insert:
             if not cursor.nextset():
                 return returned
 
-    def ids(self, rows: Sequence[Row]) -> list[int]:
+    def ids(self, rows: Sequence[Row], *, rows_per_statement: int | None = None) -> list[int]:
         """Insert *rows* and return each one's integer primary key, in order.
 
-        SQLite: one multi-row INSERT per chunk, which under the write lock
-        (``write_tx``) takes consecutive rowids, the last one reported; call it
-        inside a write transaction. PostgreSQL: ``RETURNING id`` of each row.
+        SQLite: one multi-row INSERT per *rows_per_statement* rows (as many
+        as its parameter limit allows when None), which under the write lock
+        (``write_tx``) takes consecutive rowids, the last one reported; call
+        it inside a write transaction. PostgreSQL: ``RETURNING id`` of each row.
         """
         if not rows:
             return []
         if not is_sqlite():
-            returning = Insert(self.table, self.columns, self.conflict, ("id",))
+            returning = _returning_id(self)
             return [row_id for (row_id,) in returning.run(rows)]  # type: ignore[misc]
         width = len(self.columns)
         placeholders = "(" + ", ".join(["?"] * width) + ")"
         head = f"INSERT INTO {self.table} ({', '.join(self.columns)}) VALUES "
         ids: list[int] = []
-        for chunk in peewee.chunked(rows, max(1, _SQLITE_MAX_PARAMS // width)):
+        per_statement = rows_per_statement or max(1, _SQLITE_MAX_PARAMS // width)
+        for chunk in peewee.chunked(rows, per_statement):
             sql = head + ", ".join([placeholders] * len(chunk))
             params = [value for row in chunk for value in row]
             last = database.execute_sql(sql, params).lastrowid
             ids.extend(range(last - len(chunk) + 1, last + 1))
         return ids
+
+
+@functools.lru_cache(maxsize=64)
+def _returning_id(insert: Insert) -> Insert:
+    return Insert(insert.table, insert.columns, insert.conflict, ("id",))
 
 
 @dataclass(frozen=True)
@@ -144,35 +152,3 @@ class Update:
         """Update one row per parameter row; the rows changed when *count*."""
         return execute_many(self.sql, rows, count=count)
 
-
-VALUES_PAGE = 1000  # rows per statement of ``execute_values``
-
-
-def execute_values(
-    sql: str, rows: Sequence[Row], template: str, *, fetch: bool = False
-) -> tuple[int, list[tuple[object, ...]]]:
-    """PostgreSQL: one statement per page of rows, the rows written as SQL text.
-
-    The recorder's last users of it move to ``Insert``/``Update`` (issue 30);
-    it goes with ``pg_literals`` then. *sql* holds one ``%s`` where the
-    ``VALUES`` list goes, *template* one row of it. Returns the rows changed
-    and, when *fetch*, what a RETURNING gave.
-    """
-    from psycopg import sql as pgsql
-
-    from uptime_server.pg_literals import RowRenderer, split_statement
-
-    changed, returned = 0, []
-    cursor = database.cursor()
-
-    def fallback(value: object) -> str:  # a value RowRenderer leaves to psycopg (rare)
-        return pgsql.Literal(value).as_string(cursor.connection)
-
-    render = RowRenderer(template, fallback)
-    before, after = split_statement(sql)
-    for page in peewee.chunked(rows, VALUES_PAGE):
-        cursor.execute(before + ",".join([render(row) for row in page]) + after)
-        changed += cursor.rowcount
-        if fetch:
-            returned.extend(cursor.fetchall())
-    return changed, returned

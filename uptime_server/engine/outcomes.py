@@ -3,7 +3,7 @@
 ``CheckOutcome`` is the recorder's input (from the scheduler, the API's
 "test now" and, pickled, across to the database worker); ``Recorded`` is what
 it reports per outcome; ``Plan`` is its decision for one outcome, made in
-memory by ``recorder`` and written set-wise by ``recorder_batch``. Both of those
+memory by ``recorder`` and written set-wise by ``recorder_sql``. Both of those
 modules use all three, so they live here, apart from either.
 """
 

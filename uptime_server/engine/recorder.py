@@ -37,7 +37,7 @@ from uptime_server.config import Settings
 from uptime_server.db import database, retry_locked, write_tx
 from uptime_server.engine import cert_alerts, state
 from uptime_server.engine.outcomes import CheckOutcome, Plan, Recorded
-from uptime_server.engine.recorder_batch import Batch, BatchMonitor, versions_moved
+from uptime_server.engine.recorder_sql import Batch, BatchMonitor, versions_moved
 from uptime_server.models import (
     DEFAULT_CERT_EXPIRY_DAYS,
     AlertSettings,

@@ -61,7 +61,7 @@ class MonitorState:
 
     Each field is the column of the same name. The recorder's read of a
     batch, its write-back and their SQL are built from these fields
-    (engine/recorder_batch.py; tests/engine/test_state_columns.py), so a new
+    (engine/recorder_sql.py; tests/engine/test_state_columns.py), so a new
     state column is a field here, a migration, and the rule that moves it.
     """
 

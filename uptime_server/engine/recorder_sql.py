@@ -3,14 +3,14 @@
 ``Batch.load`` reads (and on PostgreSQL locks, in id order, so concurrent
 writers never deadlock) everything the state logic needs for the batch's
 monitors in four queries; ``Batch.write_runs`` writes the runs, monitor
-states and schedule rows with one statement per kind (per page of rows on
-PostgreSQL, where each statement is a round trip and a plan). The recorder decides
-in between, in memory.
+states and schedule rows with one ``db.bulk`` statement per kind, run for
+all the batch's rows (pipelined on PostgreSQL: one round trip). The recorder
+decides in between, in memory.
 
 A monitor's recorded state is ``engine/state.py: MonitorState``; what is read
 of a monitor (``BATCH_EXTRAS``, then the state), ``BatchMonitor``, the UPDATE
-statements of both dialects with their casts, and the values written back are
-all built from its fields, so none of them names a state column.
+statement and the values written back are all built from its fields, so none
+of them names a state column.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from typing import Any
 
 import peewee
 
-from uptime_server.db import Prepared, database, execute_many, execute_values, is_sqlite
+from uptime_server.db import Prepared, locked
+from uptime_server.db.bulk import Insert, Update
 from uptime_server.engine.dispatcher import give_back
 from uptime_server.engine.outcomes import Plan
 from uptime_server.engine.state import AlertRules, MonitorState
@@ -62,11 +63,8 @@ _RUN_CHUNK = 100
 # running them.
 def _monitors_query(ids: list[int]) -> peewee.Query:
     query = Monitor.select(*_MONITOR_COLUMNS).where(Monitor.id.in_(ids)).order_by(Monitor.id)
-    if not is_sqlite():
-        # Serialises writers of one monitor on PostgreSQL; SQLite's
-        # BEGIN IMMEDIATE already admits one writer at a time.
-        query = query.for_update(of=Monitor)
-    return query.tuples()
+    # Serialises writers of one monitor.
+    return locked(query, of=Monitor).tuples()
 
 
 def _slots_query(ids: list[int]) -> peewee.Query:
@@ -77,11 +75,9 @@ def _slots_query(ids: list[int]) -> peewee.Query:
         MonitorLocation.lease_owner,
         MonitorLocation.last_checked_at,
     ).where(MonitorLocation.monitor.in_(ids))
-    if not is_sqlite():
-        # Who holds each lease is decided here: no claim may take it over
-        # between this read and the run's insert (claimers skip locked rows).
-        slots = slots.order_by(MonitorLocation.id).for_update(of=MonitorLocation)
-    return slots.tuples()
+    # Who holds each lease is decided here: no claim may take it over
+    # between this read and the run's insert (claimers skip locked rows).
+    return locked(slots, MonitorLocation.id, of=MonitorLocation).tuples()
 
 
 def _rules_query(ids: list[int]) -> peewee.Query:
@@ -231,9 +227,9 @@ class Batch:
         counted = [p for p in plans if p.record_run and p.outcome.counted]
         leased = [p for p in counted if p.outcome.lease_owner is not None]
         adhoc = [p for p in counted if p.outcome.lease_owner is None and not p.outcome.history_only]
-        _update_leased_slots(leased)
-        execute_many(_UPDATE_SLOT_ADHOC, [_slot_params(p, _ADHOC_SLOT) for p in adhoc])
-        execute_many(_UPDATE_RUN_START, [_run_start_params(p) for p in plans if _moves_start(p)])
+        _UPDATE_SLOT_LEASED.run([_slot_params(p, _LEASED_PARAMS) for p in leased])
+        _UPDATE_SLOT_ADHOC.run([_slot_params(p, _ADHOC_PARAMS) for p in adhoc])
+        _UPDATE_RUN_START.run([_run_start_params(p) for p in plans if _moves_start(p)])
         give_back(
             [
                 (p.outcome.next_check_at, p.outcome.monitor_id, p.outcome.location, owner)
@@ -244,19 +240,9 @@ class Batch:
         return True
 
 
-# Each statement below is built from one list of (column, PostgreSQL cast)
-# pairs, and its parameters from the same list by name, so the SQL, the
-# VALUES template and the parameter rows cannot disagree on an order. The casts
-# type the VALUES columns (a column NULL in every row would be text otherwise).
-Columns = tuple[tuple[str, str], ...]
-
-
-def _names(columns: Columns) -> list[str]:
-    return [name for name, _cast in columns]
-
-
-def _template(columns: Columns) -> str:
-    return "(" + ", ".join(f"%s{cast}" for _name, cast in columns) + ")"
+# Each statement below is built from one list of columns, and its parameters
+# from the same list by name, so the SQL and the parameter rows cannot
+# disagree on an order.
 
 
 def _dt(value: datetime | None) -> Any:
@@ -269,44 +255,30 @@ def _dt(value: datetime | None) -> Any:
 # -- runs ------------------------------------------------------------------------
 
 _RUN = (
-    ("monitor_id", ""),
-    ("location", ""),
-    ("checked_at", "::timestamp"),
-    ("status", ""),
-    ("response_time", "::integer"),
-    ("status_code", "::integer"),
-    ("error", ""),
-    ("attempts", "::integer"),
-    ("kind", ""),
-    ("exit_code", "::integer"),
-    ("message", ""),
-    ("source_ip", ""),
-    ("user_agent", ""),
-    ("quorum_status", ""),
-    ("counted", "::boolean"),
+    "monitor_id",
+    "location",
+    "checked_at",
+    "status",
+    "response_time",
+    "status_code",
+    "error",
+    "attempts",
+    "kind",
+    "exit_code",
+    "message",
+    "source_ip",
+    "user_agent",
+    "quorum_status",
+    "counted",
 )
-_INSERT_RUNS = f"INSERT INTO check_runs ({', '.join(_names(_RUN))}) VALUES "
+_INSERT_RUNS = Insert("check_runs", _RUN)
 
 
 def _insert_runs(plans: list[Plan]) -> None:
-    """One multi-row INSERT per chunk; each plan learns its run's id."""
-    if not plans:
-        return
-    if not is_sqlite():
-        rows = [_run_params(plan) for plan in plans]
-        sql = _INSERT_RUNS + "%s RETURNING id"
-        _, ids = execute_values(sql, rows, _template(_RUN), fetch=True)
-        for plan, (run_id,) in zip(plans, ids, strict=True):
-            plan.done.run_id = run_id
-        return
-    row = "(" + ", ".join(["?"] * len(_RUN)) + ")"
-    for chunk in peewee.chunked(plans, _RUN_CHUNK):
-        params = [value for plan in chunk for value in _run_params(plan)]
-        sql = _INSERT_RUNS + ", ".join([row] * len(chunk))
-        # Under the write lock one INSERT takes consecutive rowids.
-        last = database.execute_sql(sql, params).lastrowid
-        for plan, run_id in zip(chunk, range(last - len(chunk) + 1, last + 1), strict=True):
-            plan.done.run_id = run_id
+    """Insert the plans' runs; each plan learns its run's id."""
+    ids = _INSERT_RUNS.ids([_run_params(plan) for plan in plans], rows_per_statement=_RUN_CHUNK)
+    for plan, run_id in zip(plans, ids, strict=True):
+        plan.done.run_id = run_id
 
 
 def _run_params(plan: Plan) -> tuple[Any, ...]:
@@ -328,14 +300,14 @@ def _run_params(plan: Plan) -> tuple[Any, ...]:
         "quorum_status": plan.done.monitor_status,
         "counted": CheckRun.counted.db_value(o.counted),
     }
-    return tuple(values[name] for name in _names(_RUN))
+    return tuple([values[name] for name in _RUN])
 
 
 # -- heartbeat runs in progress ------------------------------------------------------
 
 # A start ping opens a run (its time kept until a finishing ping clears it);
 # the heartbeat verdict reads it to say "started at T, never finished".
-_UPDATE_RUN_START = "UPDATE monitors SET ping_started_at = ? WHERE id = ?"
+_UPDATE_RUN_START = Update("monitors", ("ping_started_at",), ("id",))
 
 
 def _moves_start(plan: Plan) -> bool:
@@ -352,14 +324,6 @@ def _run_start_params(plan: Plan) -> tuple[Any, ...]:
 # -- monitor states --------------------------------------------------------------
 
 
-def _pg_cast(field: peewee.Field) -> str:
-    """The cast that types a state column in a VALUES list (NULL alone would be text)."""
-    if isinstance(field, peewee.CharField | peewee.TextField):  # JSON is text too
-        return ""
-    casts = {"INT": "::integer", "BOOL": "::boolean", "DATETIME": "::timestamp"}
-    return casts[field.field_type]  # a new kind of state column names its cast here
-
-
 def _to_db(field: peewee.Field) -> Any:
     """How a state field's value is written (None: as it is)."""
     if isinstance(field, peewee.DateTimeField):
@@ -369,10 +333,6 @@ def _to_db(field: peewee.Field) -> Any:
     return None
 
 
-# A run sets every state column; then the guard.
-_MONITOR_SET = tuple((name, _pg_cast(getattr(Monitor, name))) for name in STATE_COLUMNS)
-_MONITOR_GUARD = (("id", "::integer"), ("version", "::integer"))
-_MONITOR = (*_MONITOR_SET, *_MONITOR_GUARD)
 _STATE_VALUES = attrgetter(*STATE_COLUMNS)
 _STATE_TO_DB = tuple(
     (i, to_db)
@@ -380,54 +340,31 @@ _STATE_TO_DB = tuple(
     if (to_db := _to_db(getattr(Monitor, name))) is not None
 )
 
-_UPDATE_MONITOR = (
-    "UPDATE monitors SET "
-    + ", ".join(
-        [
-            *(f"{c} = ?" for c in _names(_MONITOR_SET)),
-            "state_version = state_version + 1",
-            # The roll-ups this batch writes (rollups.add_runs, told so).
-            "rollup_version = rollup_version + 1",
-        ]
-    )
-    + " WHERE id = ? AND state_version = ?"
-)
-# PostgreSQL: the same updates, many rows per statement; a monitor's writes of
-# one batch are folded into one row that adds ``writes`` to its version.
-_PG_MONITOR = (*_MONITOR, ("writes", "::integer"))
-_PG_UPDATE_MONITORS = (
-    "UPDATE monitors AS m SET "
-    + ", ".join(
-        [
-            *(f"{c} = v.{c}" for c in _names(_MONITOR_SET)),
-            "state_version = m.state_version + v.writes",
-            "rollup_version = m.rollup_version + 1",
-        ]
-    )
-    + f" FROM (VALUES %s) AS v({', '.join(_names(_PG_MONITOR))}) "
-    "WHERE m.id = v.id AND m.state_version = v.version"
+# A run sets every state column, guarded by the version it was decided on. A
+# monitor's writes of one batch run in order, each guarded by the version the
+# one before left.
+_UPDATE_MONITOR = Update(
+    "monitors",
+    (
+        *STATE_COLUMNS,
+        "state_version = state_version + 1",
+        # The roll-ups this batch writes (rollups.add_runs, told so).
+        "rollup_version = rollup_version + 1",
+    ),
+    ("id", "state_version"),
 )
 
 
 def _update_monitors(plans: list[Plan]) -> bool:
-    """Every guarded state update applied? Both backends count the rows changed.
-
-    SQLite runs one guarded UPDATE per write (a loop in C). PostgreSQL gets
-    one ``UPDATE … FROM (VALUES …)`` per page, with a monitor's writes of
-    this batch folded into one row guarded by the first one's version.
-    """
+    """Every guarded state update applied? (the rows changed, counted)"""
     if not plans:
         return True
-    if is_sqlite():
-        params = [tuple(_monitor_values(p)) for p in plans]
-        return execute_many(_UPDATE_MONITOR, params, count=True) == len(plans)
-    rows = _folded_monitor_params(plans)
-    changed, _ = execute_values(_PG_UPDATE_MONITORS, rows, _template(_PG_MONITOR))
-    return changed == len(rows)
+    params = [_monitor_values(p) for p in plans]
+    return _UPDATE_MONITOR.run(params, count=True) == len(plans)
 
 
 def _monitor_values(plan: Plan) -> list[Any]:
-    """The parameters of one guarded update, in ``_MONITOR``'s order."""
+    """The parameters of one guarded update: the state, then the id and version."""
     assert plan.state is not None
     values = list(_STATE_VALUES(plan.state))
     for i, to_db in _STATE_TO_DB:
@@ -435,25 +372,6 @@ def _monitor_values(plan: Plan) -> list[Any]:
     values.append(plan.outcome.monitor_id)
     values.append(plan.version)
     return values
-
-
-def _folded_monitor_params(plans: list[Plan]) -> list[tuple[Any, ...]]:
-    """One row per monitor: what its writes, applied in order, would leave.
-
-    The last write's state; the first write's version as the guard, and the
-    count of writes to add to it.
-    """
-    folded: dict[int, list[Any]] = {}
-    state_end = len(_MONITOR_SET)
-    for plan in plans:
-        values = _monitor_values(plan)
-        row = folded.get(plan.outcome.monitor_id)
-        if row is None:
-            folded[plan.outcome.monitor_id] = [*values, 1]
-            continue
-        row[:state_end] = values[:state_end]
-        row[-1] += 1
-    return [tuple(row) for row in folded.values()]
 
 
 def _state_writes(plans: list[Plan]) -> list[Plan]:
@@ -469,57 +387,24 @@ def versions_moved(plans: list[Plan]) -> set[int]:
 # -- schedule rows ---------------------------------------------------------------
 
 # Only the holder of the claim moves the schedule on (and drops the lease).
-_LEASED_SLOT = (
-    ("last_status", ""),
-    ("last_checked_at", "::timestamp"),
-    ("next_check_at", "::timestamp"),
-    ("monitor_id", "::integer"),
-    ("location", ""),
-    ("lease_owner", ""),
-)
+_LEASED_SLOT = ("last_status", "last_checked_at", "next_check_at")
 _SLOT_KEY = ("monitor_id", "location", "lease_owner")
-_UPDATE_SLOT_LEASED = (
-    "UPDATE monitor_locations SET "
-    + ", ".join(f"{c} = ?" for c in _names(_LEASED_SLOT) if c not in _SLOT_KEY)
-    + ", lease_owner = NULL, lease_expires_at = NULL "
-    + "WHERE "
-    + " AND ".join(f"{c} = ?" for c in _SLOT_KEY)
-)
-_PG_UPDATE_SLOTS_LEASED = (
-    "UPDATE monitor_locations AS ml SET "
-    + ", ".join(f"{c} = v.{c}" for c in _names(_LEASED_SLOT) if c not in _SLOT_KEY)
-    + ", lease_owner = NULL, lease_expires_at = NULL "
-    + f"FROM (VALUES %s) AS v({', '.join(_names(_LEASED_SLOT))}) WHERE "
-    + " AND ".join(f"ml.{c} = v.{c}" for c in _SLOT_KEY)
+_UPDATE_SLOT_LEASED = Update(
+    "monitor_locations",
+    (*_LEASED_SLOT, "lease_owner = NULL", "lease_expires_at = NULL"),
+    _SLOT_KEY,
 )
 # An ad-hoc run records its status; a "test now" leaves the schedule alone,
 # a heartbeat's finishing ping (with a next_check_at) sets its next deadline.
-_ADHOC_SLOT = (
-    ("last_status", ""),
-    ("last_checked_at", ""),
-    ("next_check_at", ""),
-    ("monitor_id", ""),
-    ("location", ""),
-)
-_UPDATE_SLOT_ADHOC = (
-    "UPDATE monitor_locations SET last_status = ?, last_checked_at = ?, "
-    "next_check_at = COALESCE(?, next_check_at) WHERE monitor_id = ? AND location = ?"
-)
+_ADHOC_SLOT = ("last_status", "last_checked_at", "next_check_at = COALESCE(?, next_check_at)")
+_ADHOC_KEY = ("monitor_id", "location")
+_UPDATE_SLOT_ADHOC = Update("monitor_locations", _ADHOC_SLOT, _ADHOC_KEY)
+# The values each takes, in its order.
+_LEASED_PARAMS = (*_LEASED_SLOT, *_SLOT_KEY)
+_ADHOC_PARAMS = ("last_status", "last_checked_at", "next_check_at", *_ADHOC_KEY)
 
 
-def _update_leased_slots(plans: list[Plan]) -> None:
-    rows = [_slot_params(p, _LEASED_SLOT) for p in plans]
-    if is_sqlite():
-        execute_many(_UPDATE_SLOT_LEASED, rows)
-    elif rows:
-        # One claim is one outcome, so a (slot, lease) pair is in the list
-        # once; were it twice, the first would have released the lease.
-        key = [_names(_LEASED_SLOT).index(c) for c in _SLOT_KEY]
-        unique = list({tuple(row[i] for i in key): row for row in reversed(rows)}.values())
-        execute_values(_PG_UPDATE_SLOTS_LEASED, unique, _template(_LEASED_SLOT))
-
-
-def _slot_params(plan: Plan, columns: Columns) -> tuple[Any, ...]:
+def _slot_params(plan: Plan, names: tuple[str, ...]) -> tuple[Any, ...]:
     o = plan.outcome
     values = {
         "last_status": plan.done.run_status,
@@ -529,4 +414,4 @@ def _slot_params(plan: Plan, columns: Columns) -> tuple[Any, ...]:
         "location": o.location,
         "lease_owner": o.lease_owner,
     }
-    return tuple(values[name] for name in _names(columns))
+    return tuple([values[name] for name in names])
