@@ -31,7 +31,6 @@ from uptime_server.db.connection import (
 from uptime_server.db.prepared import (
     Prepared,
     PreparedArg,
-    PreparedWithParent,
     naive_utc,
     size_class,
 )
@@ -54,7 +53,6 @@ __all__ = [
     "_WRITERS",
     "Prepared",
     "PreparedArg",
-    "PreparedWithParent",
     "bind",
     "connect_url",
     "database",

@@ -151,4 +151,3 @@ class Update:
     def run(self, rows: Sequence[Row], *, count: bool = False) -> int | None:
         """Update one row per parameter row; the rows changed when *count*."""
         return execute_many(self.sql, rows, count=count)
-

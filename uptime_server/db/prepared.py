@@ -105,50 +105,6 @@ class Prepared:
         return query, sql, slots
 
 
-class PreparedWithParent:
-    """A ``Prepared`` SELECT of rows with the row each points to, by one foreign key.
-
-    ``Model.select(Model, Parent).join(Parent)`` reads through peewee's join
-    wrapper, which builds each row with several Python calls per column (a
-    session's lookup: 54 µs, 8 of them SQLite's). This selects the same
-    columns as a tuple and builds both models as ``_model_rows`` does, the
-    parent in the child's foreign key: ``row.user`` is the joined user.
-    *build* gets the query and the arguments, and adds what the query needs
-    (``where``, ``limit``); the fields of both models must be plain
-    (``_plain_model``'s test), as a user's and a session's are.
-    """
-
-    def __init__(
-        self,
-        key: peewee.ForeignKeyField,
-        build: Callable[..., peewee.Query],
-    ) -> None:
-        child, parent = key.model, key.rel_model
-        self._key = key.name
-        self._child = (child, [f.name for f in child._meta.sorted_fields])
-        self._parent = (parent, [f.name for f in parent._meta.sorted_fields])
-        for model, names in (self._child, self._parent):
-            if not _builds_plainly(model, names):
-                raise TypeError(f"PreparedWithParent: {model.__name__} does not build plainly")
-        columns = [*child._meta.sorted_fields, *parent._meta.sorted_fields]
-        self._query = Prepared(
-            lambda *args: build(
-                child.select(*columns).join(parent, on=(key == key.rel_field)), *args
-            ).tuples()
-        )
-
-    def first(self, *args: PreparedArg) -> Any | None:
-        """The first row for *args*, its parent in place, or None."""
-        rows = self._query.rows(*args)
-        if not rows:
-            return None
-        (child, names), (parent, parent_names) = self._child, self._parent
-        row, split = rows[0], len(names)
-        obj = _model(child, dict(zip(names, row[:split], strict=True)))
-        obj.__rel__[self._key] = _model(parent, dict(zip(parent_names, row[split:], strict=True)))
-        return obj
-
-
 class _Text:
     """One prepared text of a ``Prepared`` query: its SQL, where each argument goes
     among the parameters, and how its rows are read (worked out on its first run)."""
@@ -171,10 +127,10 @@ class _Reader:
     A cursor wrapper works out from the columns which converter and which
     model attribute each takes: the same each time for one text, and dearer
     than the query for a row or two. The first run works it out; later runs
-    read with it. Dicts, tuples and plain models (``_plain_model``) are built
-    here straight from ``fetchall()``, without a wrapper or four Python calls
-    per row; anything else (joins, named tuples, models with their own
-    ``__init__``) through a fresh wrapper given the layout.
+    read with it. Dicts and tuples are built here straight from
+    ``fetchall()``, without a wrapper or four Python calls per row; models
+    (and named tuples) through a fresh wrapper given the layout, as peewee
+    builds them.
     """
 
     __slots__ = ("build", "layout", "query")
@@ -189,8 +145,6 @@ class _Reader:
         elif kind is peewee.ModelTupleCursorWrapper:
             converters = wrapper.converters if wrapper.convert else None
             self.build = functools.partial(_tuple_rows, converters)
-        elif kind is peewee.ModelObjectCursorWrapper and _plain_model(wrapper):
-            self.build = functools.partial(_model_rows, wrapper.constructor, *_columns(wrapper))
         else:
             self.layout = {k: v for k, v in wrapper.__dict__.items() if k not in _PER_EXECUTION}
 
@@ -265,52 +219,6 @@ def _tuple_rows(converters: list[Any] | None, rows: list[tuple[Any, ...]]) -> li
         tuple([v if c is None else c(v) for c, v in zip(converters, row, strict=True)])
         for row in rows
     ]
-
-
-def _model_rows(
-    model: type[peewee.Model],
-    names: list[str],
-    convert: list[tuple[str, int, Any]],
-    rows: list[tuple[Any, ...]],
-) -> list[peewee.Model]:
-    """``ModelObjectCursorWrapper.process_row`` over *rows*: each model built as
-    ``Model(__no_default__=1, **values)`` then ``_dirty.clear()`` builds it, without
-    a call through a field accessor per column (a monitor has ~50)."""
-    return [_model(model, values) for values in _dict_rows(names, convert, rows)]
-
-
-def _model(model: type[peewee.Model], values: dict[str, Any]) -> Any:
-    """An instance of *model* as read from the database: *values* its data, nothing dirty."""
-    obj = model.__new__(model)
-    obj.__data__ = values
-    obj._dirty = set()
-    obj.__rel__ = {}
-    return obj
-
-
-def _plain_model(wrapper: Any) -> bool:
-    """Whether ``_model_rows`` builds what *wrapper* would: a model with peewee's own
-    ``__init__``, every column a field whose accessor only stores the value
-    (a foreign key's too, on a new instance given an id). Worked out once per layout."""
-    return wrapper.is_model and _builds_plainly(wrapper.constructor, wrapper.unique_columns)
-
-
-def _builds_plainly(model: type[peewee.Model], names: list[str]) -> bool:
-    """Whether *model* has peewee's own ``__init__`` and an accessor for each of
-    *names* that only stores the value (a foreign key's too, given an id)."""
-    if model.__init__ is not peewee.Model.__init__:
-        return False
-    return all(type(_descriptor(model, name)) in _STORING_ACCESSORS for name in names)
-
-
-def _descriptor(model: type, name: str) -> object:
-    for klass in model.__mro__:
-        if name in klass.__dict__:
-            return klass.__dict__[name]
-    return None
-
-
-_STORING_ACCESSORS = (peewee.FieldAccessor, peewee.ForeignKeyAccessor)
 
 
 def _is_plain(field: object) -> bool:
