@@ -13,6 +13,9 @@ it again, so a request does not pay for opening one (on SQLite: a file open
 and five PRAGMAs, which run once per connection, when it is made). A
 connection given back inside a transaction is rolled back first; one idle
 for ``POOL_STALE_SECONDS`` is closed when next taken.
+
+PostgreSQL is reached through psycopg 3 (peewee's ``PooledPsycopg3Database``):
+values travel as parameters bound by the server, never as SQL text.
 """
 
 from __future__ import annotations
@@ -86,7 +89,7 @@ def connect_url(url: str) -> peewee.Database:
             timeout=POOL_WAIT_SECONDS,
             # Every query here is a short index scan; once statistics exist the
             # planner likes parallel workers for the roll-up UNION ALLs, whose
-            # start-up costs more than the scan (list of 100: 3.6 ms -> 9.7 ms).
+            # start-up costs more than the scan (bench/README.md).
             options=PG_OPTIONS,
             connect_timeout=PG_CONNECT_TIMEOUT,
             **PG_KEEPALIVES,
