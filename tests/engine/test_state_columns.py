@@ -13,16 +13,18 @@ from __future__ import annotations
 import re
 import types
 import typing
-from dataclasses import fields
+from dataclasses import fields, replace
 from datetime import datetime, timedelta
 from typing import Any
+
+import pytest
 
 from tests.outcomes import outcome_at
 from uptime_server.db import database, write_tx
 from uptime_server.engine import recorder_sql
 from uptime_server.engine.outcomes import Plan, Recorded
 from uptime_server.engine.recorder_sql import BATCH_EXTRAS, STATE_COLUMNS, Batch, BatchMonitor
-from uptime_server.engine.state import MonitorState, Transition
+from uptime_server.engine.state import MonitorState, Transition, moved
 from uptime_server.models import Monitor
 
 FIELDS = [f.name for f in fields(MonitorState)]
@@ -129,3 +131,13 @@ def test_a_write_from_a_stale_version_changes_nothing(db, make_monitor, clock):
     stale = Plan(outcome_at(m, at, True), done, True, state=full, version=version + 1)
     assert not _write([stale])
     assert _read(m.id) == (before, version)
+
+
+def test_moved_is_dataclasses_replace(clock):
+    full = _full_state(clock.now())
+    for name in FIELDS:
+        change = {name: getattr(full, name)}
+        assert moved(MonitorState(), **change) == replace(MonitorState(), **change)
+    assert moved(full) == full
+    with pytest.raises(KeyError):
+        moved(full, no_such_column=1)

@@ -200,7 +200,7 @@ class Recorder:
         at, passed = outcome.checked_at, run_status != "offline"
         plan.transition = tr
         plan.version = monitor.state_version
-        plan.state = replace(
+        plan.state = state.moved(
             tr.state,
             last_check=at,
             last_success=at if passed else prev.last_success,
@@ -208,7 +208,7 @@ class Recorder:
             response_time=outcome.response_time,
             status_code=outcome.status_code,
             last_error=outcome.error,
-            **self._apply_cert(monitor, plan, batch),
+            **self._cert_columns(monitor, plan, batch),
         )
         plan.flapping_began = prev.flapping_since
         # Later runs of this monitor in the same batch start from this state.
@@ -219,7 +219,7 @@ class Recorder:
         elif tr.resolve_incident:
             batch.active_flags[monitor.id] = False
 
-    def _apply_cert(self, monitor: BatchMonitor, plan: Plan, batch: Batch) -> dict[str, Any]:
+    def _cert_columns(self, monitor: BatchMonitor, plan: Plan, batch: Batch) -> dict[str, Any]:
         """The certificate columns after this run; its expiry alert (if any) into *plan*.
 
         A run that saw no certificate keeps what the row knows. Only https and
