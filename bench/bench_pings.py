@@ -299,16 +299,16 @@ def remove_neighbour(url: str) -> None:
 def batch_costs(url: str, tokens: list[str], kind: str, batches: int = 400) -> tuple[float, float]:
     """Median ms per batch of 5 pings through the recorder, alone and with a neighbour's ping."""
     from uptime_server.config import load_settings
-    from uptime_server.engine.pings import record_pings
+    from uptime_server.engine.pings import PingIn, record_pings
     from uptime_server.engine.recorder import Recorder
 
     theirs = add_neighbour(url, datetime.now(UTC), kind)
     database = dbmod.bind(url)
     recorder = Recorder(load_settings({"UPTIME_DATABASE_URL": url, "UPTIME_SECRET_KEY": SECRET}))
 
-    def pings(chosen: list[str]) -> list[Any]:
+    def pings(chosen: list[str]) -> list[PingIn]:
         at = datetime.now(UTC)
-        return [(token_hash(t), "success", None, b"", None, None, at) for t in chosen]
+        return [PingIn(token_hash(t), "success", None, b"", None, None, at) for t in chosen]
 
     medians = []
     with database.connection_context():

@@ -40,6 +40,7 @@ from uptime_server import db as dbmod
 from uptime_server import migrations
 from uptime_server.clock import ManualClock
 from uptime_server.config import Settings, load_settings
+from uptime_server.db.bulk import Insert
 from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import Monitor, Notification, User
@@ -135,15 +136,7 @@ def rollup_rows(cells: dict[rollups.Key, rollups.Aggregate]) -> list[tuple]:
 
 
 def insert_rows(table: str, columns: Sequence[str], rows: Sequence[tuple]) -> None:
-    db = dbmod.database.obj
-    if isinstance(db, peewee.PostgresqlDatabase):
-        from psycopg2.extras import execute_values
-
-        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES %s"
-        execute_values(db.cursor(), sql, rows, page_size=2000)
-        return
-    sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-    db.cursor().executemany(sql, rows)
+    Insert(table, tuple(columns)).run(rows)
 
 
 def insert_incidents(monitor: Monitor, items: Sequence[tuple[int, bool, int | None]]) -> None:

@@ -23,11 +23,11 @@ class Unreachable(Exception):
 
 
 def _admin(timeout: int) -> Any:
-    import psycopg2
+    import psycopg
 
     parts = urlsplit(PG_ADMIN_URL)
     try:
-        conn = psycopg2.connect(
+        conn = psycopg.connect(
             dbname=parts.path.lstrip("/"),
             user=parts.username,
             password=parts.password,
@@ -35,7 +35,7 @@ def _admin(timeout: int) -> Any:
             port=parts.port or 5432,
             connect_timeout=timeout,
         )
-    except psycopg2.OperationalError as exc:
+    except psycopg.OperationalError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise Unreachable(first) from exc
     conn.autocommit = True  # CREATE/DROP DATABASE cannot run in a transaction

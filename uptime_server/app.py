@@ -19,7 +19,7 @@ from flask_login import current_user
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from uptime_server import db as dbmod
-from uptime_server import db_outages, errors, rate_storage, render_purges
+from uptime_server import errors, rate_storage, render_purges
 from uptime_server.agents import tokens as agent_tokens
 from uptime_server.api import (
     agent,
@@ -56,6 +56,7 @@ from uptime_server.auth.sessions import (
 from uptime_server.clock import Clock
 from uptime_server.config import Settings, ensure_secret_key
 from uptime_server.context import EXTENSION, AppState
+from uptime_server.db import outages as db_outages
 from uptime_server.fast_paths.dispatch import FastPaths
 from uptime_server.fast_paths.health import HealthPath
 from uptime_server.fast_paths.pings import PingLimit, PingPath

@@ -431,7 +431,7 @@ def _check_database_url(url: str) -> None:
         raise ConfigError("UPTIME_DATABASE_URL: expected sqlite:///path or postgresql://…")
     # The driver is an extra, so that SQLite installs need no compiled PostgreSQL
     # client; say so at start-up rather than at the first connection.
-    if importlib.util.find_spec("psycopg2") is None:
+    if importlib.util.find_spec("psycopg") is None:
         raise ConfigError(
             "UPTIME_DATABASE_URL: PostgreSQL needs its driver: pip install 'uptime[postgres]'"
         )

@@ -7,7 +7,7 @@ SIGTERM wakes it at once; sleeps are measured on the monotonic clock, and an
 exception in one iteration is logged and the loop goes on after a pause.
 An iteration that failed because the database is unavailable (a restart, a
 failover, a lock held too long) is not logged with a traceback: the process
-logs one line per outage (``db_outages.OUTAGES``), and the loop tries again
+logs one line per outage (``db.outages.OUTAGES``), and the loop tries again
 after a backoff of at most a few seconds. Tests call ``loop(now)`` directly
 and need neither threads nor sleeps.
 """
@@ -20,7 +20,7 @@ import time
 from typing import Protocol
 
 from uptime_server.clock import Clock
-from uptime_server.db_outages import OUTAGES, backoff, unavailable
+from uptime_server.db.outages import OUTAGES, backoff, unavailable
 
 log = logging.getLogger(__name__)
 

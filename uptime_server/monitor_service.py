@@ -286,7 +286,7 @@ def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: S
     first_due = _first_due(columns, now)
     with write_tx():
         _lock_owner(user.id)
-        count = Monitor.select(fn.COUNT(Monitor.id)).where(Monitor.user == user).scalar()
+        count = Monitor.select(fn.COUNT(Monitor.id)).where(Monitor.user == user.id).scalar()
         if count >= settings.max_monitors_per_user:
             raise ApiError(
                 "QUOTA_EXCEEDED",
@@ -297,7 +297,7 @@ def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: S
         _check_key_free(user.id, cfg.key, None)
         token = _token_columns(settings) if cfg.type == "heartbeat" else {}
         monitor = Monitor.create(
-            user=user,
+            user=user.id,
             status="pending",
             created_at=now,
             updated_at=now,
@@ -568,7 +568,9 @@ def bulk_action(
     For ``update``, every owned monitor's merged configuration is validated
     first; one invalid result fails the whole request before anything changes.
     """
-    owned = {m.id: m for m in Monitor.select().where((Monitor.user == user) & Monitor.id.in_(ids))}
+    owned = {
+        m.id: m for m in Monitor.select().where((Monitor.user == user.id) & Monitor.id.in_(ids))
+    }
     configs = _bulk_configs(owned, patch or {}, settings) if action == "update" else {}
     succeeded: list[int] = []
     failed: list[dict[str, Any]] = []

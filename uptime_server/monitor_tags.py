@@ -8,12 +8,12 @@ index on ``tag`` (one row per monitor and tag, so the count cannot overshoot).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from peewee import chunked, fn
 
+from uptime_server.db import Prepared
 from uptime_server.models import MonitorTag
 
 
@@ -23,25 +23,25 @@ def tags_by_monitor(monitor_ids: Iterable[int]) -> dict[int, list[str]]:
     found: dict[int, list[str]] = {mid: [] for mid in ids}
     if not ids:
         return found
-    # Written as text, not built by peewee: a list page asks this for 100 ids
-    # on every request, and building a 100-value IN costs more than running it.
-    db = MonitorTag._meta.database
     # (peewee's chunked pads every chunk to full length first: dear for a few ids)
     for chunk in [ids] if len(ids) <= _IDS_PER_QUERY else chunked(ids, _IDS_PER_QUERY):
-        for mid, tag in db.execute_sql(_tags_sql(len(chunk), db.param), chunk):
+        for mid, tag in _TAGS.rows(chunk):
             found[mid].append(tag)
     return found
 
 
 _IDS_PER_QUERY = 500
 
-
-@functools.lru_cache(maxsize=32)
-def _tags_sql(ids: int, param: str) -> str:
-    return (
-        'SELECT "monitor_id", "tag" FROM "monitor_tags" '
-        f'WHERE "monitor_id" IN ({", ".join([param] * ids)}) ORDER BY "tag"'
+# Prepared: a list page asks this for 100 ids on every request, and building
+# a 100-value IN with peewee costs more than running it.
+_TAGS = Prepared(
+    lambda ids: (
+        MonitorTag.select(MonitorTag.monitor, MonitorTag.tag)
+        .where(MonitorTag.monitor.in_(ids))
+        .order_by(MonitorTag.tag)
+        .tuples()
     )
+)
 
 
 def tags_of(monitor_id: int) -> list[str]:

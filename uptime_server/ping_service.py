@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
-from uptime_server.db_outages import OUTAGES, Link, unavailable
+from uptime_server.db.outages import OUTAGES, Link, unavailable
 from uptime_server.engine.pings import PingIn, record_pings
 from uptime_server.engine.recorder import Recorder
 

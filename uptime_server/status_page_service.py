@@ -131,7 +131,8 @@ def _owned_ids(owner: User | int, ids: Iterable[int]) -> set[int]:
     wanted = list(ids)
     if not wanted:
         return set()
-    rows = Monitor.select(Monitor.id).where((Monitor.user == owner) & Monitor.id.in_(wanted))
+    owner_id = owner if isinstance(owner, int) else owner.id
+    rows = Monitor.select(Monitor.id).where((Monitor.user == owner_id) & Monitor.id.in_(wanted))
     return {m.id for m in rows}
 
 

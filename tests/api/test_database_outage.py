@@ -13,8 +13,8 @@ DOWN = "postgresql://nobody@127.0.0.1:1/none"  # nothing listens on port 1 of th
 def test_requests_answer_503_with_retry_after_while_the_database_is_gone(
     settings: Any, clock: Any, caplog: Any, alice: Any
 ) -> None:
-    from uptime_server import db_outages
     from uptime_server.app import create_app
+    from uptime_server.db import outages as db_outages
 
     db_outages.REQUESTS._last = None  # another test's outage must not quiet this one
     client = create_app(settings.with_overrides(database_url=DOWN), clock=clock).test_client()
@@ -49,7 +49,7 @@ def test_a_statements_own_error_is_still_a_500_with_its_traceback(app: Any, capl
 
 
 def test_the_warning_comes_again_after_a_quiet_minute(caplog: Any) -> None:
-    from uptime_server.db_outages import RequestOutages
+    from uptime_server.db.outages import RequestOutages
 
     now = [0.0]
     outages = RequestOutages(clock=lambda: now[0])

@@ -158,7 +158,7 @@ def test_an_unreachable_database_is_logged_once_not_on_every_poll(
     settings: Any, clock: Any, caplog: Any
 ) -> None:
     from uptime_server.app import create_app
-    from uptime_server.db_outages import OUTAGES
+    from uptime_server.db.outages import OUTAGES
 
     OUTAGES.recovered()
     caplog.clear()

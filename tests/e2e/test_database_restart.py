@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import psycopg2
+import psycopg
 import pytest
 import requests
 
@@ -53,7 +53,7 @@ def healthy_target() -> Iterator[Target]:
 
 def history(cluster: PrivateCluster) -> list[tuple[Any, ...]]:
     """Every check run in the database: (id, monitor, location, checked_at)."""
-    conn = psycopg2.connect(cluster.url, connect_timeout=5)
+    conn = psycopg.connect(cluster.url, connect_timeout=5)
     try:
         with conn.cursor() as cur:
             cur.execute("SELECT id, monitor_id, location, checked_at FROM check_runs ORDER BY id")
@@ -117,7 +117,7 @@ def test_a_postgresql_restart_under_load_loses_nothing_and_checks_resume(
     def new_rows() -> list[tuple[Any, ...]]:
         try:
             return [row for row in history(private_pg) if row[0] > last]
-        except psycopg2.OperationalError:  # still starting
+        except psycopg.OperationalError:  # still starting
             return []
 
     wait_for(new_rows, RESUME_WITHIN, "a check written after PostgreSQL came back")

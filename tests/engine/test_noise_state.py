@@ -9,37 +9,47 @@ from uptime_server.engine.state import AlertRules, MonitorState, Transition, tra
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 
-def run(prev: MonitorState, status: str, rules: AlertRules, at: datetime) -> Transition:
+def run(
+    prev: MonitorState,
+    status: str,
+    rules: AlertRules,
+    at: datetime,
+    *,
+    active: bool = False,
+    latest: dict[str, str] | None = None,
+) -> Transition:
     return transition(
-        prev, location="local", status=status, locations=["local"], rules=rules, at=at
-    )
-
-
-def carry(prev: MonitorState, tr: Transition) -> MonitorState:
-    """The state the recorder would store after *tr* (incidents as it would write them)."""
-    active = (prev.has_active_incident or tr.open_incident) and not tr.resolve_incident
-    return MonitorState(
-        status=tr.status,
-        consecutive_failures=tr.consecutive_failures,
-        alerts_suppressed=tr.alerts_suppressed,
+        prev,
+        location="local",
+        status=status,
+        locations=["local"],
         has_active_incident=active,
-        location_statuses=tr.location_statuses,
-        consecutive_successes=tr.consecutive_successes,
-        state_changes=tr.state_changes,
-        flapping_since=tr.flapping_since,
+        location_statuses=latest,
+        rules=rules,
+        at=at,
     )
 
 
 def drive(statuses: str, rules: AlertRules, *, every: int = 60) -> list[Transition]:
-    """Evaluate a string of u(p)/d(own) runs *every* seconds apart from T0."""
-    state = MonitorState("pending", 0, False, False)
+    """Evaluate a string of u(p)/d(own) runs *every* seconds apart from T0.
+
+    Each run starts from the state the recorder would store after the one
+    before (incidents as it would write them).
+    """
+    state, active, latest = MonitorState(), False, {}
     out = []
     for i, ch in enumerate(statuses):
         tr = run(
-            state, "online" if ch == "u" else "offline", rules, T0 + timedelta(seconds=i * every)
+            state,
+            "online" if ch == "u" else "offline",
+            rules,
+            T0 + timedelta(seconds=i * every),
+            active=active,
+            latest=latest,
         )
         out.append(tr)
-        state = carry(state, tr)
+        state, latest = tr.state, tr.location_statuses
+        active = (active or tr.open_incident) and not tr.resolve_incident
     return out
 
 
@@ -55,7 +65,7 @@ def test_recovery_threshold_holds_offline_until_met():
     ]
     assert [t.open_incident for t in trs] == [False, True, False, False, False, False]
     assert [t.resolve_incident for t in trs] == [False] * 5 + [True]
-    assert [t.consecutive_successes for t in trs] == [0, 0, 0, 1, 2, 0]
+    assert [t.state.consecutive_successes for t in trs] == [0, 0, 0, 1, 2, 0]
 
 
 def test_a_failure_during_the_hold_starts_the_count_again():
@@ -79,7 +89,7 @@ def test_flapping_starts_after_more_than_threshold_changes_and_holds_alerts():
     assert [t.open_incident for t in trs][:5] == [False, True, False, True, False]
     assert [t.resolve_incident for t in trs][:5] == [False, False, True, False, True]
     assert not trs[5].open_incident  # held: the DOWN of the fifth change
-    assert all(t.flapping_since == T0 + timedelta(minutes=5) for t in trs[5:])
+    assert all(t.state.flapping_since == T0 + timedelta(minutes=5) for t in trs[5:])
     assert not any(t.open_incident or t.resolve_incident for t in trs[5:])
 
 
@@ -90,7 +100,7 @@ def test_flapping_settles_when_changes_in_window_drop_to_half_and_opens_the_held
     # Changes at minutes 1..5; at minute 13 those of minutes 1..3 are out of
     # the 10-minute window: 2 left = 4 // 2, so it settles, DOWN.
     assert settled.index(True) == 13 and settled.count(True) == 1
-    assert trs[13].flapping_since is None and trs[13].status == "offline"
+    assert trs[13].state.flapping_since is None and trs[13].status == "offline"
     assert trs[13].open_incident  # the held downtime opens once
     assert not any(t.open_incident for t in trs[14:])
 
@@ -117,12 +127,12 @@ def test_steady_flapping_does_not_settle():
 def test_flap_threshold_none_turns_detection_off_and_settles_a_flapping_monitor():
     trs = drive("ud" * 10, AlertRules(flap_threshold=None))
     assert not any(t.flapping_started for t in trs)
-    assert all(t.state_changes == () for t in trs)
-    flapping = MonitorState("online", 0, False, False, flapping_since=T0, state_changes=(1, 2))
+    assert all(t.state.state_changes == () for t in trs)
+    flapping = MonitorState("online", flapping_since=T0, state_changes=(1, 2))
     tr = run(flapping, "online", AlertRules(flap_threshold=None), T0)
-    assert tr.flapping_settled and tr.flapping_since is None
+    assert tr.flapping_settled and tr.state.flapping_since is None
 
 
 def test_the_change_ring_stays_short():
     trs = drive("ud" * 50, AlertRules(flap_threshold=3, flap_window=86400))
-    assert max(len(t.state_changes) for t in trs) == 4
+    assert max(len(t.state.state_changes) for t in trs) == 4

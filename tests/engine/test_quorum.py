@@ -124,12 +124,9 @@ class Monitor:
 
     def __init__(self, locations: list[str], rules: AlertRules) -> None:
         self.locations, self.rules = locations, rules
-        self.state = MonitorState(
-            status="pending",
-            consecutive_failures=0,
-            alerts_suppressed=False,
-            has_active_incident=False,
-        )
+        self.state = MonitorState()
+        self.active = False
+        self.latest: dict[str, str] = {}
         self.checked: dict[str, datetime] = {}
         self.incidents: list[str] = []  # "open" / "resolve", in order
 
@@ -139,6 +136,9 @@ class Monitor:
             location=location,
             status=status,
             locations=self.locations,
+            has_active_incident=self.active,
+            location_statuses=self.latest,
+            location_checked_at=dict(self.checked),
             rules=self.rules,
             at=at,
             interval=INTERVAL,
@@ -148,20 +148,8 @@ class Monitor:
             self.incidents.append("open")
         if tr.resolve_incident:
             self.incidents.append("resolve")
-        self.state = MonitorState(
-            status=tr.status,
-            consecutive_failures=tr.consecutive_failures,
-            alerts_suppressed=tr.alerts_suppressed,
-            has_active_incident=(self.state.has_active_incident or tr.open_incident)
-            and not tr.resolve_incident,
-            location_statuses=tr.location_statuses,
-            consecutive_successes=tr.consecutive_successes,
-            state_changes=tr.state_changes,
-            flapping_since=tr.flapping_since,
-            location_checked_at=dict(self.checked),
-            round_locations=tr.round_locations,
-            round_started_at=tr.round_started_at,
-        )
+        self.state, self.latest = tr.state, tr.location_statuses
+        self.active = (self.active or tr.open_incident) and not tr.resolve_incident
         return tr
 
     def round(self, at: datetime, **statuses: str) -> list[Transition]:
@@ -256,7 +244,7 @@ def test_one_location_behaves_as_before_rounds():
     m = Monitor(["local"], _rules(alert_threshold=2))
     trs = [m.run("local", "offline", T0 + timedelta(seconds=60 * i)) for i in range(3)]
     assert all(t.round_closed for t in trs)
-    assert [t.consecutive_failures for t in trs] == [1, 2, 3]
+    assert [t.state.consecutive_failures for t in trs] == [1, 2, 3]
     assert m.incidents == ["open"]
     # Even a run long after the previous one (a stalled daemon) is a round.
     tr = m.run("local", "online", T0 + timedelta(hours=5))

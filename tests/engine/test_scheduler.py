@@ -530,7 +530,7 @@ def test_after_a_failed_renewal_the_leases_are_renewed_before_anything_is_claime
 def test_claims_on_an_unavailable_database_wait_and_say_so_in_healthz(
     make_monitor, settings, clock, caplog
 ):
-    from uptime_server.db_outages import OUTAGES
+    from uptime_server.db.outages import OUTAGES
 
     make_monitor("due")
     OUTAGES.recovered()

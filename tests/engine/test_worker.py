@@ -14,7 +14,7 @@ import pytest
 
 from tests.outcomes import outcome
 from uptime_server.db import database, is_sqlite
-from uptime_server.db_outages import unavailable
+from uptime_server.db.outages import unavailable
 from uptime_server.engine import counters, pings
 from uptime_server.engine.dispatcher import ClaimRequest, Dispatcher
 from uptime_server.engine.outcomes import CheckOutcome, PingFacts
@@ -87,9 +87,8 @@ def test_each_request_is_answered_by_its_own_method_in_the_child(db, settings, c
         assert child.push_forward([by_monitor[down.id]], clock.now()) is None
         row = MonitorLocation.get(MonitorLocation.monitor == down.id)
         assert row.lease_owner is None and row.next_check_at > clock.now()
-        assert child.record_pings([("no-such-hash", "success", None, b"", None, None, AT)], AT) == [
-            pings.UNKNOWN
-        ]
+        unknown = pings.PingIn("no-such-hash", "success", None, b"", None, None, AT)
+        assert child.record_pings([unknown], AT) == [pings.UNKNOWN]
         failed = outcome(up, clock, False)  # an ad-hoc run: leaves the schedule alone
         [done] = child.record([failed], clock.now(), want_results=True)
         assert (done.monitor_id, done.run_status) == (up.id, "offline")
@@ -137,6 +136,7 @@ import aiohttp, cryptography, flask, pydantic  # noqa: F401, E401
 
 from uptime_server.engine.dispatcher import ClaimRequest
 from uptime_server.engine.outcomes import CheckOutcome
+from uptime_server.engine.pings import PingIn
 from uptime_server.engine.worker import DatabaseWorker
 from uptime_server.models import CHECKED_TYPES
 
@@ -162,7 +162,8 @@ if __name__ == "__main__":
         for c in claims
     ]
     done = worker.record(failed, now, want_results=True)
-    answers = worker.record_pings([("no-such-hash", "success", None, b"", None, None, now)], now)
+    unknown = PingIn("no-such-hash", "success", None, b"", None, None, now)
+    answers = worker.record_pings([unknown], now)
     worker.push_forward(claims, now)
     worker.close()
     print(len(claims), [d.monitor_status for d in done], answers)

@@ -121,7 +121,7 @@ def quick_locks(db, settings, monkeypatch) -> Iterator[str]:  # type: ignore[no-
 def test_a_batch_kept_through_a_locked_database_is_written_once_when_it_frees(
     quick_locks, settings, clock, make_monitor, caplog
 ):  # type: ignore[no-untyped-def]
-    from uptime_server.db_outages import OUTAGES
+    from uptime_server.db.outages import OUTAGES
 
     m = make_monitor("locked")
     OUTAGES.recovered()

@@ -1,6 +1,6 @@
 """A batch of pings recorded by the recorder: one token lookup, one answer per ping.
 
-The answering threads hand pings over as plain tuples; ``engine.pings.record_pings``
+The answering threads hand pings over as ``PingIn`` tuples; ``engine.pings.record_pings``
 (in the database worker's child, or in process) looks the batch's tokens up, draws
 each ping's outcome in arrival order and records them together.
 """
@@ -32,9 +32,9 @@ def token_of(monitor: dict[str, Any]) -> str:
 def ping_in(
     monitor: dict[str, Any] | str, at: datetime, kind: str = "success", **facts: Any
 ) -> pings.PingIn:
-    """The tuple the answering thread hands over for a ping of *monitor* (or of a raw token)."""
+    """The ``PingIn`` the answering thread hands over for a ping of *monitor* (or a raw token)."""
     token = monitor if isinstance(monitor, str) else token_of(monitor)
-    return (
+    return pings.PingIn(
         token_hash(token),
         kind,
         facts.get("exit_code"),

@@ -73,58 +73,6 @@ def test_a_prepared_query_answers_as_the_query_does(db: Any) -> None:
     assert prepared.first("h2", now) is None
 
 
-def test_a_prepared_row_with_its_parent_is_the_row_and_parent_a_join_gives(db: Any) -> None:
-    """``PreparedWithParent``: each model built from one tuple, times converted,
-    the parent in the foreign key; every field as ``select(Child, Parent).join``
-    gives it, and nothing dirty (a save writes nothing unless told)."""
-    from datetime import UTC, datetime, timedelta
-
-    from uptime_server.models import Session, User
-
-    now = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
-    alice = User.create(email="a@example.com", name="a", created_at=now, last_login=None)
-    bob = User.create(email="b@example.com", name="b", created_at=now, last_login=now)
-    for user, token in ((alice, "ha"), (bob, "hb")):
-        Session.create(
-            user=user,
-            token_hash=token,
-            provider="local",
-            created_at=now,
-            expires_at=now + timedelta(hours=1),
-        )
-    prepared = dbmod.PreparedWithParent(
-        Session.user,
-        lambda query, token, at: query.where(Session.token_hash == token, Session.expires_at > at),
-    )
-    for _ in range(2):  # the first run works the layout out, the second reuses it
-        for token in ("ha", "hb"):
-            got = prepared.first(token, now)
-            want = Session.select(Session, User).join(User).where(Session.token_hash == token).get()
-            assert got.__data__ == want.__data__
-            assert got.user.__data__ == want.user.__data__
-            assert got.user_id == got.user.id and not got._dirty and not got.user._dirty
-            assert got.expires_at == now + timedelta(hours=1) and got.expires_at.tzinfo is UTC
-        assert prepared.first("hb", now).user.last_login == now
-        assert prepared.first("ha", now).user.last_login is None
-        assert prepared.first("ha", now + timedelta(hours=1)) is None  # the bound time counts
-        assert prepared.first("nobody", now) is None
-
-
-def test_a_prepared_row_with_its_parent_refuses_a_model_that_builds_itself() -> None:
-    import peewee
-
-    from uptime_server.models import User
-
-    class Note(peewee.Model):
-        user = peewee.ForeignKeyField(User)
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-
-    with pytest.raises(TypeError, match="Note does not build plainly"):
-        dbmod.PreparedWithParent(Note.user, lambda query: query)
-
-
 def test_a_prepared_query_refuses_an_argument_a_field_converts(db: Any) -> None:
     from uptime_server.models import Monitor
 

@@ -1,4 +1,4 @@
-"""``db_outages``: errors that mean the database went away, new connections, one line an outage."""
+"""``db.outages``: errors that mean the database went away, new connections, one line an outage."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from datetime import datetime
 from typing import Any
 
 import peewee
-import psycopg2
-import psycopg2.errors
+import psycopg
+import psycopg.errors
 import pytest
 
 from uptime_server import db as dbmod
 from uptime_server import loops
-from uptime_server.db_outages import (
+from uptime_server.db.outages import (
     OUTAGES,
     DatabaseUnavailable,
     Link,
@@ -34,18 +34,18 @@ def wrapped(exc: Exception, kind: type[peewee.PeeweeException] = peewee.Operatio
 
 def test_it_tells_a_lost_database_from_a_statements_own_error() -> None:
     gone = [
-        wrapped(psycopg2.OperationalError("server closed the connection unexpectedly\n\tmore")),
-        wrapped(psycopg2.InterfaceError("connection already closed"), peewee.InterfaceError),
-        wrapped(psycopg2.errors.AdminShutdown("terminating connection")),
+        wrapped(psycopg.OperationalError("server closed the connection unexpectedly\n\tmore")),
+        wrapped(psycopg.InterfaceError("connection already closed"), peewee.InterfaceError),
+        wrapped(psycopg.errors.AdminShutdown("terminating connection")),
         wrapped(sqlite3.OperationalError("database is locked")),
         # Connecting inside a query's first statement: wrapped by both.
-        wrapped(wrapped(psycopg2.OperationalError("Connection refused"))),
+        wrapped(wrapped(psycopg.OperationalError("Connection refused"))),
         DatabaseUnavailable("Connection refused"),
     ]
     own = [
-        wrapped(psycopg2.errors.UniqueViolation("duplicate key"), peewee.IntegrityError),
-        wrapped(psycopg2.errors.DeadlockDetected("deadlock detected")),
-        wrapped(psycopg2.errors.QueryCanceled("canceling statement due to statement timeout")),
+        wrapped(psycopg.errors.UniqueViolation("duplicate key"), peewee.IntegrityError),
+        wrapped(psycopg.errors.DeadlockDetected("deadlock detected")),
+        wrapped(psycopg.errors.QueryCanceled("canceling statement due to statement timeout")),
         wrapped(sqlite3.OperationalError("no such table: monitors")),
         RuntimeError("a bug"),
     ]
@@ -73,7 +73,7 @@ def test_an_outage_is_one_warning_however_many_failures_and_one_line_when_it_end
     caplog.set_level(logging.INFO, logger="uptime.database")
     now = [100.0]
     outages = OutageLog(clock=lambda: now[0])
-    gone = wrapped(psycopg2.OperationalError("connection refused"))
+    gone = wrapped(psycopg.OperationalError("connection refused"))
     for where in ("writer", "scheduler", "writer", "delivery"):
         outages.failed(gone, where)
     now[0] += 12.5
@@ -111,7 +111,7 @@ def backend_pid() -> int:
 
 def terminate(url: str, pid: int) -> None:
     """End one backend from another connection, as a restart or failover would."""
-    admin = psycopg2.connect(url)
+    admin = psycopg.connect(url)
     admin.autocommit = True
     try:
         with admin.cursor() as cur:
@@ -203,7 +203,7 @@ class Flaky:
     def loop(self, now: datetime) -> float:
         self.calls += 1
         if self.calls <= self.down:
-            raise wrapped(psycopg2.OperationalError("connection refused"))
+            raise wrapped(psycopg.OperationalError("connection refused"))
         self.done.set()
         return 60.0
 

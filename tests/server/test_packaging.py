@@ -86,7 +86,7 @@ def test_no_private_module_of_another_package_is_imported(folder: str) -> None:
 def test_a_postgresql_url_without_the_driver_names_the_extra(monkeypatch, tmp_path) -> None:
     from uptime_server.config import ConfigError, load_settings
 
-    monkeypatch.setitem(sys.modules, "psycopg2", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if not installed
     with pytest.raises(ConfigError, match=re.escape("pip install 'uptime[postgres]'")):
         load_settings(
             {
@@ -98,7 +98,7 @@ def test_a_postgresql_url_without_the_driver_names_the_extra(monkeypatch, tmp_pa
 
 SQLITE_WITHOUT_PSYCOPG2 = """
 import pkgutil, sys
-sys.modules["psycopg2"] = None  # any `import psycopg2` now fails, as without the extra
+sys.modules["psycopg"] = None  # any `import psycopg` now fails, as without the extra
 import uptime_cli, uptime_server
 for package in (uptime_server, uptime_cli):
     for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):

@@ -26,11 +26,19 @@ import binascii
 import hashlib
 import secrets
 import string
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from flask import Request, g
 
-from uptime_server.db import PreparedWithParent
+from uptime_server.auth.accounts import (
+    ACCOUNT_COLUMNS,
+    TOKEN_COLUMNS,
+    Account,
+    LiveToken,
+    live_token,
+)
+from uptime_server.db import Prepared
 from uptime_server.models import ApiToken, User
 from uptime_server.query_params import INT64_MAX
 
@@ -86,13 +94,13 @@ def well_formed(token: str) -> bool:
 
 
 def create_token(
-    user: User, *, name: str, scope: str, expires_in: int | None, now: datetime
+    user: User | Account, *, name: str, scope: str, expires_in: int | None, now: datetime
 ) -> tuple[str, ApiToken]:
     """Mint a token for *user*; return (secret, row). The secret is shown once."""
     token = new_token()
     expires_at = None if expires_in is None else now + timedelta(seconds=expires_in)
     row = ApiToken.create(
-        user=user,
+        user=user.id,
         name=name,
         scope=scope,
         token_hash=hash_token(token),
@@ -103,15 +111,15 @@ def create_token(
     return token, row
 
 
-def list_tokens(user: User) -> list[ApiToken]:
-    return list(ApiToken.select().where(ApiToken.user == user).order_by(ApiToken.id))
+def list_tokens(user: User | Account) -> list[ApiToken]:
+    return list(ApiToken.select().where(ApiToken.user == user.id).order_by(ApiToken.id))
 
 
-def revoke_token(user: User, token_id: int) -> bool:
+def revoke_token(user: User | Account, token_id: int) -> bool:
     """Delete *user*'s token *token_id*; False when there is none (or it is another's)."""
     if not 0 < token_id <= INT64_MAX:  # no such id, and SQLite could not bind it
         return False
-    query = ApiToken.delete().where(ApiToken.id == token_id, ApiToken.user == user)
+    query = ApiToken.delete().where(ApiToken.id == token_id, ApiToken.user == user.id)
     return query.execute() == 1
 
 
@@ -119,27 +127,35 @@ class BearerRefused(Exception):
     """The bearer token is malformed, unknown (revoked) or expired."""
 
 
-def authenticate(token: str, *, now: datetime) -> ApiToken:
-    """The live token row (with its user) for *token*, or BearerRefused saying why."""
+def authenticate(token: str, *, now: datetime) -> LiveToken:
+    """The live token (with its account) for *token*, or BearerRefused saying why."""
     if not well_formed(token):
         raise BearerRefused("Not an uptime API token (expected upt_...)")
-    row = _TOKEN.first(hash_token(token))
-    if row is None:
+    found = _TOKEN.first(hash_token(token))
+    if found is None:
         raise BearerRefused("Unknown or revoked API token")
+    row = live_token(found)  # type: ignore[arg-type]
     if row.expires_at is not None and row.expires_at <= now:
         raise BearerRefused("API token expired; create a new one")
-    touch(row, now=now)
+    if touch(row, now=now):
+        row = replace(row, last_used_at=now)
     return row
 
 
 # Every request with a bearer looks its token up: prepared once, and the
-# token and its user built from one tuple.
-_TOKEN = PreparedWithParent(
-    ApiToken.user, lambda query, token_hash: query.where(ApiToken.token_hash == token_hash).limit(1)
+# token and its account read as one tuple.
+_TOKEN = Prepared(
+    lambda token_hash: (
+        ApiToken.select(*TOKEN_COLUMNS, *ACCOUNT_COLUMNS)
+        .join(User)
+        .where(ApiToken.token_hash == token_hash)
+        .limit(1)
+        .tuples()
+    )
 )
 
 
-def touch(row: ApiToken, *, now: datetime) -> bool:
+def touch(row: LiveToken | ApiToken, *, now: datetime) -> bool:
     """Set last_used_at to *now* unless it moved within the last minute; True if written."""
     if row.last_used_at is not None and row.last_used_at > now - TOUCH_INTERVAL:
         # Decided on the row just read: no UPDATE at all, since even one that
@@ -147,8 +163,6 @@ def touch(row: ApiToken, *, now: datetime) -> bool:
         return False
     stale = ApiToken.last_used_at.is_null() | (ApiToken.last_used_at <= now - TOUCH_INTERVAL)
     written = ApiToken.update(last_used_at=now).where(ApiToken.id == row.id, stale).execute()
-    if written:
-        row.last_used_at = now
     return written == 1
 
 
@@ -165,7 +179,7 @@ def bearer_token(req: Request) -> str | None:
     return credentials.strip()
 
 
-def current_token() -> ApiToken | None:
+def current_token() -> LiveToken | None:
     """The token this request authenticated with, if it used one."""
     return g.get("uptime_token")
 

@@ -74,7 +74,7 @@ def issue_ticket(user: User, provider: str, challenge: str, *, now: datetime) ->
     ticket = secrets.token_urlsafe(32)
     CliTicket.create(
         ticket_hash=sha256(ticket),
-        user=user,
+        user=user.id,
         provider=provider,
         challenge=challenge,
         expires_at=now + timedelta(seconds=TICKET_TTL),

@@ -12,15 +12,23 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Flask, Request, Response, g, request
 from flask_login import LoginManager
 
 from uptime_server.auth import api_tokens
+from uptime_server.auth.accounts import (
+    ACCOUNT_COLUMNS,
+    SESSION_COLUMNS,
+    Account,
+    LiveSession,
+    live_session,
+)
 from uptime_server.clock import utc
 from uptime_server.context import now, state
-from uptime_server.db import PreparedWithParent
+from uptime_server.db import Prepared
 from uptime_server.errors import ApiError
 from uptime_server.models import Session, User
 
@@ -38,7 +46,7 @@ def create_session(
     """Mint a new session for *user*; return (token, row). The token is shown once."""
     token = secrets.token_urlsafe(32)
     row = Session.create(
-        user=user,
+        user=user.id,
         token_hash=hash_token(token),
         provider=provider,
         created_at=now,
@@ -47,40 +55,51 @@ def create_session(
     return token, row
 
 
-def find_session(token: str, *, now: datetime, max_age: int | None = None) -> Session | None:
+def find_session(token: str, *, now: datetime, max_age: int | None = None) -> LiveSession | None:
     if not token or len(token) > 200:
         return None
     if max_age is None:
-        return _SESSION.first(hash_token(token), now)
-    # Rows refreshed under a longer maximum age than today's end now too.
-    return _SESSION_OF_MAX_AGE.first(hash_token(token), now, now - timedelta(seconds=max_age))
+        row = _SESSION.first(hash_token(token), now)
+    else:
+        # Rows refreshed under a longer maximum age than today's end now too.
+        row = _SESSION_OF_MAX_AGE.first(hash_token(token), now, now - timedelta(seconds=max_age))
+    return None if row is None else live_session(row)  # type: ignore[arg-type]
+
+
+def _session_query() -> Any:
+    return Session.select(*SESSION_COLUMNS, *ACCOUNT_COLUMNS).join(User)
 
 
 # Every API request looks its session up: the statements are prepared once,
-# and the session and its user built from one tuple.
-_SESSION = PreparedWithParent(
-    Session.user,
-    lambda query, token_hash, now: query.where(
-        Session.token_hash == token_hash, Session.expires_at > now
-    ).limit(1),
+# and the session and its account read as one tuple.
+_SESSION = Prepared(
+    lambda token_hash, now: (
+        _session_query()
+        .where(Session.token_hash == token_hash, Session.expires_at > now)
+        .limit(1)
+        .tuples()
+    )
 )
-_SESSION_OF_MAX_AGE = PreparedWithParent(
-    Session.user,
-    lambda query, token_hash, now, created_after: query.where(
-        Session.token_hash == token_hash,
-        Session.expires_at > now,
-        Session.created_at > created_after,
-    ).limit(1),
+_SESSION_OF_MAX_AGE = Prepared(
+    lambda token_hash, now, created_after: (
+        _session_query()
+        .where(
+            Session.token_hash == token_hash,
+            Session.expires_at > now,
+            Session.created_at > created_after,
+        )
+        .limit(1)
+        .tuples()
+    )
 )
 
 
 def refresh_session(
-    row: Session, *, now: datetime, ttl: int, max_age: int | None = None
+    row: LiveSession | Session, *, now: datetime, ttl: int, max_age: int | None = None
 ) -> datetime:
-    """Extend the session by *ttl*, never past *max_age* after it was created."""
+    """Extend the session by *ttl*, never past *max_age* after it was created; the new end."""
     expires = _expiry(row.created_at, now, ttl, max_age)
     Session.update(expires_at=expires).where(Session.id == row.id).execute()
-    row.expires_at = expires
     return expires
 
 
@@ -93,7 +112,7 @@ def _expiry(created: datetime, now: datetime, ttl: int, max_age: int | None) -> 
     return min(expires, utc(created) + timedelta(seconds=max_age))
 
 
-def revoke_session(row: Session) -> None:
+def revoke_session(row: LiveSession | Session) -> None:
     Session.delete().where(Session.id == row.id).execute()
 
 
@@ -117,7 +136,7 @@ def clear_cookie(response: Response) -> None:
     response.delete_cookie(COOKIE_NAME, path="/", secure=True, httponly=True, samesite="Lax")
 
 
-def current_session() -> Session | None:
+def current_session() -> LiveSession | None:
     return g.get("uptime_session")
 
 
@@ -127,7 +146,7 @@ def init_login(app: Flask) -> LoginManager:
     manager.init_app(app)
 
     @manager.request_loader
-    def load_user(req: Request) -> User | None:
+    def load_user(req: Request) -> Account | None:
         # A bearer wins over a cookie: the request is judged by its token alone.
         bearer = api_tokens.bearer_token(req)
         if bearer is not None:
@@ -141,17 +160,17 @@ def init_login(app: Flask) -> LoginManager:
     return manager
 
 
-def _load_from_bearer(bearer: str) -> User | None:
+def _load_from_bearer(bearer: str) -> Account | None:
     try:
         row = api_tokens.authenticate(bearer, now=now())
     except api_tokens.BearerRefused as exc:
         g.uptime_bearer_refused = str(exc)
         return None
     g.uptime_token = row
-    return row.user
+    return row.account
 
 
-def _load_from_cookie(req: Request) -> User | None:
+def _load_from_cookie(req: Request) -> Account | None:
     token = session_token(req)
     if not token:
         return None
@@ -160,7 +179,7 @@ def _load_from_cookie(req: Request) -> User | None:
     if row is None:
         return None
     g.uptime_session = row
-    return row.user
+    return row.account
 
 
 def unauthenticated_error() -> ApiError:

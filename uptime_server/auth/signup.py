@@ -22,7 +22,7 @@ import peewee
 
 from uptime_server.auth import admins as admin_rights
 from uptime_server.auth.provider_profiles import Profile
-from uptime_server.db import database, is_sqlite, write_tx
+from uptime_server.db import exclude_writers, write_tx
 from uptime_server.errors import ApiError
 from uptime_server.models import Identity, User
 
@@ -129,10 +129,8 @@ def _sign_up(profile: Profile, provider: str, allowed: Sequence[str], now: datet
 
 def _lock_users() -> None:
     # "Only the first account" and "one account per address" must hold when
-    # two people sign up at once. SQLite's write transaction already
-    # excludes other writers.
-    if not is_sqlite():
-        database.execute_sql("LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE")
+    # two people sign up at once.
+    exclude_writers(User._meta.table_name)
 
 
 def _closed(email: str) -> ApiError:

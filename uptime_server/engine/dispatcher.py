@@ -76,11 +76,11 @@ from uptime_server.config import Settings
 from uptime_server.db import (
     Prepared,
     database,
-    execute_many,
-    is_sqlite,
+    locked,
     retry_locked,
     write_tx,
 )
+from uptime_server.engine import dispatcher_sql
 from uptime_server.engine.probe_types import CheckSpec
 from uptime_server.engine.spec import SPEC_FIELDS, check_spec
 from uptime_server.models import CHECKED_TYPES, Monitor, MonitorLocation
@@ -314,10 +314,8 @@ def _build_due_rows(now: datetime, location: str, limit: int, types: list[str]) 
         .limit(limit)
         .dicts()
     )
-    if not is_sqlite():
-        # Concurrent claimers skip rows another transaction is claiming.
-        query = query.for_update(of=MonitorLocation, skip_locked=True)
-    return query
+    # Concurrent claimers skip rows another transaction is claiming.
+    return locked(query, of=MonitorLocation, skip_locked=True)
 
 
 def _build_take(token: str, expires: datetime, ids: list[int], now: datetime) -> Any:
@@ -379,14 +377,6 @@ def scheduler_lag(
     return round((now - min(late)).total_seconds(), 3) if late else 0.0
 
 
-# Only the holder of a lease gives it back; a NULL due time leaves the schedule.
-_GIVE_BACK = (
-    "UPDATE monitor_locations SET next_check_at = COALESCE(?, next_check_at), "
-    "lease_owner = NULL, lease_expires_at = NULL "
-    "WHERE monitor_id = ? AND location = ? AND lease_owner = ?"
-)
-
-
 def give_back(leases: Sequence[tuple[datetime | None, int, str, str]]) -> None:
     """Drop leases, each ``(next due time or None, monitor id, location, lease owner)``.
 
@@ -396,7 +386,7 @@ def give_back(leases: Sequence[tuple[datetime | None, int, str, str]]) -> None:
     transaction. Runs in the caller's transaction.
     """
     rows = [(_db_time(due), *key) for due, *key in leases]
-    execute_many(_GIVE_BACK, rows)
+    dispatcher_sql.GIVE_BACK.run(rows)
 
 
 def renew_leases(keys: Sequence[LeaseKey], until: datetime) -> set[LeaseKey]:
@@ -423,9 +413,8 @@ def renew_leases(keys: Sequence[LeaseKey], until: datetime) -> set[LeaseKey]:
             )
             .order_by(MonitorLocation.id)
         )
-        if not is_sqlite():
-            # Row locks in id order, as the recorder takes them: never a deadlock.
-            rows = rows.for_update(of=MonitorLocation)
+        # Row locks in id order, as the recorder takes them: never a deadlock.
+        rows = locked(rows, of=MonitorLocation)
         query = (
             MonitorLocation.update(lease_expires_at=until)
             .where(MonitorLocation.id.in_(rows))

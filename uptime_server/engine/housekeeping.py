@@ -28,7 +28,7 @@ import schedule
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.db import database, write_tx
-from uptime_server.db_outages import OUTAGES, unavailable
+from uptime_server.db.outages import OUTAGES, unavailable
 from uptime_server.models import CliTicket, OAuthState, Session
 from uptime_server.stats import retention
 

@@ -3,7 +3,7 @@
 ``CheckOutcome`` is the recorder's input (from the scheduler, the API's
 "test now" and, pickled, across to the database worker); ``Recorded`` is what
 it reports per outcome; ``Plan`` is its decision for one outcome, made in
-memory by ``recorder`` and written set-wise by ``recorder_batch``. Both of those
+memory by ``recorder`` and written set-wise by ``recorder_sql``. Both of those
 modules use all three, so they live here, apart from either.
 """
 
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from uptime_server.engine.cert_alerts import CertDecision, SeenCert
     from uptime_server.engine.probe_types import RunResult
-    from uptime_server.engine.state import Transition
+    from uptime_server.engine.state import MonitorState, Transition
 
 
 @dataclass(frozen=True)
@@ -145,11 +145,11 @@ class Recorded:
 class Plan:
     """What the recorder decided for one outcome.
 
-    With a ``transition``, the monitor's new state, written guarded by the
-    ``version`` it was read at (with ``offline_since`` and the certificate
-    columns as they stand after this run). With a ``cert`` decision, the
-    certificate this run saw (``seen_cert``) and what that means for its
-    expiry alerts (engine/cert_alerts.py).
+    With a ``transition``, the monitor's new ``state`` (the transition's,
+    with this run's figures and certificate), written guarded by the
+    ``version`` it was read at. With a ``cert`` decision, the certificate this
+    run saw (``seen_cert``) and what that means for its expiry alerts
+    (engine/cert_alerts.py).
     """
 
     outcome: CheckOutcome
@@ -157,11 +157,8 @@ class Plan:
     record_run: bool = False
     push_forward: bool = False
     transition: Transition | None = None
+    state: MonitorState | None = None
     version: int = 0
-    offline_since: datetime | None = None
-    cert_expires_at: datetime | None = None
-    cert_serial: str | None = None
-    cert_alerted_days: int | None = None
     seen_cert: SeenCert | None = None
     cert: CertDecision | None = None
     flapping_began: datetime | None = None  # the monitor's flapping_since before this run

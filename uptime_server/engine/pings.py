@@ -1,6 +1,6 @@
 """A batch of heartbeat pings recorded: their tokens' monitors, their outcomes, one answer each.
 
-The answering threads hand over each ping as a plain tuple (``PingIn``):
+The answering threads hand over each ping as a ``PingIn`` (a named tuple):
 the token's hash and what the ping carried, with the time it arrived. This
 module, run by the database worker's child (or, without one, by the ping writer
 thread or the request itself), turns a batch of them into answers:
@@ -29,7 +29,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import peewee
 
@@ -44,8 +44,22 @@ log = logging.getLogger(__name__)
 MAX_MESSAGE = 10 * 1024  # bytes of a ping's body kept as its message
 ERROR_MESSAGE_START = 200  # characters of the message quoted in a failure's error
 
-# What a ping asks: (token hash, kind, exit code, body, source ip, user agent, arrived at).
-PingIn = tuple[str, str, int | None, bytes, str | None, str | None, datetime]
+
+class PingIn(NamedTuple):
+    """What a ping asks: its token's hash, what it carried, and when it arrived.
+
+    A tuple underneath: a batch of them pickles to the database worker's
+    child as their values, with the class named once.
+    """
+
+    token_hash: str
+    kind: str  # PING_KINDS
+    exit_code: int | None
+    body: bytes
+    source_ip: str | None
+    user_agent: str | None
+    at: datetime
+
 
 RECORDED, PAUSED, UNKNOWN, FAILED = "recorded", "paused", "unknown", "failed"
 
@@ -97,7 +111,7 @@ def find_monitors(hashes: Sequence[str]) -> dict[str, dict[str, Any]]:
 
 def record_pings(recorder: Any, pings: Sequence[PingIn], *, now: datetime) -> list[str]:
     """Record a batch of pings through *recorder* (a ``Recorder``); one answer per ping."""
-    monitors = find_monitors(list({p[0] for p in pings}))
+    monitors = find_monitors(list({p.token_hash for p in pings}))
     started: dict[int, datetime | None] = {}  # each monitor's open start, as the batch left it
     answers: list[str] = []
     outcomes: list[CheckOutcome] = []

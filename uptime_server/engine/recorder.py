@@ -28,6 +28,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from peewee import IntegrityError
 
@@ -36,7 +37,7 @@ from uptime_server.config import Settings
 from uptime_server.db import database, retry_locked, write_tx
 from uptime_server.engine import cert_alerts, state
 from uptime_server.engine.outcomes import CheckOutcome, Plan, Recorded
-from uptime_server.engine.recorder_batch import Batch, BatchMonitor, versions_moved
+from uptime_server.engine.recorder_sql import Batch, BatchMonitor, versions_moved
 from uptime_server.models import (
     DEFAULT_CERT_EXPIRY_DAYS,
     AlertSettings,
@@ -138,7 +139,7 @@ class Recorder:
             return Plan(stale, Recorded(outcome.monitor_id, skipped="stale"), push_forward=True)
         if outcome.history_only:
             # A start or log ping: a history entry under the current status.
-            done = Recorded(monitor.id, None, monitor.status, monitor.status)
+            done = Recorded(monitor.id, None, monitor.state.status, monitor.state.status)
             return Plan(outcome, done, record_run=True)
         try:
             run_status = state.run_status(
@@ -152,7 +153,7 @@ class Recorder:
                 degraded_ms=monitor.degraded_response_time,
                 now=outcome.checked_at,
             )
-            done = Recorded(monitor.id, None, run_status, monitor.status)
+            done = Recorded(monitor.id, None, run_status, monitor.state.status)
             if not outcome.counted:
                 # The agent's uplink was down: history only; the lease is
                 # given back with the next due time, the location's status kept.
@@ -181,86 +182,72 @@ class Recorder:
         self, monitor: BatchMonitor, plan: Plan, run_status: str, batch: Batch
     ) -> None:
         """The monitor's next state after this run, into *plan*; the batch's view moves on."""
-        outcome = plan.outcome
+        outcome, prev = plan.outcome, monitor.state
         plan.in_maintenance = monitor.id in batch.maintenance
-        prev = state.MonitorState(
-            status=monitor.status,
-            consecutive_failures=monitor.consecutive_failures,
-            alerts_suppressed=monitor.alerts_suppressed,
-            has_active_incident=batch.has_active(monitor.id),
-            location_statuses=batch.location_statuses(monitor.id),
-            consecutive_successes=monitor.consecutive_successes,
-            state_changes=tuple(monitor.state_changes or ()),
-            flapping_since=monitor.flapping_since,
-            location_checked_at=batch.location_checked_at(monitor.id),
-            round_locations=tuple(monitor.round_locations or ()),
-            round_started_at=monitor.round_started_at,
-        )
         tr = state.transition(
             prev,
             location=outcome.location,
             status=run_status,
             locations=list(monitor.locations),
+            has_active_incident=batch.has_active(monitor.id),
+            location_statuses=batch.location_statuses(monitor.id),
+            location_checked_at=batch.location_checked_at(monitor.id),
             rules=batch.rules.get(monitor.id, _DEFAULT_RULES),
             at=outcome.checked_at,
             in_maintenance=plan.in_maintenance,
             interval=monitor.check_interval,
         )
-        offline_since = None
-        if tr.status == "offline" and not (plan.in_maintenance and not prev.has_active_incident):
-            # Failing in maintenance with no incident open: a downtime that
-            # opens after the window starts when it opens, not in the window.
-            offline_since = monitor.offline_since or outcome.checked_at
+        at, passed = outcome.checked_at, run_status != "offline"
         plan.transition = tr
         plan.version = monitor.state_version
-        plan.offline_since = offline_since
-        self._apply_cert(monitor, plan, batch)
-        plan.flapping_began = monitor.flapping_since
+        plan.state = state.moved(
+            tr.state,
+            last_check=at,
+            last_success=at if passed else prev.last_success,
+            last_failure=prev.last_failure if passed else at,
+            response_time=outcome.response_time,
+            status_code=outcome.status_code,
+            last_error=outcome.error,
+            **self._cert_columns(monitor, plan, batch),
+        )
+        plan.flapping_began = prev.flapping_since
         # Later runs of this monitor in the same batch start from this state.
-        monitor.status = tr.status
-        monitor.consecutive_failures = tr.consecutive_failures
-        monitor.alerts_suppressed = tr.alerts_suppressed
-        monitor.offline_since = offline_since
-        monitor.cert_expires_at = plan.cert_expires_at
-        monitor.cert_serial = plan.cert_serial
-        monitor.cert_alerted_days = plan.cert_alerted_days
-        monitor.consecutive_successes = tr.consecutive_successes
-        monitor.state_changes = list(tr.state_changes)
-        monitor.flapping_since = tr.flapping_since
-        monitor.round_locations = list(tr.round_locations)
-        monitor.round_started_at = tr.round_started_at
+        monitor.state = plan.state
         monitor.state_version += 1
         if tr.open_incident:
             batch.active_flags[monitor.id] = True
         elif tr.resolve_incident:
             batch.active_flags[monitor.id] = False
 
-    def _apply_cert(self, monitor: BatchMonitor, plan: Plan, batch: Batch) -> None:
-        """The certificate columns after this run, and its expiry alert (if any), into *plan*.
+    def _cert_columns(self, monitor: BatchMonitor, plan: Plan, batch: Batch) -> dict[str, Any]:
+        """The certificate columns after this run; its expiry alert (if any) into *plan*.
 
         A run that saw no certificate keeps what the row knows. Only https and
         tcp (tls) targets alert: an http monitor redirected to https is not
         asked about the certificate.
         """
-        outcome = plan.outcome
-        plan.cert_expires_at = outcome.cert_expires_at or monitor.cert_expires_at
-        plan.cert_serial = monitor.cert_serial
-        plan.cert_alerted_days = monitor.cert_alerted_days
+        outcome, known_state = plan.outcome, monitor.state
+        columns = {
+            "cert_expires_at": outcome.cert_expires_at or known_state.cert_expires_at,
+            "cert_serial": known_state.cert_serial,
+            "cert_alerted_days": known_state.cert_alerted_days,
+        }
         if outcome.cert_expires_at is None:
-            return
-        plan.cert_serial = outcome.cert_serial
+            return columns
+        columns["cert_serial"] = outcome.cert_serial
         if not _is_tls_target(monitor.url):
-            return
+            return columns
         known = None
-        if monitor.cert_expires_at is not None:
-            known = cert_alerts.SeenCert(monitor.cert_serial, monitor.cert_expires_at)
+        if known_state.cert_expires_at is not None:
+            known = cert_alerts.SeenCert(known_state.cert_serial, known_state.cert_expires_at)
         seen = cert_alerts.SeenCert(outcome.cert_serial, outcome.cert_expires_at)
         thresholds = batch.cert_days.get(monitor.id, list(DEFAULT_CERT_EXPIRY_DAYS))
         plan.cert = cert_alerts.decide(
-            known, monitor.cert_alerted_days, seen, thresholds, outcome.checked_at
+            known, known_state.cert_alerted_days, seen, thresholds, outcome.checked_at
         )
         plan.seen_cert = seen
-        plan.cert_alerted_days = plan.cert.alerted_days
+        columns["cert_alerted_days"] = plan.cert.alerted_days
+        return columns
 
     # -- notifications: the rare runs that open or resolve an incident, or ---
     # -- start or settle flapping ---------------------------------------------
@@ -306,7 +293,8 @@ class Recorder:
                 plan.done.opened.append(note.id)
 
         if plan.opens:
-            started = plan.offline_since or outcome.checked_at
+            assert plan.state is not None
+            started = plan.state.offline_since or outcome.checked_at
             note = self._open_incident(monitor, outcome, started, alerts.reminder_interval)
             batch.active[monitor.id] = note
             enqueue(note)

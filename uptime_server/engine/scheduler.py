@@ -47,7 +47,7 @@ another process took the check over) is no longer held and its result is
 dropped when it arrives (``lost_results``); the recorder refuses it anyway.
 
 An unavailable database (a restart, a failover, a lock held too long): a claim
-or renewal that fails so is logged once per outage (``db_outages.OUTAGES``) and
+or renewal that fails so is logged once per outage (``db.outages.OUTAGES``) and
 tried again after a backoff of at most a few seconds. While a renewal has
 failed, nothing is claimed: the leases of the checks waiting to be written may
 have expired meanwhile, and they are renewed (nobody else took them, or the
@@ -80,7 +80,7 @@ from datetime import datetime, timedelta
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.db import database
-from uptime_server.db_outages import OUTAGES, backoff, unavailable
+from uptime_server.db.outages import OUTAGES, backoff, unavailable
 from uptime_server.engine import counters
 from uptime_server.engine.dispatcher import (
     DEFAULT_BATCH,

@@ -7,8 +7,11 @@ arguments, so every transition is unit-testable (docs/api.md#statuses,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
+from operator import attrgetter
+from typing import Any
 
 from uptime_server.engine import quorum
 
@@ -56,49 +59,88 @@ class AlertRules:
 
 @dataclass(frozen=True)
 class MonitorState:
-    """The part of a monitor's stored state that transitions read."""
+    """A monitor's recorded state: the columns of ``monitors`` every run reads and writes back.
 
-    status: str
-    consecutive_failures: int
-    alerts_suppressed: bool
-    has_active_incident: bool
-    location_statuses: dict[str, str] = field(default_factory=dict)
+    Each field is the column of the same name. The recorder's read of a
+    batch, its write-back and their SQL are built from these fields
+    (engine/recorder_sql.py; tests/engine/test_state_columns.py), so a new
+    state column is a field here, a migration, and the rule that moves it.
+    """
+
+    status: str = "pending"
+    consecutive_failures: int = 0
+    # Passing rounds in a row while held offline by recovery_threshold.
     consecutive_successes: int = 0
+    # A downtime notification resolved by hand while still failing: no new
+    # incident until the monitor has recovered.
+    alerts_suppressed: bool = False
+    # Start of the current offline streak: the downtime's started_at.
+    offline_since: datetime | None = None
     # Epoch seconds of the latest up/down changes (oldest first).
     state_changes: tuple[int, ...] = ()
     flapping_since: datetime | None = None
-    # When each location's status in location_statuses was checked (a
-    # location missing here counts as fresh), and the locations that have
-    # reported in the open round (engine/quorum.py).
-    location_checked_at: dict[str, datetime] = field(default_factory=dict)
+    # The locations that have reported in the open round, and since when
+    # (engine/quorum.py).
     round_locations: tuple[str, ...] = ()
     round_started_at: datetime | None = None
+    # The latest run, as the recorder sets it: when, what it measured, and the
+    # last passing and failing runs' times (each kept while the other moves).
+    last_check: datetime | None = None
+    last_success: datetime | None = None
+    last_failure: datetime | None = None
+    response_time: int | None = None
+    status_code: int | None = None
+    last_error: str | None = None
+    # The certificate last seen and the smallest expiry threshold already
+    # alerted for it (engine/cert_alerts.py, applied by the recorder).
+    cert_expires_at: datetime | None = None
+    cert_serial: str | None = None
+    cert_alerted_days: int | None = None
+
+
+_STATE_FIELDS = tuple(f.name for f in fields(MonitorState))
+_STATE_INDEX = {name: i for i, name in enumerate(_STATE_FIELDS)}
+_state_values = attrgetter(*_STATE_FIELDS)
+
+
+def moved(prev: MonitorState, **changes: Any) -> MonitorState:
+    """*prev* with *changes*: ``dataclasses.replace`` without its walk of the fields.
+
+    The recorder moves a state twice per recorded check, where ``replace``
+    cost more than the rest of the state logic
+    (bench/README.md#monitor-state-dataclass-issue-30).
+    """
+    values = list(_state_values(prev))
+    for name, value in changes.items():
+        values[_STATE_INDEX[name]] = value
+    return MonitorState(*values)
 
 
 @dataclass(frozen=True)
 class Transition:
-    status: str
-    consecutive_failures: int
-    alerts_suppressed: bool
+    """What one run does: the monitor's next state, and the events it raises.
+
+    The round after the run is still open (``state`` keeps the status from
+    before the run) or closed (the status is the round's); ``stale_locations``
+    were left out of it as stale.
+    """
+
+    state: MonitorState
     location_statuses: dict[str, str]
     open_incident: bool = False
     resolve_incident: bool = False
-    consecutive_successes: int = 0
-    state_changes: tuple[int, ...] = ()
-    flapping_since: datetime | None = None
     flapping_started: bool = False
     flapping_settled: bool = False
-    # The round after this run: still open (the status above is the one
-    # before the run) or closed (the status is the round's), which locations
-    # have reported in it since when, and which were left out as stale.
     round_closed: bool = True
-    round_locations: tuple[str, ...] = ()
-    round_started_at: datetime | None = None
     stale_locations: tuple[str, ...] = ()
 
     @property
+    def status(self) -> str:
+        return self.state.status
+
+    @property
     def passed(self) -> bool:
-        return self.status in ("online", "warning")
+        return self.state.status in ("online", "warning")
 
 
 def transition(
@@ -107,6 +149,9 @@ def transition(
     location: str,
     status: str,
     locations: list[str],
+    has_active_incident: bool = False,
+    location_statuses: Mapping[str, str] | None = None,
+    location_checked_at: Mapping[str, datetime] | None = None,
     alert_threshold: int = 1,
     rules: AlertRules | None = None,
     at: datetime | None = None,
@@ -115,19 +160,21 @@ def transition(
 ) -> Transition:
     """Apply one location's run status (checked *at*) to the monitor's state.
 
-    - The run replaces its location's latest status. The monitor is evaluated
-      per round (engine/quorum.py): only the run that closes a round moves
-      the status, the counters and the alerts below; until then they stay as
-      they were. A round closes once every fresh location (latest run no
-      older than 1.5 × *interval* at *at*) has reported in it, and every
-      location with no run yet, until the round is 1.5 × *interval* old;
-      with one location, at every run.
+    - The run replaces its location's latest status (*location_statuses*,
+      checked at *location_checked_at*: a location missing there counts as
+      fresh). The monitor is evaluated per round (engine/quorum.py): only the
+      run that closes a round moves the status, the counters and the alerts
+      below; until then they stay as they were. A round closes once every
+      fresh location (latest run no older than 1.5 × *interval* at *at*) has
+      reported in it, and every location with no run yet, until the round is
+      1.5 × *interval* old; with one location, at every run.
     - The round's status: at least ``min_failed_locations`` (default a
       majority) fresh locations offline → offline; some but fewer → warning;
       none → online, or warning if any location is.
     - A downtime incident opens after ``alert_threshold`` consecutive offline
-      rounds, at most one at a time, and not while alerts are suppressed
-      (a notification resolved by hand while still failing).
+      rounds, at most one at a time (*has_active_incident*: one is open), and
+      not while alerts are suppressed (a notification resolved by hand while
+      still failing).
     - An offline monitor comes back after ``recovery_threshold`` consecutive
       rounds that are not offline; until then it stays offline. Coming
       back resolves an open incident and lifts the suppression.
@@ -143,15 +190,21 @@ def transition(
       window applies the rules above to what the counters say then: a
       monitor still failing opens its incident; one whose incident was open
       before the window keeps it (no second one).
+    - ``offline_since``: while offline, when the offline streak began (kept
+      from *prev*, else *at*). Failing in maintenance with no incident open
+      leaves it unset: a downtime that opens after the window starts when it
+      opens, not in the window.
 
-    *rules* (else ``AlertRules(alert_threshold)``), *at* (needed for flap
-    detection and freshness) and *interval* (seconds; None: every reported
-    location is fresh) come from the caller: nothing here reads a clock.
+    The state's other fields (the run's own figures, the certificate) are
+    carried from *prev*: the recorder sets them. *rules* (else
+    ``AlertRules(alert_threshold)``), *at* (needed for flap detection and
+    freshness) and *interval* (seconds; None: every reported location is
+    fresh) come from the caller: nothing here reads a clock.
     """
     rules = rules or AlertRules(alert_threshold=alert_threshold)
-    latest = {loc: s for loc, s in prev.location_statuses.items() if loc in locations}
+    latest = {loc: s for loc, s in (location_statuses or {}).items() if loc in locations}
     latest[location] = status
-    checked = {loc: t for loc, t in prev.location_checked_at.items() if loc in latest}
+    checked = {loc: t for loc, t in (location_checked_at or {}).items() if loc in latest}
     if at is not None:
         checked[location] = at
     else:
@@ -167,7 +220,21 @@ def transition(
         round_started_at=prev.round_started_at,
     )
     if not round_.closed:
-        return _round_open(prev, latest, round_)
+        # Only the run's location moves: the status and counters are the
+        # round's, decided when it closes.
+        return Transition(
+            moved(
+                prev,
+                offline_since=_offline_since(
+                    prev, prev.status, has_active_incident, in_maintenance, at
+                ),
+                round_locations=round_.reported,
+                round_started_at=round_.started_at,
+            ),
+            latest,
+            round_closed=False,
+            stale_locations=round_.stale,
+        )
     combined = round_.status(quorum.min_failed(rules.min_failed_locations, len(locations)))
     if combined == "offline":
         new_status, failures, successes = combined, prev.consecutive_failures + 1, 0
@@ -187,47 +254,44 @@ def transition(
     opens = (
         new_status == "offline"
         and failures >= rules.alert_threshold
-        and not prev.has_active_incident
+        and not has_active_incident
         and not suppressed
     )
-    resolves = new_status != "offline" and prev.has_active_incident
-    return Transition(
+    resolves = new_status != "offline" and has_active_incident
+    new = moved(
+        prev,
         status=new_status,
         consecutive_failures=failures,
-        alerts_suppressed=suppressed,
-        location_statuses=latest,
-        open_incident=opens and not held,
-        resolve_incident=resolves and not held,
         consecutive_successes=successes,
+        alerts_suppressed=suppressed,
+        offline_since=_offline_since(prev, new_status, has_active_incident, in_maintenance, at),
         state_changes=changes,
         flapping_since=flapping_since,
+        round_locations=(),
+        round_started_at=None,
+    )
+    return Transition(
+        new,
+        latest,
+        open_incident=opens and not held,
+        resolve_incident=resolves and not held,
         flapping_started=started,
         flapping_settled=settled,
         round_closed=True,
-        round_locations=(),
         stale_locations=round_.stale,
     )
 
 
-def _round_open(
+def _offline_since(
     prev: MonitorState,
-    latest: dict[str, str],
-    round_: quorum.Round,
-) -> Transition:
-    """The state after a run that leaves the round open: only its location moves."""
-    return Transition(
-        status=prev.status,
-        consecutive_failures=prev.consecutive_failures,
-        alerts_suppressed=prev.alerts_suppressed,
-        location_statuses=latest,
-        consecutive_successes=prev.consecutive_successes,
-        state_changes=prev.state_changes,
-        flapping_since=prev.flapping_since,
-        round_closed=False,
-        round_locations=round_.reported,
-        round_started_at=round_.started_at,
-        stale_locations=round_.stale,
-    )
+    new_status: str,
+    has_active_incident: bool,
+    in_maintenance: bool,
+    at: datetime | None,
+) -> datetime | None:
+    if new_status != "offline" or (in_maintenance and not has_active_incident):
+        return None
+    return prev.offline_since or at
 
 
 def _flapping(

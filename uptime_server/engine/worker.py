@@ -31,7 +31,7 @@ would in the parent). A caller that makes no claims (the heartbeat ping writer)
 starts the worker with ``claims=False`` and the child has no such thread.
 
 Outages: each child thread holds its connection for its life through a
-``db_outages.Link``. When the database drops it (a PostgreSQL restart, a
+``db.outages.Link``. When the database drops it (a PostgreSQL restart, a
 failover, a terminated backend), the request in hand is tried once more on a
 new connection; when there is no database to connect to, the child answers
 ``WorkerUnavailable`` (and logs nothing: the engine process logs one line per
@@ -66,7 +66,7 @@ from typing import Any, NamedTuple
 from uptime_server import gc_policy
 from uptime_server.config import Settings
 from uptime_server.db import bind
-from uptime_server.db_outages import DatabaseUnavailable, Link, describe, unavailable
+from uptime_server.db.outages import DatabaseUnavailable, Link, describe, unavailable
 from uptime_server.engine import counters
 from uptime_server.engine.dispatcher import Claim, ClaimRequest, Dispatcher
 from uptime_server.engine.outcomes import CheckOutcome, Recorded
@@ -88,7 +88,7 @@ class InProcess:
     """The database work on the calling thread's connection (see the module doc).
 
     ``remote`` is False: a thread that calls it for long (the writer, the ping
-    writer) holds a connection for it through a ``db_outages.Link``.
+    writer) holds a connection for it through a ``db.outages.Link``.
     """
 
     remote = False

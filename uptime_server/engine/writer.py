@@ -6,7 +6,7 @@ ended in one turn of the probe loop). The writer takes what is queued, up to
 for a batch to fill, so one transaction carries many runs under load and a
 lone run is written within a fraction of a second when idle. A batch that
 cannot be written (database down) is kept and retried with backoff
-(``db_outages.backoff``: at most a few seconds between tries, so writing
+(``db.outages.backoff``: at most a few seconds between tries, so writing
 resumes within seconds of the database's return); results are never dropped
 silently: the writer retries until the database is back, and only what is
 still unwritten when shutdown gives up waiting is dropped, with an error in
@@ -15,11 +15,11 @@ only while its claim holds the check's lease, and the transaction that wrote
 it gave the lease back. Its claims keep their leases meanwhile (the scheduler
 renews them as soon as the database answers, before it claims anything).
 
-An unavailable database is logged once per outage (``db_outages.OUTAGES``),
+An unavailable database is logged once per outage (``db.outages.OUTAGES``),
 not with a traceback per try; ``unavailable_since`` says since when the
 writer has been failing so (/healthz), ``last_written_at`` when it last wrote.
 Writing in this process (``engine.worker.InProcess``: tests, cron mode), the
-thread holds one connection for its life through a ``db_outages.Link``;
+thread holds one connection for its life through a ``db.outages.Link``;
 through a ``DatabaseWorker``, none.
 """
 
@@ -35,7 +35,7 @@ from datetime import datetime
 from typing import Protocol
 
 from uptime_server.clock import Clock
-from uptime_server.db_outages import OUTAGES, Link, backoff, unavailable
+from uptime_server.db.outages import OUTAGES, Link, backoff, unavailable
 from uptime_server.engine import counters
 from uptime_server.engine.dispatcher import Claim
 from uptime_server.engine.outcomes import CheckOutcome, Recorded

@@ -244,21 +244,21 @@ class PingPath:
         kind: tuple[str, int | None],
         read_body: Callable[[], bytes],
     ) -> str:
-        """Hand the ping over as a plain tuple; its answer once it is committed.
+        """Hand the ping over (a ``PingIn``); its answer once it is committed.
 
         The token's lookup and the ping's outcome are the recorder's
         (engine/pings.py), a batch at a time: this process, whose one GIL
         answers every ping, only parses and waits.
         """
         at = self.uptime.clock.now()
-        ping: pings.PingIn = (
-            hashed,
-            kind[0],
-            kind[1],
-            read_body()[: pings.MAX_MESSAGE],
-            environ.get("REMOTE_ADDR"),
-            environ.get("HTTP_USER_AGENT"),
-            at,
+        ping = pings.PingIn(
+            token_hash=hashed,
+            kind=kind[0],
+            exit_code=kind[1],
+            body=read_body()[: pings.MAX_MESSAGE],
+            source_ip=environ.get("REMOTE_ADDR"),
+            user_agent=environ.get("HTTP_USER_AGENT"),
+            at=at,
         )
         sink = self.uptime.services.get("ping_sink")
         return ping_service.record(ping, self.uptime.settings, now=at, sink=sink)

@@ -38,7 +38,7 @@ from peewee import SQL, Expression, ModelSelect, fn
 
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
-from uptime_server.db import database, is_sqlite, retry_locked, write_tx
+from uptime_server.db import database, locked, retry_locked, write_tx
 from uptime_server.models import Channel, Notification, Outbox
 from uptime_server.notify.channels import ChannelSender
 from uptime_server.notify.channels.message import ChannelMessage
@@ -144,11 +144,7 @@ class DeliveryLoop:
         if not _due(now).exists():
             return None  # idle: no write transaction (SQLite's lock) just to look
         with write_tx():
-            query = _due(now).limit(1)
-            if not is_sqlite():
-                # SQLite's BEGIN IMMEDIATE already admits one claimer at a time.
-                query = query.for_update(of=Outbox, skip_locked=True)
-            candidate = query.first()
+            candidate = locked(_due(now).limit(1), of=Outbox, skip_locked=True).first()
             if candidate is None:
                 return None
             moment = self.clock.now()

@@ -46,6 +46,7 @@ from peewee import SQL
 
 from uptime_server.clock import isoformat
 from uptime_server.models import Notification, Rollup
+from uptime_server.stats import figures_sql
 from uptime_server.stats.rollups import (
     DAY,
     FIVE_MIN,
@@ -118,11 +119,7 @@ def uptime_by_monitor(
     sums: dict[tuple[int, int], list[int]] = {}
     # (peewee's chunked pads every chunk to full length first: dear for a few ids)
     for chunk in [ids] if 0 < len(ids) <= _ID_CHUNK else peewee.chunked(ids, _ID_CHUNK):
-        params: list[int] = []
-        for _, res, lo, hi in arms:
-            params += [*chunk, res, lo, hi]
-        sql = _uptime_sql(tuple(i for i, *_ in arms), len(chunk), Rollup._meta.database.param)
-        for i, mid, checks, failed in Rollup._meta.database.execute_sql(sql, params):
+        for i, mid, checks, failed in figures_sql.uptime_sums(arms, chunk):
             acc = sums.setdefault((mid, i), [0, 0])
             acc[0] += int(checks or 0)
             acc[1] += int(failed or 0)
@@ -130,24 +127,6 @@ def uptime_by_monitor(
         mid: {name: uptime_percent(*sums.get((mid, i), (0, 0))) for i, name in enumerate(names)}
         for mid in ids
     }
-
-
-@functools.lru_cache(maxsize=64)
-def _uptime_sql(arms: tuple[int, ...], ids: int, param: str) -> str:
-    """``uptime_by_monitor``'s UNION ALL for *ids* monitors, one arm per window index.
-
-    Its text depends on the shape of the question only (windows, ranges and
-    the chunk's length), so it is written once, not built by peewee on every
-    request; the values go as parameters: each arm's ids, resolution, lo, hi.
-    """
-    ids_in = ", ".join([param] * ids)
-    arm = (
-        'SELECT {i}, "t1"."monitor_id", SUM("t1"."checks"), SUM("t1"."failed") '
-        f'FROM "rollups" AS "t1" WHERE "t1"."monitor_id" IN ({ids_in}) '
-        f'AND "t1"."resolution" = {param} AND "t1"."bucket" >= {param} '
-        f'AND "t1"."bucket" < {param} GROUP BY "t1"."monitor_id"'
-    )
-    return " UNION ALL ".join(arm.format(i=int(i)) for i in arms)
 
 
 @dataclass

@@ -24,8 +24,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from uptime_server.db import Prepared, execute_many, execute_values, is_sqlite
+from uptime_server.db import Prepared, is_sqlite, locked
 from uptime_server.models import Rollup
+from uptime_server.stats import rollup_sql
 from uptime_server.stats.known_cells import KnownCells
 
 FIVE_MIN, HOUR, DAY = 300, 3600, 86400
@@ -190,38 +191,6 @@ def aggregate(samples: Iterable[RunSample]) -> dict[Key, Aggregate]:
     return cells
 
 
-_UPDATED_COLUMNS = ("checks", "failed", "rt_count", "rt_sum", "rt_min", "rt_max", "p95", "hist")
-# Both take the rows of `_row`: the column values, then the key.
-_INSERT_ROW = (
-    f"INSERT INTO rollups ({', '.join((*_UPDATED_COLUMNS, 'monitor_id', 'resolution', 'bucket'))}) "
-    f"VALUES ({', '.join(['?'] * (len(_UPDATED_COLUMNS) + 3))})"
-)
-_UPDATE_ROLLUP = (
-    "UPDATE rollups SET "
-    + ", ".join(f"{c} = ?" for c in _UPDATED_COLUMNS)
-    + " WHERE monitor_id = ? AND resolution = ? AND bucket = ?"
-)
-
-# PostgreSQL: many rows per statement (one statement per row costs a plan
-# each). The new rows go in whole; rows that exist are written back through
-# the conflict path, which finds each by its primary key (an UPDATE … FROM
-# VALUES would hash-join a scan of the whole, ever-growing table).
-_PG_COLUMNS = (*_UPDATED_COLUMNS, "monitor_id", "resolution", "bucket")
-_PG_TEMPLATE = (
-    "(%s::integer, %s::integer, %s::integer, %s::bigint, %s::integer, %s::integer, "
-    "%s::integer, %s, %s::integer, %s::integer, %s::bigint)"
-)
-_PG_INSERT_NEW = (
-    f"INSERT INTO rollups ({', '.join(_PG_COLUMNS)}) VALUES %s "
-    "ON CONFLICT DO NOTHING RETURNING monitor_id, resolution, bucket"
-)
-_PG_WRITE_BACK = (
-    f"INSERT INTO rollups ({', '.join(_PG_COLUMNS)}) VALUES %s "
-    "ON CONFLICT (monitor_id, resolution, bucket) DO UPDATE SET "
-    + ", ".join(f"{c} = EXCLUDED.{c}" for c in _UPDATED_COLUMNS)
-)
-
-
 def add_runs(samples: Sequence[RunSample], *, versions_moved: Collection[int] = ()) -> list[Key]:
     """Fold check runs into their roll-up rows. Call inside the writer's transaction.
 
@@ -232,10 +201,10 @@ def add_runs(samples: Sequence[RunSample], *, versions_moved: Collection[int] = 
 
     SQLite: under the write lock BEGIN IMMEDIATE holds, the existing rows are
     read, merged in Python and written back, and the missing ones inserted
-    whole, each with one ``executemany``. PostgreSQL: the cells are inserted as new rows where
-    none exists (insert-or-ignore, safe under races; most cells of a burst),
-    the others are locked (FOR UPDATE), merged in Python and written back,
-    each phase one statement per page of rows. Cells this process has
+    whole. PostgreSQL: the cells are inserted as new rows where none exists
+    (insert-or-ignore, safe under races; most cells of a burst), the others
+    are locked (FOR UPDATE), merged in Python and written back. Each phase is
+    one ``db.bulk`` statement run for all its rows. Cells this process has
     committed before (``KNOWN``) exist: they skip the insert.
     """
     cells = aggregate(samples)
@@ -250,10 +219,9 @@ def add_runs(samples: Sequence[RunSample], *, versions_moved: Collection[int] = 
         # BEGIN IMMEDIATE holds the write lock: no other writer can add a row
         # between this read and the writes, so new cells go in whole.
         existing = _load_for_update(keys)
-        new = [_row(key, cells[key]) for key in keys if key not in existing]
-        execute_many(_INSERT_ROW, new)
+        rollup_sql.INSERT_ROW.run([_row(key, cells[key]) for key in keys if key not in existing])
         old = [key for key in keys if key in existing]
-        execute_many(_UPDATE_ROLLUP, _merged_rows(old, cells, existing))
+        rollup_sql.UPDATE_ROW.run(_merged_rows(old, cells, existing))
         return keys
     # A known cell's insert could only be ignored, and an ignored insert of a
     # committed row takes no lock: leaving it out leaves the locks as they were.
@@ -269,7 +237,8 @@ def add_runs(samples: Sequence[RunSample], *, versions_moved: Collection[int] = 
         inserted = _insert_new(gone, cells)
         existing.update(_load_for_update([key for key in gone if key not in inserted]))
         rest = [key for key in rest if key not in inserted]
-    execute_values(_PG_WRITE_BACK, _merged_rows(rest, cells, existing), _PG_TEMPLATE)
+    # Every row of *rest* exists and is locked (FOR UPDATE) by now.
+    rollup_sql.UPDATE_ROW.run(_merged_rows(rest, cells, existing))
     return keys
 
 
@@ -279,8 +248,8 @@ def _insert_new(keys: list[Key], cells: Mapping[Key, Aggregate]) -> set[Key]:
         return set()
     # Multi-row, in the sorted order: rows are inserted (and locked) in it.
     fresh = [_row(key, cells[key]) for key in keys]
-    _, inserted = execute_values(_PG_INSERT_NEW, fresh, _PG_TEMPLATE, fetch=True)
-    return {(monitor, resolution, bucket) for monitor, resolution, bucket in inserted}
+    inserted = rollup_sql.INSERT_NEW.run(fresh)
+    return {(monitor, resolution, bucket) for monitor, resolution, bucket in inserted}  # type: ignore[misc]
 
 
 # The cells this process has committed (PostgreSQL only: see known_cells).
@@ -297,17 +266,16 @@ def committed(keys: list[Key]) -> None:
 # its ``rollup_version`` in the same transaction: a reader that sees a version
 # sees at least the roll-ups written with it (stats.uptime_cache). Retention
 # deletes only rows no current window reads, so it leaves the version alone.
-_BUMP_VERSION = "UPDATE monitors SET rollup_version = rollup_version + 1 WHERE id = ?"
 
 
 def _bump_versions(monitor_ids: list[int]) -> None:
     """One more ``rollup_version`` for each of *monitor_ids* (whose rows the
     recorder holds locked already: no new lock order)."""
-    execute_many(_BUMP_VERSION, [(monitor_id,) for monitor_id in monitor_ids])
+    rollup_sql.BUMP_VERSION.run([(monitor_id,) for monitor_id in monitor_ids])
 
 
 def _row(key: Key, cell: Aggregate) -> tuple[object, ...]:
-    """``_UPDATED_COLUMNS`` of *cell*, then *key* (``as_values`` without its dict)."""
+    """``rollup_sql.UPDATED_COLUMNS`` of *cell*, then *key* (``as_values`` without its dict)."""
     hist = cell.hist
     return (
         cell.checks,
@@ -346,9 +314,7 @@ def _build_load(monitors: list[int], res: int, buckets: list[int]) -> Any:
     query = Rollup.select(*_LOAD_COLUMNS).where(
         Rollup.monitor.in_(monitors) & (Rollup.resolution == res) & Rollup.bucket.in_(buckets)
     )
-    if not is_sqlite():
-        query = query.order_by(Rollup.monitor, Rollup.bucket).for_update()
-    return query.tuples()
+    return locked(query, Rollup.monitor, Rollup.bucket).tuples()
 
 
 # Its SQL text built once per database and list lengths, not on every batch.

@@ -8,7 +8,7 @@ import pytest
 
 from tests.outcomes import outcome_at as run
 from uptime_server import monitor_service
-from uptime_server.engine import recorder_batch
+from uptime_server.engine import recorder_sql
 from uptime_server.engine.recorder import Recorder, StaleState
 from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification, Outbox
 
@@ -91,14 +91,13 @@ def test_only_the_lease_holder_moves_the_schedule(make_monitor, settings, clock)
     assert (slot[adhoc.id].next_check_at, slot[adhoc.id].last_status) == (clock.now(), "offline")
 
 
-def test_pages_of_rows_give_the_same_answers(make_monitor, settings, clock, monkeypatch):
-    """PostgreSQL sends many rows per statement; page edges change nothing (SQLite: no-op)."""
-    monkeypatch.setattr("uptime_server.db.VALUES_PAGE", 3)
+def test_many_rows_give_the_same_answers(make_monitor, settings, clock):
+    """Many rows through one statement each; a monitor written three times moves three versions."""
     monitors = [make_monitor(f"m{i}") for i in range(7)]
     MonitorLocation.update(lease_owner="w/1").execute()
     t0, later = clock.now(), clock.now() + timedelta(seconds=60)
     outcomes = [run(m, t0, True, next_check_at=later, lease_owner="w/1") for m in monitors]
-    # The first monitor again, twice: its writes fold into one guarded row.
+    # The first monitor again, twice: each write guarded by the version the one before left.
     outcomes += [run(monitors[0], t0 + timedelta(seconds=s), s == 20) for s in (10, 20)]
     done = Recorder(settings).record(outcomes, now=clock.now())
     assert [CheckRun.get_by_id(d.run_id).monitor_id for d in done] == [
@@ -126,14 +125,14 @@ def test_a_state_that_moved_under_the_batch_rolls_everything_back(
     make_monitor, settings, clock, monkeypatch, version_bump, runs_of_b
 ):
     a, b = make_monitor("a"), make_monitor("b")
-    real_load = recorder_batch.Batch.load
+    real_load = recorder_sql.Batch.load
 
     def stale_load(ids):  # type: ignore[no-untyped-def]
         batch = real_load(ids)
         batch.monitors[b.id].state_version += version_bump  # as if read before someone else's write
         return batch
 
-    monkeypatch.setattr(recorder_batch.Batch, "load", staticmethod(stale_load))
+    monkeypatch.setattr(recorder_sql.Batch, "load", staticmethod(stale_load))
     outcomes = [run(a, clock.now(), True)]
     outcomes += [run(b, clock.now() + timedelta(seconds=s), passed) for s, passed in runs_of_b]
     with pytest.raises(StaleState):

@@ -51,7 +51,7 @@ from typing import TypeVar
 
 import peewee
 
-from uptime_server.db import database, is_sqlite
+from uptime_server.db.connection import database, is_sqlite
 
 log = logging.getLogger("uptime.database")
 
@@ -62,6 +62,7 @@ MAX_BACKOFF = 4.0  # seconds: the longest wait between two tries
 
 # SQLite errors that say the file cannot be used now, not that the statement is wrong.
 _SQLITE_UNAVAILABLE = ("locked", "busy", "unable to open", "disk i/o")
+_QUERY_CANCELED = "57014"
 
 
 class DatabaseUnavailable(Exception):
@@ -73,12 +74,14 @@ def unavailable(exc: BaseException) -> bool:
     if isinstance(exc, DatabaseUnavailable):
         return True
     cause = _driver_error(exc)
-    psycopg2 = sys.modules.get("psycopg2")
-    if psycopg2 is not None:
-        extensions = psycopg2.extensions
-        if isinstance(cause, extensions.TransactionRollbackError | extensions.QueryCanceledError):
-            return False  # a deadlock, a serialization failure, a statement timeout
-        if isinstance(cause, psycopg2.OperationalError | psycopg2.InterfaceError):
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None:
+        # psycopg 3 has no class for these: SQLSTATE class 40 (a deadlock, a
+        # serialization failure) and 57014 (a statement timeout) say so.
+        sqlstate = getattr(cause, "sqlstate", None) or ""
+        if sqlstate.startswith("40") or sqlstate == _QUERY_CANCELED:
+            return False
+        if isinstance(cause, psycopg.OperationalError | psycopg.InterfaceError):
             return True
     if isinstance(cause, sqlite3.OperationalError):
         return any(part in str(cause).lower() for part in _SQLITE_UNAVAILABLE)
@@ -100,7 +103,7 @@ def _driver_error(exc: BaseException) -> BaseException:
 
 
 def describe(exc: BaseException) -> str:
-    """The first line of *exc*'s message (psycopg2's run over several)."""
+    """The first line of *exc*'s message (psycopg's run over several)."""
     text = str(_driver_error(exc)).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
