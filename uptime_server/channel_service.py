@@ -15,7 +15,7 @@ from typing import Any
 from peewee import IntegrityError
 
 from uptime_server.config import Settings
-from uptime_server.db import write_tx
+from uptime_server.db import INT64_MAX, write_tx
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import AlertSettings, Channel, Monitor, Outbox, User
 from uptime_server.notify.channels import ChannelSender
@@ -23,7 +23,6 @@ from uptime_server.notify.channels.message import ChannelMessage
 from uptime_server.notify.message import AlertContent
 from uptime_server.notify.outbox import mail_domain, message_id
 from uptime_server.notify.transports import DeliveryError
-from uptime_server.query_params import INT64_MAX
 from uptime_server.schemas.channels import ChannelCreate
 
 MAX_CHANNELS_PER_USER = 100

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from uptime_server.db import write_tx
+from uptime_server.db import INT64_MAX, write_tx
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.maintenance_schedule import Schedule, Span, spans, union_seconds
 from uptime_server.maintenance_windows import covered_ids
 from uptime_server.models import MaintenanceWindow, Monitor, User
-from uptime_server.query_params import INT64_MAX
 from uptime_server.schemas.maintenance import MaintenanceBody
 
 MAX_WINDOWS_PER_USER = 200

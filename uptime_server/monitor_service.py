@@ -18,7 +18,7 @@ from peewee import SQL, NodeList, fn
 from uptime_server import channel_service, maintenance_windows, ping_tokens, render_purges
 from uptime_server.badge_tokens import ensure_token, new_token
 from uptime_server.config import Settings
-from uptime_server.db import Prepared, is_sqlite, write_tx
+from uptime_server.db import INT64_MAX, Prepared, is_sqlite, write_tx
 from uptime_server.engine import quorum
 from uptime_server.engine.heartbeat_schedule import HeartbeatSchedule
 from uptime_server.errors import ApiError, monitor_not_found, validation_error
@@ -34,7 +34,6 @@ from uptime_server.models import (
 )
 from uptime_server.monitor_tags import having_all, replace_tags, tags_by_monitor, tags_of
 from uptime_server.notify import reminders
-from uptime_server.query_params import INT64_MAX
 from uptime_server.schemas.monitor_config import (
     AlertSettingsIn,
     MonitorConfig,

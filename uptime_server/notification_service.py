@@ -14,11 +14,10 @@ from datetime import datetime, timedelta
 
 from peewee import ModelSelect
 
-from uptime_server.db import write_tx
+from uptime_server.db import INT64_MAX, write_tx
 from uptime_server.errors import ApiError
 from uptime_server.models import Channel, Monitor, Notification, Outbox, User
 from uptime_server.notify import outbox
-from uptime_server.query_params import INT64_MAX
 
 RECENT_WINDOW = timedelta(hours=24)
 

@@ -10,11 +10,10 @@ import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
+from uptime_server.db import INT64_MAX
 from uptime_server.errors import validation_error
 
 _INTEGER = re.compile(r"[+-]?[0-9]{1,30}")  # ASCII digits; longer is no number anyone meant
-# Ids, pages and limits are bound as 64-bit integers by both databases.
-INT64_MAX = 2**63 - 1
 
 
 def int_param(args: Mapping[str, str], name: str, default: int, lo: int, hi: int | None) -> int:

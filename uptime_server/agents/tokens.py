@@ -25,8 +25,8 @@ import secrets
 from datetime import datetime, timedelta
 
 from uptime_server.config import Settings
+from uptime_server.db import INT64_MAX
 from uptime_server.models import AgentToken
-from uptime_server.query_params import INT64_MAX
 
 TOKEN_PREFIX = "upa_"
 SHOWN_PREFIX = 12

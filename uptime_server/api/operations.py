@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from uptime_server.config import Settings
-from uptime_server.query_params import INT64_MAX
+from uptime_server.db import INT64_MAX
 
 JSON = dict[str, Any]
 

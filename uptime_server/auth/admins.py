@@ -25,8 +25,8 @@ from collections.abc import Sequence
 
 from peewee import fn
 
+from uptime_server.db import INT64_MAX
 from uptime_server.models import User
-from uptime_server.query_params import INT64_MAX
 
 log = logging.getLogger(__name__)
 

@@ -38,9 +38,8 @@ from uptime_server.auth.accounts import (
     LiveToken,
     live_token,
 )
-from uptime_server.db import Prepared
+from uptime_server.db import INT64_MAX, Prepared
 from uptime_server.models import ApiToken, User
-from uptime_server.query_params import INT64_MAX
 
 TOKEN_PREFIX = "upt_"
 _ALPHABET = string.digits + string.ascii_letters

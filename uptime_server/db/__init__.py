@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from uptime_server.db.bulk import execute_many
 from uptime_server.db.connection import (
+    INT64_MAX,
     PG_CONNECT_TIMEOUT,
     PG_KEEPALIVES,
     PG_OPTIONS,
@@ -48,6 +49,7 @@ from uptime_server.db.transactions import (
 )
 
 __all__ = [
+    "INT64_MAX",
     "PG_CONNECT_TIMEOUT",
     "PG_KEEPALIVES",
     "PG_OPTIONS",

@@ -46,6 +46,8 @@ SQLITE_PRAGMAS = {
 }
 
 PG_OPTIONS = "-c max_parallel_workers_per_gather=0"
+# Ids, pages and limits are bound as 64-bit integers by both databases.
+INT64_MAX = 2**63 - 1
 POOL_MAX_CONNECTIONS = 64
 POOL_STALE_SECONDS = 300
 POOL_WAIT_SECONDS = 30  # for a free connection when all are in use

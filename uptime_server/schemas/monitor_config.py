@@ -30,6 +30,7 @@ from pydantic import (
 )
 
 from uptime_server.config import Settings
+from uptime_server.db import INT64_MAX
 from uptime_server.engine.heartbeat_schedule import fires, valid_cron
 from uptime_server.engine.json_path import MAX_LENGTH as JSON_PATH_MAX_LENGTH
 from uptime_server.engine.json_path import validate_json_path
@@ -47,7 +48,6 @@ from uptime_server.net.target import (
     parse_host_port_url,
     parse_host_url,
 )
-from uptime_server.query_params import INT64_MAX
 from uptime_server.schemas.field_rules import (
     FRAMING_HEADERS,
     MAX_CHECK_INTERVAL,

@@ -12,8 +12,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from uptime_server.config import Settings
+from uptime_server.db import INT64_MAX
 from uptime_server.errors import ApiError, validation_error
-from uptime_server.query_params import INT64_MAX
 from uptime_server.schemas.monitor_config import check_patch_fields
 from uptime_server.schemas.monitors import BulkAction
 from uptime_server.schemas.requests import Rule, check_fields, parse_body, require_object

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Self
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
-from uptime_server.query_params import INT64_MAX
+from uptime_server.db import INT64_MAX
 from uptime_server.schemas.base import Percent, ResponseModel, UtcTime
 from uptime_server.schemas.field_rules import no_control, strip
 from uptime_server.schemas.requests import Rule
