@@ -125,7 +125,7 @@ def create_app(
     error_writer.register(app)
     for error in (peewee.OperationalError, peewee.InterfaceError):
         app.register_error_handler(error, _database_error)
-    init_login(app)
+    init_login(app, uptime)
     app.before_request(_refuse_large_body)
     app.after_request(_add_response_headers)
     _register_db_hooks(app)

@@ -20,7 +20,6 @@ from uptime_server.clock import Clock
 from uptime_server.config import Settings
 
 if TYPE_CHECKING:
-    from authlib.integrations.flask_client import OAuth
     from flask_limiter import Limiter
 
     from uptime_server.api.check_slots import RunSlots
@@ -53,7 +52,6 @@ class AppState:
     # Set by create_app once the blueprints are registered (the rest is wired around them).
     limiter: Limiter | None = None
     fast_paths: FastPath | None = None  # the outermost layer: app.wsgi_app (fast_paths/)
-    oauth: OAuth | None = None  # Authlib's clients, registered at a provider's first sign-in
     openapi: dict[str, Any] | None = None  # the document, built at its first request
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from typing import Any
 
 import requests
@@ -35,7 +36,6 @@ from uptime_server.auth.provider_profiles import (
     oidc_profile,
 )
 from uptime_server.auth.provider_spec import ProviderSpec
-from uptime_server.context import app_state
 from uptime_server.errors import ApiError
 
 log = logging.getLogger(__name__)
@@ -56,6 +56,8 @@ PROVIDER_FAILURES = (
 )
 
 _registry_lock = threading.Lock()
+# Each app's Authlib clients, registered at a provider's first sign-in (tests make many apps).
+_registries: weakref.WeakKeyDictionary[Any, OAuth] = weakref.WeakKeyDictionary()
 
 
 def authorization_url(
@@ -125,11 +127,10 @@ def _reason(exc: BaseException) -> str:
 def _client(spec: ProviderSpec) -> Any:
     """This app's Authlib client for *spec*, registered on first use."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    uptime = app_state(app)
     with _registry_lock:
-        registry = uptime.oauth
+        registry = _registries.get(app)
         if registry is None:
-            registry = uptime.oauth = OAuth(app)
+            registry = _registries[app] = OAuth(app)
         client = registry.create_client(spec.name)
         if client is None:
             client = registry.register(spec.name, **_client_config(spec))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from flask import Flask, Request, Response, g, request
@@ -26,8 +26,8 @@ from uptime_server.auth.accounts import (
     LiveSession,
     live_session,
 )
-from uptime_server.clock import utc
-from uptime_server.context import now, state
+from uptime_server.clock import Clock, utc
+from uptime_server.config import Settings
 from uptime_server.db import Prepared
 from uptime_server.errors import ApiError
 from uptime_server.models import Session, User
@@ -140,7 +140,15 @@ def current_session() -> LiveSession | None:
     return g.get("uptime_session")
 
 
-def init_login(app: Flask) -> LoginManager:
+class RunningApp(Protocol):
+    """What the request loader reads of the running app (``wsgi.context.AppState``),
+    at each request: the daemon replaces the settings once it knows its address."""
+
+    clock: Clock
+    settings: Settings
+
+
+def init_login(app: Flask, uptime: RunningApp) -> LoginManager:
     manager = LoginManager()
     manager.session_protection = None
     manager.init_app(app)
@@ -150,8 +158,8 @@ def init_login(app: Flask) -> LoginManager:
         # A bearer wins over a cookie: the request is judged by its token alone.
         bearer = api_tokens.bearer_token(req)
         if bearer is not None:
-            return _load_from_bearer(bearer)
-        return _load_from_cookie(req)
+            return _load_from_bearer(bearer, uptime.clock.now())
+        return _load_from_cookie(req, uptime)
 
     @manager.unauthorized_handler
     def unauthorized() -> Response:
@@ -160,9 +168,9 @@ def init_login(app: Flask) -> LoginManager:
     return manager
 
 
-def _load_from_bearer(bearer: str) -> Account | None:
+def _load_from_bearer(bearer: str, now: datetime) -> Account | None:
     try:
-        row = api_tokens.authenticate(bearer, now=now())
+        row = api_tokens.authenticate(bearer, now=now)
     except api_tokens.BearerRefused as exc:
         g.uptime_bearer_refused = str(exc)
         return None
@@ -170,11 +178,10 @@ def _load_from_bearer(bearer: str) -> Account | None:
     return row.account
 
 
-def _load_from_cookie(req: Request) -> Account | None:
+def _load_from_cookie(req: Request, uptime: RunningApp) -> Account | None:
     token = session_token(req)
     if not token:
         return None
-    uptime = state()
     row = find_session(token, now=uptime.clock.now(), max_age=uptime.settings.session_max_age)
     if row is None:
         return None
