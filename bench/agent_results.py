@@ -32,13 +32,13 @@ from bench.target import daemon_env, free_port, stop_process
 
 
 def build(data_dir: Path, monitors: int) -> tuple[dict[str, str], str]:
-    from uptime_server import db as dbmod
-    from uptime_server import migrations, monitor_service
-    from uptime_server.agents import tokens
+    from uptime_server import db, migrations
+    from uptime_server.auth import agent_tokens
+    from uptime_server.auth.local_users import mint_local_session
     from uptime_server.config import load_settings
-    from uptime_server.local_users import mint_local_session
     from uptime_server.models import User
     from uptime_server.schemas.monitor_config import MonitorConfig
+    from uptime_server.services import monitors as monitor_service
 
     port = free_port()
     env = daemon_env(
@@ -53,11 +53,11 @@ def build(data_dir: Path, monitors: int) -> tuple[dict[str, str], str]:
         UPTIME_LEASE_SECONDS="600",
     )
     settings = load_settings(env)
-    migrations.migrate(dbmod.bind(settings.database_url))
+    migrations.migrate(db.bind(settings.database_url))
     # Created two minutes ago: every first run (spread over up to a minute) is due.
     now = datetime.now(UTC) - timedelta(minutes=2)
     mint_local_session(settings, email="bench@example.com")
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         user = User.get(User.email == "bench@example.com")
         for i in range(monitors):
             cfg = MonitorConfig.model_validate(
@@ -71,8 +71,8 @@ def build(data_dir: Path, monitors: int) -> tuple[dict[str, str], str]:
                 context={"settings": settings},
             )
             monitor_service.create_monitor(user, cfg, now=now, settings=settings)
-        secret, _ = tokens.create_agent(settings, location="eu-west", name="bench", now=now)
-    dbmod.database.close()
+        secret, _ = agent_tokens.create_agent(settings, location="eu-west", name="bench", now=now)
+    db.database.close()
     return env, secret
 
 

@@ -52,10 +52,9 @@ from bench import wrk as wrkmod
 from bench.bench_api import EMAIL, build
 from bench.engine_run import tree_cpu_s
 from bench.target import daemon_env, free_port, start_daemon, start_target, stop_process
-from uptime_server import db as dbmod
-from uptime_server import migrations
+from uptime_server import db, migrations
+from uptime_server.auth.local_users import mint_local_session
 from uptime_server.config import load_settings
-from uptime_server.local_users import mint_local_session
 from uptime_server.models import Monitor, MonitorLocation
 
 SECRET = "bench-api-load"
@@ -94,7 +93,7 @@ def seed(env: dict[str, str], count: int, target_url: str) -> tuple[str, list[in
     whether a burst fell inside them).
     """
     settings = load_settings(env)
-    database = dbmod.bind(settings.database_url)
+    database = db.bind(settings.database_url)
     with database.connection_context():
         migrations.migrate(database)
     token = mint_local_session(settings, email=EMAIL)

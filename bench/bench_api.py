@@ -33,14 +33,13 @@ import requests
 
 from tests.live_server import serving
 from tests.pg import Unreachable, scratch_database
-from uptime_server import db as dbmod
-from uptime_server import migrations
+from uptime_server import db, migrations
 from uptime_server.app import create_app
+from uptime_server.auth.local_users import mint_local_session
 from uptime_server.config import load_settings
-from uptime_server.context import app_state
-from uptime_server.local_users import mint_local_session
 from uptime_server.models import AlertSettings, Monitor, MonitorLocation, Rollup, User
 from uptime_server.stats.rollups import encode_hist, percentile
+from uptime_server.wsgi.context import app_state
 
 EMAIL = "bench@example.com"
 BATCH = 500
@@ -63,7 +62,7 @@ def build(n_monitors: int, now: datetime) -> None:
         }
         for i in range(n_monitors)
     ]
-    with dbmod.write_tx():
+    with db.write_tx():
         for start in range(0, len(rows), BATCH):
             Monitor.insert_many(rows[start : start + BATCH]).execute()
     ids = [mid for (mid,) in Monitor.select(Monitor.id).order_by(Monitor.id).tuples()]
@@ -78,7 +77,7 @@ def build(n_monitors: int, now: datetime) -> None:
 
 
 def _insert(model: Any, rows: list[dict[str, Any]]) -> None:
-    with dbmod.write_tx():
+    with db.write_tx():
         for start in range(0, len(rows), BATCH):
             model.insert_many(rows[start : start + BATCH]).execute()
 
@@ -147,7 +146,7 @@ def run(backend: str, database_url: str, data_dir: Path, n_monitors: int, count:
         "UPTIME_METRICS_TOKEN": "bench",
     }
     settings = load_settings(env)
-    database = dbmod.bind(settings.database_url)
+    database = db.bind(settings.database_url)
     with database.connection_context():
         migrations.migrate(database)
     token = mint_local_session(settings, email=EMAIL)
@@ -155,7 +154,7 @@ def run(backend: str, database_url: str, data_dir: Path, n_monitors: int, count:
     started = time.perf_counter()
     with database.connection_context():
         build(n_monitors, now)
-        if not dbmod.is_sqlite():
+        if not db.is_sqlite():
             # What autovacuum does soon after a bulk load; the planner's
             # choices with fresh statistics are the ones production sees.
             database.execute_sql("ANALYZE")
@@ -198,7 +197,7 @@ def bench_metrics(app: Any, base: str, http: requests.Session, n_monitors: int, 
     bearer = {"Authorization": "Bearer bench"}
 
     def refresh() -> None:
-        with dbmod.database.connection_context():
+        with db.database.connection_context():
             cache.refresh(datetime.now(UTC))
 
     refreshes, first_scrapes = [], []

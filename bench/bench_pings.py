@@ -60,17 +60,16 @@ import peewee
 from bench import wrk
 from bench.engine_run import cpu_s, tree_cpu_s
 from bench.target import daemon_env, free_port, start_daemon, stop_process
-from uptime_server import db as dbmod
-from uptime_server import migrations
+from uptime_server import db, migrations
+from uptime_server.auth.ping_tokens import new_token, seal, token_hash
 from uptime_server.models import AlertSettings, MaintenanceWindow, Monitor, MonitorLocation, User
-from uptime_server.ping_tokens import new_token, seal, token_hash
 
 SECRET = "bench-pings-secret"
 
 
 def seed(url: str, count: int, now: datetime) -> list[str]:
     """*count* heartbeat monitors (hourly, 10 min grace) of one user; their tokens."""
-    database = dbmod.bind(url)
+    database = db.bind(url)
     tokens = [new_token() for _ in range(count)]
     with database.connection_context():
         migrations.migrate(database)
@@ -246,7 +245,7 @@ NEIGHBOUR_MONITORS = 10
 def add_neighbour(url: str, now: datetime, kind: str) -> list[str]:
     """A second user with NEIGHBOURS[kind] windows over 10 heartbeats (one with a cron
     that never fires), written straight into the database; their tokens."""
-    database = dbmod.bind(url)
+    database = db.bind(url)
     tokens = [new_token() for _ in range(NEIGHBOUR_MONITORS)]
     made = now - timedelta(days=20)
     with database.connection_context(), database.atomic():
@@ -287,7 +286,7 @@ def add_neighbour(url: str, now: datetime, kind: str) -> list[str]:
 
 
 def remove_neighbour(url: str) -> None:
-    database = dbmod.bind(url)
+    database = db.bind(url)
     with database.connection_context(), database.atomic():
         user = User.get(User.email == "neighbour@example.com")
         MaintenanceWindow.delete().where(MaintenanceWindow.user == user.id).execute()
@@ -299,11 +298,11 @@ def remove_neighbour(url: str) -> None:
 def batch_costs(url: str, tokens: list[str], kind: str, batches: int = 400) -> tuple[float, float]:
     """Median ms per batch of 5 pings through the recorder, alone and with a neighbour's ping."""
     from uptime_server.config import load_settings
-    from uptime_server.engine.pings import PingIn, record_pings
     from uptime_server.engine.recorder import Recorder
+    from uptime_server.heartbeats.batch import PingIn, record_pings
 
     theirs = add_neighbour(url, datetime.now(UTC), kind)
-    database = dbmod.bind(url)
+    database = db.bind(url)
     recorder = Recorder(load_settings({"UPTIME_DATABASE_URL": url, "UPTIME_SECRET_KEY": SECRET}))
 
     def pings(chosen: list[str]) -> list[PingIn]:
@@ -352,7 +351,7 @@ def daemon_cpu(pid: int) -> tuple[float, float]:
 
 
 def recorded(url: str) -> int:
-    database = dbmod.bind(url)
+    database = db.bind(url)
     with database.connection_context():
         return database.execute_sql("SELECT COUNT(*) FROM check_runs").fetchone()[0]
 
@@ -364,7 +363,7 @@ def sweep(url: str, count: int, now: datetime, repeats: int = 50) -> dict[str, f
     from uptime_server.config import load_settings
     from uptime_server.engine.dispatcher import Dispatcher, oldest_due
 
-    database = dbmod.bind(url)
+    database = db.bind(url)
     settings = load_settings({"UPTIME_DATABASE_URL": url, "UPTIME_SECRET_KEY": SECRET})
     dispatcher = Dispatcher(settings)
     out: dict[str, float] = {}

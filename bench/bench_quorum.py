@@ -25,15 +25,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from uptime_server import db as dbmod
-from uptime_server import migrations, monitor_service
+from uptime_server import db, migrations
+from uptime_server.auth.local_users import mint_local_session
+from uptime_server.checks.outcomes import CheckOutcome
 from uptime_server.clock import ManualClock
 from uptime_server.config import load_settings
-from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.recorder import Recorder
-from uptime_server.local_users import mint_local_session
 from uptime_server.models import Monitor, User
 from uptime_server.schemas.monitor_config import MonitorConfig
+from uptime_server.services import monitors as monitor_service
 
 EMAIL = "bench@example.com"
 START = datetime(2026, 11, 24, 9, 0, tzinfo=UTC)
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             UPTIME_RATE_LIMIT="off",
         )
         settings = load_settings()
-        database = dbmod.bind(settings.database_url)
+        database = db.bind(settings.database_url)
         migrations.migrate(database)
         mint_local_session(settings, email=EMAIL, clock=ManualClock(START))
         with database.connection_context():

@@ -44,10 +44,10 @@ from tests.pg import Unreachable, scratch_database
 
 
 def _stored_runs(url: str) -> int:
-    from uptime_server import db as dbmod
+    from uptime_server import db
     from uptime_server.models import CheckRun
 
-    database = dbmod.bind(url)
+    database = db.bind(url)
     with database.connection_context():
         count = CheckRun.select().count()
     database.close()

@@ -38,10 +38,10 @@ import peewee
 
 from uptime_server import db as dbmod
 from uptime_server import migrations
+from uptime_server.checks.outcomes import CheckOutcome
 from uptime_server.clock import ManualClock
 from uptime_server.config import Settings, load_settings
 from uptime_server.db.bulk import Insert
-from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import Monitor, Notification, User
 from uptime_server.stats import rollups
@@ -186,8 +186,8 @@ def open_db(path: Path, **env: str) -> Settings:
 
 
 def new_monitor(settings: Settings, user: User, name: str) -> Monitor:
-    from uptime_server import monitor_service
     from uptime_server.schemas.monitor_config import MonitorConfig
+    from uptime_server.services import monitors as monitor_service
 
     cfg = MonitorConfig.model_validate(
         {"name": name, "url": "https://example.com/health", "type": "https"},
@@ -277,7 +277,7 @@ def timed(calls: Sequence[Callable[[], Any]], n: int, warmup: int = 3) -> list[F
 
 def client_for(settings: Settings, email: str = "bench@example.com") -> Any:
     from uptime_server.app import create_app
-    from uptime_server.local_users import mint_local_session
+    from uptime_server.auth.local_users import mint_local_session
 
     clock = ManualClock(NOW)
     app = create_app(settings, clock=clock)

@@ -53,13 +53,13 @@ from bench import wrk
 from bench.bench_stats import insert_rows, signed_in
 from bench.engine_run import tree_cpu_s
 from bench.target import daemon_env, free_port, start_daemon, stop_process
-from uptime_server import db as dbmod
-from uptime_server.badge_tokens import new_token
-from uptime_server.context import app_state
+from uptime_server import db
+from uptime_server.auth.badge_tokens import new_token
 from uptime_server.models import Monitor, StatusPage
 from uptime_server.stats.rollups import DAY, FIVE_MIN, HOUR
 from uptime_server.web import page_content
 from uptime_server.web.rendering import status_page_html
+from uptime_server.wsgi.context import app_state
 
 MONITORS = 100
 GZIP = "Accept-Encoding: gzip"  # as every browser sends
@@ -74,7 +74,7 @@ def build(path: Path, now: datetime) -> tuple[dict[str, str], str, Any]:
     """The database at *path*; returns the daemon's environment, one badge token and
     the app (in this process) that made it."""
     settings, client, user = signed_in(path)
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         rows = [
             {
                 "user": user.id,
@@ -92,7 +92,7 @@ def build(path: Path, now: datetime) -> tuple[dict[str, str], str, Any]:
         Monitor.insert_many(rows).execute()
         ids = [m.id for m in Monitor.select(Monitor.id).order_by(Monitor.id)]
         token = Monitor.get_by_id(ids[0]).badge_token
-        with dbmod.database.atomic():
+        with db.database.atomic():
             insert_rows("rollups", ROLLUP_COLUMNS, list(_rollups(ids, int(now.timestamp()))))
     groups = [
         {"heading": f"Group {g}", "monitor_ids": ids[g * 25 : (g + 1) * 25]} for g in range(4)
@@ -149,7 +149,7 @@ def cold_http(base: str) -> list[float]:
 def render_only(count: int = 50) -> tuple[list[float], list[float]]:
     """Wall and CPU ms of build + template; CPU time is steadier on a shared machine."""
     wall, cpu = [], []
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         page = StatusPage.get(StatusPage.slug == "page-000")
         for _ in range(count):
             w0, c0 = time.perf_counter(), time.process_time()

@@ -98,7 +98,7 @@ def _round(args: argparse.Namespace) -> tuple[float, float, float, float]:
     """CPU per check of the claims and the records: this process's, PostgreSQL's."""
     from bench.seed import reset, seed_monitors
     from uptime_server.config import load_settings
-    from uptime_server.daemon import prepare
+    from uptime_server.daemon.process import prepare
     from uptime_server.db import database
     from uptime_server.engine.dispatcher import Dispatcher
     from uptime_server.engine.recorder import Recorder
@@ -150,8 +150,8 @@ def _round(args: argparse.Namespace) -> tuple[float, float, float, float]:
 
 
 def _passed(claims: list[Any], at: datetime) -> list[Any]:
+    from uptime_server.checks.outcomes import CheckOutcome
     from uptime_server.engine.dispatcher import next_due
-    from uptime_server.engine.outcomes import CheckOutcome
 
     return [
         CheckOutcome(
@@ -180,7 +180,7 @@ def _record_all(dispatcher: Any, recorder: Any, batch: int) -> None:
 def _child_claim_round(args: argparse.Namespace) -> float:
     from bench.seed import reset, seed_monitors
     from uptime_server.config import load_settings
-    from uptime_server.daemon import prepare
+    from uptime_server.daemon.process import prepare
     from uptime_server.engine.dispatcher import Dispatcher
     from uptime_server.engine.worker import DatabaseWorker
 
@@ -211,7 +211,7 @@ def _handover(batch: int, repeat: int = 200) -> tuple[float, float]:
     from datetime import timedelta
     from multiprocessing.reduction import ForkingPickler
 
-    from uptime_server.engine.outcomes import CheckOutcome
+    from uptime_server.checks.outcomes import CheckOutcome
     from uptime_server.engine.worker import _Record
 
     at = datetime.now(UTC)

@@ -31,11 +31,11 @@ from datetime import UTC, datetime
 from uptime_server import gc_policy
 from uptime_server.clock import Clock
 from uptime_server.config import load_settings
-from uptime_server.daemon import prepare
+from uptime_server.daemon.loops import LoopRunner
+from uptime_server.daemon.process import prepare
 from uptime_server.engine.probe_loop import ProbeJob
 from uptime_server.engine.scheduler import CheckScheduler
 from uptime_server.engine.worker import DatabaseWorker, InProcess
-from uptime_server.loops import LoopRunner
 
 IDLE_STOP = 1.0  # seconds without a recorded check before a shared burst looks if it is over
 

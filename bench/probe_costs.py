@@ -27,8 +27,8 @@ from pathlib import Path
 
 from bench.raw_ceiling import raw_ceiling
 from bench.target import start_target
+from uptime_server.checks.types import CheckSpec
 from uptime_server.engine.probe import ProbeConfig, Prober
-from uptime_server.engine.probe_types import CheckSpec
 
 
 async def _probe_round(

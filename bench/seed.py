@@ -7,8 +7,7 @@ from pathlib import Path
 
 import peewee
 
-from uptime_server import db as dbmod
-from uptime_server import migrations
+from uptime_server import db, migrations
 from uptime_server.models import MODELS, AlertSettings, Monitor, MonitorLocation, User
 
 
@@ -18,7 +17,7 @@ def reset(url: str) -> None:
         path = Path(url.removeprefix("sqlite:///"))
         for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
             leftover.unlink(missing_ok=True)
-    database = dbmod.bind(url)
+    database = db.bind(url)
     with database.connection_context():
         migrations.migrate(database)
         if isinstance(database, peewee.PostgresqlDatabase):
@@ -36,7 +35,7 @@ def seed_monitors(
     spread: float,
 ) -> None:
     """*count* monitors of *target*, due from *first_due* evenly over *spread* seconds."""
-    database = dbmod.bind(url)
+    database = db.bind(url)
     now = datetime.now(first_due.tzinfo)
     with database.connection_context(), database.atomic():
         user = User.create(email="bench@example.com", name="bench", created_at=now)
@@ -84,7 +83,7 @@ def seed_monitors(
 
 def point_some_at(url: str, every: int, target: str) -> int:
     """Point every *every*-th monitor (by id) at *target*; how many were moved."""
-    database = dbmod.bind(url)
+    database = db.bind(url)
     with database.connection_context():
         # Not `Monitor.id % every`: peewee reads % as LIKE.
         moved = Monitor.update(url=target).where(peewee.SQL(f"id % {int(every)} = 0")).execute()

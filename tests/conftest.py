@@ -30,12 +30,14 @@ import pytest
 from tests import pg
 from tests.engine.targets import CountingServer
 from uptime_server import db as dbmod
-from uptime_server import maintenance_windows, migrations, monitor_service
+from uptime_server import migrations
+from uptime_server.auth.local_users import mint_local_session
 from uptime_server.clock import ManualClock
 from uptime_server.config import Settings, load_settings
-from uptime_server.local_users import mint_local_session
+from uptime_server.maintenance import windows as maintenance_windows
 from uptime_server.models import MODELS, Monitor, User
 from uptime_server.schemas.monitor_config import MonitorConfig
+from uptime_server.services import monitors as monitor_service
 from uptime_server.stats import rollups
 
 START = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)

@@ -15,7 +15,7 @@ from typing import Any
 
 from waitress import wasyncore
 
-from uptime_server.context import app_state
+from uptime_server.wsgi.context import app_state
 from uptime_server.wsgi.server import create_api_server
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from uptime_server.checks.outcomes import CheckOutcome
 from uptime_server.clock import ManualClock
-from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.models import Monitor
 
 FAILED_503 = "expected status in [200], got 503"

@@ -150,7 +150,7 @@ def test_the_graph_is_read() -> None:
     graph = import_graph()
     assert "uptime_server.engine.recorder" in graph
     assert "uptime_server.models" in graph["uptime_server.engine.recorder"]
-    assert "uptime_server.engine.state" in graph["uptime_server.engine.recorder"]
+    assert "uptime_server.checks.state" in graph["uptime_server.engine.recorder"]
 
 
 def test_there_are_no_import_cycles() -> None:
@@ -235,9 +235,9 @@ def test_type_checking_and_function_imports_count(tmp_path: Path) -> None:
     source = (
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n"
-        "    from uptime_server.engine.probe import CheckSpec\n"
+        "    from uptime_server.engine.probe import Prober\n"
         "def f():\n"
-        "    from uptime_server.engine import state\n"
+        "    from uptime_server.checks import state\n"
         "    import uptime_server.models\n"
     )
     path = tmp_path / "m.py"
@@ -246,6 +246,112 @@ def test_type_checking_and_function_imports_count(tmp_path: Path) -> None:
     found = _imports("uptime_server.fake", path, known)
     assert found == {
         "uptime_server.engine.probe",
-        "uptime_server.engine.state",
+        "uptime_server.checks.state",
         "uptime_server.models",
     }
+
+
+# --- the whole order (../shared/style.md, "Target layout") -------------------------
+
+# Each package imports only those in earlier layers; packages of one layer import
+# nothing from each other. "" is the root's foundation modules (every module directly
+# in uptime_server/ except app.py, the factory, which has its own layer).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("", "net"),
+    ("db",),
+    ("models", "migrations"),
+    ("checks", "auth", "stats", "notify", "maintenance"),
+    ("heartbeats",),
+    ("engine",),
+    ("schemas",),
+    ("services", "wsgi"),
+    ("web",),
+    ("fast_paths",),
+    ("api",),
+    ("app",),
+    ("daemon",),
+)
+RANK = {package: rank for rank, layer in enumerate(LAYERS) for package in layer}
+# The probe agent runs checks far from the server: the foundation, what a check is,
+# and the engine's probing parts, nothing with a database or a web framework.
+AGENT_MAY_IMPORT = ("", "checks")
+ENGINE_PROBE_PARTS = (f"{PACKAGE}.engine.probe", f"{PACKAGE}.engine.probes.")
+ROOT_MODULES_AT_MOST = 8
+
+
+def package_of(module: str) -> str:
+    """The package a module belongs to: "" for the root's foundation, "app" for the factory."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return ""
+    if len(parts) == 1 and (ROOT / f"{parts[0]}.py").is_file():
+        return "app" if parts[0] == "app" else ""
+    return parts[0]
+
+
+def _agent_may_import(target: str) -> bool:
+    return package_of(target) in AGENT_MAY_IMPORT or any(
+        target == part.rstrip(".") or target.startswith(part) for part in ENGINE_PROBE_PARTS
+    )
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    found = []
+    for source, targets in graph.items():
+        here = package_of(source)
+        for target in targets:
+            there = package_of(target)
+            if here == there:
+                continue
+            if here == "probe_agent":
+                allowed = _agent_may_import(target)
+            else:
+                allowed = here in RANK and there in RANK and RANK[there] < RANK[here]
+            if not allowed:
+                found.append(f"{_short(source)} -> {_short(target)}")
+    return sorted(found)
+
+
+def test_every_package_has_a_layer() -> None:
+    packages = {package_of(module) for module in import_graph()}
+    assert packages - set(RANK) - {"probe_agent"} == set()
+
+
+def test_the_layers_point_one_way() -> None:
+    found = layer_violations(import_graph())
+    assert found == [], "imports against the layer order:\n  " + "\n  ".join(found)
+
+
+def test_the_layer_check_catches_each_kind_of_wrong_import() -> None:
+    # Guards the check itself, on made-up edges between real package names.
+    p = PACKAGE
+    graph = {
+        f"{p}.engine.scheduler": {f"{p}.api.monitors"},  # upward
+        f"{p}.notify.reminders": {f"{p}.maintenance.windows"},  # inside one layer
+        f"{p}.config": {f"{p}.db"},  # the foundation reaching up
+        f"{p}.probe_agent.runner": {
+            f"{p}.engine.scheduler",  # not a probing part
+            f"{p}.engine.probes.dns",  # allowed
+            f"{p}.checks.wire",  # allowed
+        },
+        f"{p}.api.monitors": {f"{p}.services.monitors", f"{p}.config"},  # allowed
+    }
+    assert layer_violations(graph) == [
+        "config -> db",
+        "engine.scheduler -> api.monitors",
+        "notify.reminders -> maintenance.windows",
+        "probe_agent.runner -> engine.scheduler",
+    ]
+
+
+def test_the_root_holds_the_factory_and_the_foundation_only() -> None:
+    modules = sorted(p.stem for p in ROOT.glob("*.py") if p.name != "__init__.py")
+    assert len(modules) <= ROOT_MODULES_AT_MOST, modules
+
+
+def test_every_package_says_what_it_owns() -> None:
+    for init in sorted(ROOT.rglob("__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        where = init.relative_to(ROOT.parent)
+        assert len(doc.split()) >= 12, f"{where}: say in a few lines what the package owns"
+        assert "TODO" not in doc, where

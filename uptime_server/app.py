@@ -18,9 +18,7 @@ from flask_limiter.util import get_remote_address
 from flask_login import current_user
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from uptime_server import db as dbmod
-from uptime_server import errors, rate_storage, render_purges
-from uptime_server.agents import tokens as agent_tokens
+from uptime_server import db, errors
 from uptime_server.api import (
     agent,
     agents,
@@ -39,13 +37,7 @@ from uptime_server.api import (
     status_pages,
     tokens,
 )
-from uptime_server.api.access import (
-    is_agent_only,
-    is_login_limited,
-    is_public,
-    is_session_only,
-)
-from uptime_server.api.check_slots import RunSlots
+from uptime_server.auth import agent_tokens
 from uptime_server.auth.api_tokens import bearer_token, current_token, scope_refusal
 from uptime_server.auth.sessions import (
     check_csrf,
@@ -55,18 +47,27 @@ from uptime_server.auth.sessions import (
 )
 from uptime_server.clock import Clock
 from uptime_server.config import Settings, ensure_secret_key
-from uptime_server.context import EXTENSION, AppState
-from uptime_server.db import outages as db_outages
+from uptime_server.db import outages
 from uptime_server.fast_paths.dispatch import FastPaths
 from uptime_server.fast_paths.health import HealthPath
 from uptime_server.fast_paths.pings import PingLimit, PingPath
 from uptime_server.fast_paths.public_pages import PublicPages
-from uptime_server.metrics_snapshot import metrics_cache_for
 from uptime_server.models import AgentToken
-from uptime_server.read_gate import ReadGate
+from uptime_server.services import render_purges
+from uptime_server.services.metrics import metrics_cache_for
 from uptime_server.web import public
 from uptime_server.web.render_cache import RenderCache
 from uptime_server.wsgi import errors as error_writer
+from uptime_server.wsgi import rate_storage
+from uptime_server.wsgi.access import (
+    is_agent_only,
+    is_login_limited,
+    is_public,
+    is_session_only,
+)
+from uptime_server.wsgi.check_slots import RunSlots
+from uptime_server.wsgi.context import EXTENSION, AppState
+from uptime_server.wsgi.read_gate import ReadGate
 from uptime_server.wsgi.types import MAX_REQUEST_BODY, RESPONSE_HEADERS
 
 # One blueprint per resource: under /api/v1, and at the root.
@@ -97,7 +98,7 @@ def create_app(
 ) -> Flask:
     settings = ensure_secret_key(settings)
     if bind_database:
-        dbmod.bind(settings.database_url)
+        db.bind(settings.database_url)
     app = Flask("uptime_server")
     app.config.update(
         SECRET_KEY=settings.secret_key,
@@ -186,8 +187,8 @@ def _register_db_hooks(app: Flask) -> None:
     # handles an unreachable database itself (/healthz) gets the chance to.
     @app.teardown_request
     def _close_db(exc: BaseException | None) -> None:
-        if not dbmod.database.is_closed():
-            dbmod.database.close()
+        if not db.database.is_closed():
+            db.database.close()
 
 
 def _api_guard() -> None:
@@ -208,7 +209,7 @@ def _api_guard() -> None:
         )
     if is_public(view):
         return
-    from uptime_server.context import settings
+    from uptime_server.wsgi.context import settings
 
     check_csrf(settings().base_url)
     if not current_user.is_authenticated:
@@ -223,7 +224,7 @@ def _agent_guard(bearer: str | None) -> None:
     """The agent API: an agent token, nothing else (sessions and API tokens get 403)."""
     from flask import g
 
-    from uptime_server.context import now
+    from uptime_server.wsgi.context import now
 
     if not agent_tokens.is_agent_token(bearer):
         if bearer is not None or current_user.is_authenticated:
@@ -263,7 +264,7 @@ def _live_agent() -> AgentToken | None:
     """
     from flask import g
 
-    from uptime_server.context import now
+    from uptime_server.wsgi.context import now
 
     if "uptime_agent_seen" not in g:
         g.uptime_agent_seen = True
@@ -332,7 +333,7 @@ def _init_limiter(app: Flask, settings: Settings) -> Limiter:
 class _SessionInterface(SecureCookieSessionInterface):
     """Flask's signed cookie session, without making its signing serializer for a
     request that has no such cookie (every API request: nothing here puts
-    anything in it; ~3 % of a monitor's read)."""
+    anything in it; bench/README.md#figures-moved-from-the-code-issue-30)."""
 
     def open_session(self, app: Flask, request: Request) -> SecureCookieSession | None:
         if app.secret_key and not request.cookies.get(self.get_cookie_name(app)):
@@ -344,10 +345,10 @@ def _database_error(exc: Exception) -> Response:
     """A request that met a lost database (a restart, a failover, SQLite's lock held too
     long) answers 503 with Retry-After, and its connection is dropped so the next
     request opens a new one; the log gets a line a minute, not a traceback each."""
-    if not db_outages.unavailable(exc):
+    if not outages.unavailable(exc):
         return error_writer.unexpected(exc)
-    db_outages.drop_connection()
-    db_outages.REQUESTS.failed(exc)
+    outages.drop_connection()
+    outages.REQUESTS.failed(exc)
     message = "The database is unavailable; try again in a few seconds"
     return error_writer.render(
         errors.ApiError("SERVICE_UNAVAILABLE", message, headers={"Retry-After": "5"})

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import platformdirs
 
-from uptime_server.private_files import create_private_file, private_dir, tighten
+from uptime_server.files import create_private_file, private_dir, tighten
 
 _DURATION = re.compile(r"^\s*(\d+)\s*([smhd]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}

@@ -4,12 +4,12 @@ Python runs its cycle collector once the tracked objects allocated minus
 those freed pass 700 (generation 0), and walks older generations every tenth
 time. A check's asyncio and aiohttp objects (futures, transports,
 protocols, tracebacks) hold each other in cycles, so the engine allocates
-tracked objects quickly: in ``make bench-scale`` (HTTPS, 10,000 monitors)
-the collector took 12-14 % of each engine process's CPU, measured with
-``gc.callbacks``: 0.75-1.15 s of 6.4-7.7 s. With generation 0 at 10,000
-(and the older generations following it) that became 0.22-0.40 s, and the
-engine's CPU per check about 8 % less (bench/README.md). The price is
-memory: up to 10,000 more garbage objects between collections, a few MB.
+tracked objects quickly, and at the default threshold the collector took a
+large share of each engine process's CPU in ``make bench-scale``; with
+generation 0 at 10,000 (and the older generations following it) it takes a
+fraction of that, and a check costs less CPU
+(bench/README.md#the-cycle-collector-in-the-engine-uptime_gc_threshold). The
+price is memory: up to 10,000 more garbage objects between collections.
 
 ``apply`` also freezes what start-up made (modules, the app, settings):
 ``gc.freeze`` moves it out of every later walk of the oldest generation.

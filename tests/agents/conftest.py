@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import ApiUser
-from uptime_server import db as dbmod
-from uptime_server.agents import tokens
+from uptime_server import db
+from uptime_server.auth import agent_tokens
 from uptime_server.clock import ManualClock
 from uptime_server.config import Settings
 
@@ -53,8 +53,8 @@ class AgentCaller:
 @pytest.fixture
 def make_agent(app: Any, settings: Settings, clock: ManualClock) -> Any:
     def make(location: str = "eu-west", name: str | None = None) -> AgentCaller:
-        with dbmod.database.connection_context():
-            secret, row = tokens.create_agent(
+        with db.database.connection_context():
+            secret, row = agent_tokens.create_agent(
                 settings, location=location, name=name, now=clock.now()
             )
         return AgentCaller(app.test_client(), secret, row.id)

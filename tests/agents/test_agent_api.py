@@ -7,10 +7,10 @@ from typing import Any
 
 from tests.api.shapes import assert_error
 from tests.api.tokens import mint
-from uptime_server import db as dbmod
+from uptime_server import db
 from uptime_server.clock import isoformat
-from uptime_server.context import app_state
 from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification
+from uptime_server.wsgi.context import app_state
 
 
 def _monitor(make_monitor: Any, **fields: Any) -> Monitor:
@@ -68,7 +68,7 @@ def test_a_result_goes_through_the_recorder_state_and_notification(agent, make_m
 
     assert answer["recorded"] == 1 and answer["refused"] == 0
     assert answer["results"][0]["status"] == "recorded"
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         row = Monitor.get_by_id(monitor.id)
         assert row.status == "offline"
         assert Notification.select().where(Notification.monitor == monitor.id).count() == 1
@@ -90,7 +90,7 @@ def test_a_batch_posted_twice_records_once_and_answers_the_same(agent, make_moni
 
     assert first["duplicate"] is False and second["duplicate"] is True
     assert {**second, "duplicate": False} == first
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         assert CheckRun.select().where(CheckRun.monitor == monitor.id).count() == 1
 
 
@@ -113,7 +113,7 @@ def test_a_result_whose_lease_was_taken_over_is_refused(agent, make_agent, make_
         "counted": True,
     }
     assert answer["refused"] == 1
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         assert CheckRun.select().count() == 0
         assert Monitor.get_by_id(monitor.id).status == "pending"
 
@@ -156,7 +156,7 @@ def test_an_uncounted_failure_is_history_only(agent, make_monitor, clock, alice)
 
     assert answer["results"][0]["status"] == "recorded"
     assert answer["results"][0]["counted"] is False
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         assert Monitor.get_by_id(monitor.id).status == "pending"
         assert Notification.select().count() == 0
         [run] = CheckRun.select()
@@ -175,7 +175,7 @@ def test_a_pass_always_counts(agent, make_monitor, clock):
 
     _post(agent, [_result(claim, clock.now(), passed=True, counted=False)])
 
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         assert Monitor.get_by_id(monitor.id).status == "online"
 
 

@@ -14,8 +14,7 @@ import pytest
 
 from tests.conftest import recv_until
 from tests.live_server import serving
-from uptime_server import db as dbmod
-from uptime_server import monitor_service
+from uptime_server import db
 from uptime_server.engine.probe import ProbeConfig
 from uptime_server.engine.probe_loop import ProbeLoop
 from uptime_server.models import CheckRun, Monitor, MonitorLocation
@@ -24,6 +23,7 @@ from uptime_server.probe_agent.buffer import DiskBuffer
 from uptime_server.probe_agent.client import AgentClient
 from uptime_server.probe_agent.runner import Agent
 from uptime_server.schemas.monitor_config import MonitorConfig
+from uptime_server.services import monitors
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ def run_agent(make_agent: Any, base_url: str, clock: Any, tmp_path: Any) -> Iter
 
 
 def _slot(monitor_id: int) -> MonitorLocation:
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         return MonitorLocation.get(
             (MonitorLocation.monitor == monitor_id) & (MonitorLocation.location == "eu-west")
         )
@@ -70,7 +70,7 @@ def test_one_cycle_claims_runs_and_records(run_agent, make_monitor, clock, targe
     agent.loop(clock.now())  # buffers and posts
 
     assert target.hits["a"] == 1
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         assert Monitor.get_by_id(monitor.id).status == "online"
     assert agent.counts.recorded == 1 and agent.leases == {}
     status = agent.status(clock.now())
@@ -120,7 +120,7 @@ def test_a_lease_lost_while_the_agent_was_away_drops_its_result(
 
     assert agent.counts.expired == 1 and agent.dropped == 1 and agent.counts.posted == 0
     assert other.counts.recorded == 1
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         assert CheckRun.select().where(CheckRun.monitor == monitor.id).count() == 1
 
 
@@ -146,10 +146,8 @@ def test_the_agent_refuses_private_targets_when_its_server_does(
     body = {"name": "inside", "type": "http", "url": f"http://127.0.0.1:{port}/"}
     body["locations"] = ["eu-west"]
     config = MonitorConfig.model_validate(body, context={"settings": before})
-    with dbmod.database.connection_context():
-        monitor = monitor_service.create_monitor(
-            alice.user, config, now=clock.now(), settings=before
-        )
+    with db.database.connection_context():
+        monitor = monitors.create_monitor(alice.user, config, now=clock.now(), settings=before)
     clock.advance(61)
     agent = run_agent()  # ProbeConfig(): its own UPTIME_BLOCK_PRIVATE_TARGETS is off
 
@@ -158,7 +156,7 @@ def test_the_agent_refuses_private_targets_when_its_server_does(
     agent.loop(clock.now())
 
     assert agent.counts.recorded == 1
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         [run] = CheckRun.select().where(CheckRun.monitor == monitor.id)
     if blocked:
         assert (run.status, run.error) == ("offline", TARGET_NOT_ALLOWED)

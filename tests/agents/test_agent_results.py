@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from tests.api.shapes import assert_error
-from uptime_server import db as dbmod
+from uptime_server import db
+from uptime_server.checks.rules import ERROR_LIMIT
 from uptime_server.clock import isoformat
-from uptime_server.engine.probe_rules import ERROR_LIMIT
 from uptime_server.models import AgentBatch, CheckRun, Monitor
 
 LEASE = 15  # UPTIME_LEASE_SECONDS by default
@@ -58,7 +58,7 @@ def _claims_of(agent: Any, make_monitor: Any, clock: Any, n: int, **fields: Any)
 
 
 def _runs(monitor_id: int) -> list[CheckRun]:
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         return list(CheckRun.select().where(CheckRun.monitor == monitor_id))
 
 
@@ -88,7 +88,7 @@ def test_checked_at_must_carry_a_zone_and_fit_its_claim(agent, make_monitor, clo
         assert _runs(claim["monitor_id"]) == []
     [run] = _runs(claims[3]["monitor_id"])
     assert run.checked_at == now  # stored in UTC
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         assert Monitor.get_by_id(claims[0]["monitor_id"]).status == "pending"
 
 
@@ -105,7 +105,7 @@ def test_response_time_is_cut_to_the_timeout_and_error_is_printable_and_bounded(
     assert len(run.error) == ERROR_LIMIT and run.error.endswith("…")
     assert run.error.startswith("[2J]0;pwnedline  next" + "x")
     assert not any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in run.error)
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         assert Monitor.get_by_id(claim["monitor_id"]).last_error == run.error
 
 
@@ -121,12 +121,12 @@ def test_only_batches_that_recorded_something_are_kept(agent, make_agent, make_m
     assert first["recorded"] == 0 and first["results"][0]["reason"] == "not_yours"
     assert again["duplicate"] is False and again["results"] == first["results"]
     assert all(a["recorded"] == 0 for a in junk)
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         assert AgentBatch.select().count() == 0
     recorded = _post(agent, nothing, "real-1")
     repeated = _post(agent, nothing, "real-1")
     assert recorded["recorded"] == 1 and repeated["duplicate"] is True
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         assert [b.batch_id for b in AgentBatch.select()] == ["real-1"]
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.api.shapes import assert_error
 from tests.api.tokens import mint
-from uptime_server import db as dbmod
+from uptime_server import db
 from uptime_server.auth import admins
 from uptime_server.clock import isoformat
 from uptime_server.models import AgentToken, User
@@ -28,7 +28,7 @@ def test_admin_is_the_flag_not_the_address(alice, bob, make_user):
     assert alice.get("/api/v1/auth/user").get_json()["data"]["is_admin"] is True
     # A second account with alice's address (as sign-up made them before):
     # listed by address, but no flag.
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         twin = User.create(email="ALICE@example.com", name="twin", created_at=datetime.now(UTC))
     twin_session = make_user("ALICE@example.com")
     assert twin_session.user.id == twin.id
@@ -38,10 +38,10 @@ def test_admin_is_the_flag_not_the_address(alice, bob, make_user):
 
     # Bob is listed nowhere; the flag alone lets him in, and taking it away shuts him out.
     assert_error(bob.get(AGENTS), 403, "FORBIDDEN")
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         admins.set_admin(bob.user, True)
     assert bob.get(AGENTS).status_code == 200
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         admins.set_admin(alice.user, False)
     assert_error(alice.get(AGENTS), 403, "FORBIDDEN")
 
@@ -56,7 +56,7 @@ def test_tokens_do_not_mint_nor_revoke_agent_tokens(alice, scope):
 
     assert "session" in assert_error(minted, 403, "FORBIDDEN")["message"]
     assert_error(revoked, 403, "FORBIDDEN")
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         assert [a.id for a in AgentToken.select()] == [created["id"]]
     # Listing takes a token too, as any read does.
     assert [a["id"] for a in token.get(AGENTS).get_json()["data"]] == [created["id"]]
@@ -87,5 +87,5 @@ def test_expires_in_is_validated(alice, expires_in):
     r = alice.post(AGENTS, json={"location": "eu-west", "expires_in": expires_in})
     error = assert_error(r, 400, "VALIDATION_ERROR", "expires_in", only=True)
     assert f"from {MIN_EXPIRES_IN} to {MAX_EXPIRES_IN}" in error["details"]["expires_in"][0]
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         assert AgentToken.select().count() == 0

@@ -17,10 +17,10 @@ from typing import Any
 
 from yarl import URL
 
+from uptime_server.checks.rules import ProbeFailure
+from uptime_server.checks.types import CheckSpec, RunResult
 from uptime_server.engine.probe import ProbeConfig, Prober
 from uptime_server.engine.probe_loop import ProbeLoop
-from uptime_server.engine.probe_rules import ProbeFailure
-from uptime_server.engine.probe_types import CheckSpec, RunResult
 from uptime_server.net.guard import check_url
 
 REFUSED = "connection refused"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.api.shapes import assert_error, sqlite_only
-from uptime_server.api.access import is_public
+from uptime_server.wsgi.access import is_public
 
 pytestmark = sqlite_only
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.api.shapes import assert_error
 from tests.conftest import ApiUser
-from uptime_server.local_users import mint_local_session
+from uptime_server.auth.local_users import mint_local_session
 from uptime_server.models import Session
 
 TTL = timedelta(days=14)

@@ -20,8 +20,8 @@ import requests
 from tests.api.hanging_target import HangingTarget
 from tests.api.shapes import sqlite_only
 from tests.live_server import serving
-from uptime_server.api.check_slots import RETRY_AFTER, RunSlots
 from uptime_server.errors import ApiError
+from uptime_server.wsgi.check_slots import RETRY_AFTER, RunSlots
 
 
 @pytest.fixture

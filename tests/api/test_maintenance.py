@@ -11,7 +11,7 @@ import pytest
 from tests.api.shapes import assert_error, create, sqlite_only
 from tests.api.tokens import mint
 from uptime_server.clock import isoformat
-from uptime_server.maintenance_windows import active_monitor_ids, in_maintenance
+from uptime_server.maintenance.windows import active_monitor_ids, in_maintenance
 from uptime_server.models import MaintenanceWindow
 
 URL = "/api/v1/maintenance"

@@ -197,10 +197,10 @@ def test_each_summary_is_what_the_summary_model_writes(alice: Any, clock: Any) -
     field for field, in order, and in wire form, they are MonitorSummary's."""
     from datetime import timedelta
 
-    from uptime_server import monitor_service
     from uptime_server.clock import isoformat
     from uptime_server.db import write_tx
     from uptime_server.schemas.monitors import MonitorSummary
+    from uptime_server.services import monitors as monitor_service
     from uptime_server.stats import rollups
 
     web = create(alice, name="web", tags=["prod", "eu"])

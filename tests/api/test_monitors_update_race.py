@@ -14,11 +14,11 @@ import pytest
 
 from tests.api.shapes import create
 from tests.outcomes import outcome
-from uptime_server import monitor_service
 from uptime_server.engine.recorder import Recorder
 from uptime_server.errors import ApiError
 from uptime_server.models import Monitor, MonitorLocation, Notification
 from uptime_server.schemas.monitor_config import parse_monitor_update
+from uptime_server.services import monitors as monitor_service
 
 URL = "/api/v1/monitors"
 ENGINE_STATE = (

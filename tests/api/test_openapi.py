@@ -12,7 +12,6 @@ from schemathesis.specs.openapi.definitions import OPENAPI_31_VALIDATOR
 
 from tests.api.shapes import sqlite_only
 from uptime_server.api.openapi import build_document
-from uptime_server.api.operations import operation_of
 from uptime_server.errors import STATUS_BY_CODE
 from uptime_server.schemas import monitors, service
 from uptime_server.schemas.checks import History, Statistics
@@ -20,6 +19,7 @@ from uptime_server.schemas.monitor_config import AlertSettingsIn, MonitorConfig
 from uptime_server.schemas.monitors import Monitor, MonitorSummary
 from uptime_server.schemas.notifications import Notification
 from uptime_server.schemas.service import Health
+from uptime_server.wsgi.operations import operation_of
 
 pytestmark = sqlite_only
 

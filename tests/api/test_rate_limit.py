@@ -79,8 +79,8 @@ def test_it_limits_login_views_per_address(
 
     from uptime_server import app as app_module
     from uptime_server.api import signin
-    from uptime_server.api.access import login_limited, public
     from uptime_server.app import create_app
+    from uptime_server.wsgi.access import login_limited, public
 
     bp = Blueprint("signin", __name__, url_prefix="/auth")
     bp.add_url_rule("/<provider>/login", "login", public(login_limited(lambda provider: {})))

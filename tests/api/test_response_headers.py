@@ -1,6 +1,6 @@
 """Every response says ``X-Content-Type-Options: nosniff``: successes, errors of
 every kind, redirects, /healthz and /metrics. (Waitress's own refusals are
-covered in tests/server/test_http_server.py.)"""
+covered in tests/wsgi/test_http_server.py.)"""
 
 from __future__ import annotations
 

@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 
 from tests.api.shapes import create
-from tests.heartbeat.conftest import URL, make_heartbeat, ping_path, shown
+from tests.heartbeats.conftest import URL, make_heartbeat, ping_path, shown
 from tests.outcomes import outcome
 from uptime_server import db as dbmod
-from uptime_server import maintenance_schedule
-from uptime_server.engine.heartbeat_schedule import HeartbeatSchedule
 from uptime_server.engine.recorder import Recorder
+from uptime_server.heartbeats.schedule import HeartbeatSchedule
+from uptime_server.maintenance import schedule as maintenance_schedule
 from uptime_server.models import MaintenanceWindow, Monitor
 
 BOUND = 1.0  # seconds

@@ -14,7 +14,7 @@ import pytest
 from tests.api.shapes import assert_error, sqlite_only
 from tests.api.test_auth_required import api_routes
 from tests.api.tokens import mint
-from uptime_server.api.access import is_agent_only, is_session_only
+from uptime_server.wsgi.access import is_agent_only, is_session_only
 
 pytestmark = sqlite_only
 

@@ -17,7 +17,7 @@ import pytest
 from tests.api.shapes import assert_error
 from tests.auth.browser import Browser
 from uptime_server.auth import admins
-from uptime_server.local_users import mint_local_session
+from uptime_server.auth.local_users import mint_local_session
 from uptime_server.models import Identity, User
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)

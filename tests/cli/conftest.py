@@ -24,7 +24,7 @@ from tests.cli.ping_receiver import Receiver
 from tests.live_server import serving
 from tests.stub_http import StubHandler
 from uptime_cli.main import app as cli_app
-from uptime_server import db as dbmod
+from uptime_server import db
 
 
 @pytest.fixture(params=["sqlite"])
@@ -65,15 +65,15 @@ def live(app: Flask) -> Iterator[LiveServer]:
 @pytest.fixture
 def restore_binding() -> Iterator[None]:
     """``login --local`` binds the database proxy itself: put the test's back after."""
-    before = dbmod.database.obj
+    before = db.database.obj
     try:
         yield
     finally:
-        mine = dbmod.database.obj
+        mine = db.database.obj
         if mine is not before:
             if not mine.is_closed():
                 mine.close()
-            dbmod.database.initialize(before)
+            db.database.initialize(before)
 
 
 @dataclass

@@ -12,7 +12,7 @@ import pytest
 
 from tests.cli.conftest import Cli, LiveServer, base_env, describe
 from uptime_cli import credentials
-from uptime_server import db as dbmod
+from uptime_server import db
 from uptime_server.auth import admins
 
 
@@ -191,7 +191,7 @@ def test_login_usage_errors(plain_cli: Cli, args: list[str]) -> None:
 
 
 def test_whoami_says_whether_the_user_is_an_admin(plain_cli: Cli, alice: Any, bob: Any) -> None:
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         admins.set_admin(alice.user, True)
     as_alice, as_bob = {"UPTIME_SESSION": alice.token}, {"UPTIME_SESSION": bob.token}
     assert plain_cli.json("whoami", env=as_alice)["is_admin"] is True

@@ -7,7 +7,7 @@ from typing import Any
 from tests.cli.conftest import Cli, closed_port, describe
 from tests.notification_rows import add_notification
 from tests.notify.receivers import Receiver, serve
-from uptime_server import db as dbmod
+from uptime_server import db
 from uptime_server.models import Outbox
 
 SECRET = "whsec-0123456789abcdef"
@@ -122,7 +122,7 @@ def test_monitors_alerts_takes_channels_by_name(cli: Cli, bob_cli: Cli) -> None:
 def test_notifications_show_lists_deliveries(cli: Cli, alice: Any, clock: Any) -> None:
     monitor = cli.json("monitors", "add", "api", "http://127.0.0.1:9/api")["id"]
     channel = cli.json("channels", "add", "ops", "--type", "apprise", "--url", "ntfys://ops")
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         note = add_notification(monitor, alice.user.id, clock.now(), "api is DOWN")
         Outbox.create(
             notification=note,

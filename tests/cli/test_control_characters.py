@@ -14,7 +14,7 @@ import pytest
 
 from tests.cli.conftest import Cli, describe
 from tests.notification_rows import add_notification
-from uptime_server import db as dbmod
+from uptime_server import db
 from uptime_server.models import CheckRun, Monitor
 
 CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # newline ends lines, nothing else
@@ -26,7 +26,7 @@ MARKUP = "[link=http://evil.example]click[/link]"
 @pytest.fixture
 def hostile(cli: Cli, alice: Any, clock: Any) -> dict[str, str]:
     monitor_id = cli.json("monitors", "add", "plain", "http://127.0.0.1:9/")["id"]
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         Monitor.update(name=HOSTILE_NAME + MARKUP, last_error=HOSTILE_ERROR).where(
             Monitor.id == monitor_id
         ).execute()

@@ -9,7 +9,7 @@ import pytest
 
 from tests.cli.conftest import Cli, Target, describe
 from tests.notification_rows import add_notification
-from uptime_server import db as dbmod
+from uptime_server import db
 
 # Command lines, {m} = a monitor id, {n} = a notification id.
 DATA_COMMANDS = [
@@ -41,7 +41,7 @@ DATA_COMMANDS = [
 @pytest.fixture
 def ids(cli: Cli, alice: Any, clock: Any, target: Target) -> dict[str, int]:
     monitor = cli.json("monitors", "add", "api", target.route("/ok", 200, "ok"))["id"]
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         note = add_notification(
             monitor, alice.user.id, clock.now(), "api is DOWN: connection refused"
         )

@@ -32,7 +32,7 @@ from tests.cli.login_process import read_login_url, start_uptime
 from tests.live_server import serving
 from uptime_cli import credentials
 from uptime_cli.client import ApiClient, ApiRefused
-from uptime_server import db as dbmod
+from uptime_server import db
 from uptime_server.models import OAuthState, Session, User
 
 # provider → (login at the provider, the email the daemon learns)
@@ -150,7 +150,7 @@ def test_login_through_the_provider_saves_a_working_session(
     assert saved["server"] == daemon and saved["provider"] == provider
     for secret in (saved["session"], ticket):
         assert secret not in done.stdout + done.stderr
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         session = Session.select(Session, User).join(User).get()
     assert (session.user.email, session.provider) == (email, provider)
 
@@ -171,7 +171,7 @@ def test_a_denied_consent_fails_the_login_and_saves_nothing(
     assert "sign-in failed" in done.stderr and "access_denied" in done.stderr
     assert "Logged in" not in done.stderr
     assert not credentials.credentials_path(daemon, config_dir).exists()
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         assert Session.select().count() == 0
     result = Cli(base_env(config_dir))("whoami")
     assert result.exit_code != 0, describe(result)
@@ -205,5 +205,5 @@ def test_the_provider_check_leaves_no_sign_in_state(daemon: str) -> None:
     with pytest.raises(ApiRefused) as refused:
         client.check_login_provider("gitlab")
     assert (refused.value.status, refused.value.code) == (404, "PROVIDER_NOT_FOUND")
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         assert OAuthState.select().count() == 0

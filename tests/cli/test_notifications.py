@@ -13,7 +13,7 @@ import pytest
 
 from tests.cli.conftest import Cli, describe
 from tests.notification_rows import add_notification
-from uptime_server import db as dbmod
+from uptime_server import db
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def incidents(cli: Cli, alice: Any, clock: Any) -> dict[str, int]:
     web = cli.json("monitors", "add", "web", "http://127.0.0.1:9/web")["id"]
     now = clock.now()
     start, end = now - timedelta(days=2), now - timedelta(days=1)
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         active = _note("api", api, alice.user.id, "downtime", now - timedelta(hours=1))
         old = _note("web", web, alice.user.id, "downtime", start, end)
         recovery = _note("web", web, alice.user.id, "recovery", start, end)
@@ -120,7 +120,7 @@ def test_unknown_or_foreign_notifications_are_not_found(
 def test_list_filters_certificate_alerts(cli: Cli, alice: Any, clock: Any) -> None:
     shop = cli.json("monitors", "add", "shop", "https://127.0.0.1:9/")["id"]
     message = "Certificate for shop expires in 7 days (not after 2026-11-29T12:00:00Z)"
-    with dbmod.database.connection_context():
+    with db.database.connection_context():
         note = add_notification(shop, alice.user.id, clock.now(), message, type="cert_expiry")
     body = cli.json("notifications", "list", "--type", "cert_expiry")
     assert [(n["id"], n["type"], n["message"]) for n in body["data"]] == [

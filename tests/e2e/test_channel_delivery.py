@@ -18,7 +18,7 @@ import pytest
 from tests.e2e.conftest import wait_for
 from tests.e2e.test_delivery_process import record_check
 from tests.notify.receivers import Receiver, serve
-from uptime_server import db as dbmod
+from uptime_server import db
 from uptime_server.config import load_settings
 from uptime_server.models import Outbox
 
@@ -28,7 +28,7 @@ SECRET = "e2e-signing-secret-0123"
 
 
 def _outbox(env: dict[str, str]) -> list[Outbox]:
-    database = dbmod.bind(load_settings(env).database_url)
+    database = db.bind(load_settings(env).database_url)
     try:
         with database.connection_context():
             return list(Outbox.select().where(Outbox.channel_id.is_null(False)))
@@ -38,7 +38,7 @@ def _outbox(env: dict[str, str]) -> list[Outbox]:
 
 def _due_now(env: dict[str, str]) -> None:
     """Time passes: the pending retry (and an expired lease) become due."""
-    database = dbmod.bind(load_settings(env).database_url)
+    database = db.bind(load_settings(env).database_url)
     past = datetime.now(UTC) - timedelta(seconds=1)
     try:
         with database.connection_context():

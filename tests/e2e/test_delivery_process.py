@@ -13,7 +13,7 @@ import pytest
 
 from tests.e2e.conftest import wait_for
 from tests.notify.world import probe
-from uptime_server import db as dbmod
+from uptime_server import db
 from uptime_server.clock import Clock
 from uptime_server.config import load_settings
 from uptime_server.engine.recorder import Recorder
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 def record_check(env, monitor_id):
     settings = load_settings(env)
-    database = dbmod.bind(settings.database_url)
+    database = db.bind(settings.database_url)
     try:
         with database.connection_context():
             probe(Recorder(settings), Monitor.get_by_id(monitor_id), Clock())

@@ -28,8 +28,8 @@ import uvloop
 from aiohttp import web
 
 from tests.dns_server import DnsServer
+from uptime_server.checks.types import CheckSpec, RunResult
 from uptime_server.engine.probe import ProbeConfig, Prober
-from uptime_server.engine.probe_types import CheckSpec, RunResult
 
 # Addresses that never leave the machine (0.0.0.0 and :: connect locally).
 _LOCAL = ("127.0.0.0/8", "::1/128", "0.0.0.0/32", "::/128")

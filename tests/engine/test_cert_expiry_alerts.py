@@ -21,14 +21,14 @@ from tests.engine.conftest import ServerThread, step
 from tests.notify.conftest import EphemeralPortController, RecordingHandler
 from tests.notify.world import messages, subjects, with_smtp
 from tests.threads import run_at_once
-from uptime_server import monitor_service
-from uptime_server.engine.outcomes import CheckOutcome
+from uptime_server.checks.outcomes import CheckOutcome
 from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.scheduler import CheckScheduler
 from uptime_server.engine.worker import InProcess
 from uptime_server.models import AlertSettings, CheckRun, Monitor, Notification, Outbox
 from uptime_server.notify.delivery import DeliveryLoop
 from uptime_server.schemas.monitor_config import MonitorConfig
+from uptime_server.services import monitors as monitor_service
 
 DAY = timedelta(days=1)
 INTERVAL = 60

@@ -13,9 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from uptime_cli.main import app as cli
-from uptime_server import monitor_service
 from uptime_server.models import CheckRun, MonitorLocation
 from uptime_server.schemas.monitor_config import MonitorConfig
+from uptime_server.services import monitors
 
 sqlite_only = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 
@@ -32,7 +32,7 @@ def make_monitor(db, alice, settings, target):
             **fields,
         }
         cfg = MonitorConfig.model_validate(body, context={"settings": settings})
-        m = monitor_service.create_monitor(alice.user, cfg, now=due, settings=settings)
+        m = monitors.create_monitor(alice.user, cfg, now=due, settings=settings)
         MonitorLocation.update(next_check_at=due).where(MonitorLocation.monitor == m.id).execute()
         return m
 
@@ -85,7 +85,7 @@ def test_check_once_runs_every_due_check_once_and_exits_0(
     due = [make_monitor(f"due{i}", due=now - timedelta(seconds=i)) for i in range(3)]
     later = make_monitor("later", due=now + timedelta(hours=1))
     paused = make_monitor("paused", due=now - timedelta(seconds=5))
-    monitor_service.pause_monitor(paused, None, now=now)
+    monitors.pause_monitor(paused, None, now=now)
     for key, value in settings_env.items():
         monkeypatch.setenv(key, value)
 

@@ -9,7 +9,6 @@ from datetime import timedelta
 import pytest
 
 from tests.threads import run_at_once
-from uptime_server import monitor_service
 from uptime_server.engine.dispatcher import (
     FIRST_SPREAD_CAP,
     Claim,
@@ -20,6 +19,7 @@ from uptime_server.engine.dispatcher import (
 )
 from uptime_server.engine.worker import DatabaseWorker
 from uptime_server.models import MonitorLocation
+from uptime_server.services import monitors as monitor_service
 
 
 @pytest.fixture

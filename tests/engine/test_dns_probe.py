@@ -18,7 +18,7 @@ import dns.rrset
 import pytest
 
 from tests.dns_server import RECORDS, DnsServer
-from uptime_server.engine.probe_types import RunResult
+from uptime_server.checks.types import RunResult
 from uptime_server.engine.probes import dns as dns_probe
 from uptime_server.engine.probes.dns import (
     dns_attempt,

@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from tests.engine.conftest import TLSServers, run_check
+from uptime_server.checks.rules import printable
+from uptime_server.checks.types import CheckSpec
 from uptime_server.engine.probe import ProbeConfig
-from uptime_server.engine.probe_rules import printable
-from uptime_server.engine.probe_types import CheckSpec
 
 SECRET = "SECRET"
 

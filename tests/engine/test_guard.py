@@ -14,9 +14,9 @@ import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
+from uptime_server.checks.types import CheckSpec
 from uptime_server.engine import probe as probe_module
 from uptime_server.engine.probe import ProbeConfig
-from uptime_server.engine.probe_types import CheckSpec
 from uptime_server.net.guard import (
     GuardedResolver,
     GuardedSocketFactory,

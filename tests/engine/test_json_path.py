@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from uptime_server.engine.json_path import (
+from uptime_server.checks.json_path import (
     Budget,
     JsonPathRunner,
     check_json,
@@ -17,8 +17,8 @@ from uptime_server.engine.json_path import (
     first_match,
     validate_json_path,
 )
+from uptime_server.checks.types import CheckSpec, RunResult
 from uptime_server.engine.probe import Prober
-from uptime_server.engine.probe_types import CheckSpec, RunResult
 
 # A 900-byte body on which jsonpath-ng's own find() of `$..*..*..*` takes seconds.
 NESTED = ("[" * 450 + "]" * 450).encode()

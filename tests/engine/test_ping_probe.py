@@ -17,9 +17,9 @@ import pytest
 from icmplib import Host
 from icmplib.sockets import ICMPSocket
 
-from uptime_server.engine.probe_types import RunResult
-from uptime_server.engine.probes import ping
-from uptime_server.engine.probes.ping import (
+from uptime_server.checks.types import RunResult
+from uptime_server.engine.probes import icmp as ping
+from uptime_server.engine.probes.icmp import (
     ICMP_NOT_PERMITTED,
     icmp_mode,
     judge,

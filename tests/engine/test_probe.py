@@ -16,9 +16,9 @@ import trustme
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from uptime_server.engine.json_path import validate_json_path
+from uptime_server.checks.json_path import validate_json_path
+from uptime_server.checks.types import CheckSpec, RunResult
 from uptime_server.engine.probe import ProbeConfig, Prober, run_check_sync
-from uptime_server.engine.probe_types import CheckSpec, RunResult
 from uptime_server.net.certs import peer_cert
 
 from .conftest import ServerThread, TLSServers, run_check

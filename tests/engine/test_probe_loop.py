@@ -12,6 +12,7 @@ import pytest
 import uvloop
 
 from tests.engine.targets import CountingServer
+from uptime_server.checks.types import CheckSpec
 from uptime_server.engine import probe_loop
 from uptime_server.engine.probe import ProbeConfig
 from uptime_server.engine.probe_loop import (
@@ -20,7 +21,6 @@ from uptime_server.engine.probe_loop import (
     close_shared_probe_loops,
     shared_probe_loop,
 )
-from uptime_server.engine.probe_types import CheckSpec
 
 
 class Ended:
@@ -150,7 +150,7 @@ def test_the_least_recently_used_shared_loop_beyond_the_limit_is_closed(target):
 
 _EXIT_WITHOUT_CLOSING = """
 import sys
-from uptime_server.engine.probe_types import CheckSpec
+from uptime_server.checks.types import CheckSpec
 from uptime_server.engine.probe import ProbeConfig
 from uptime_server.engine.probe_loop import shared_probe_loop
 
@@ -174,7 +174,7 @@ def test_a_process_that_never_closes_the_shared_loop_exits_without_aiohttp_warni
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_the_daemon_closes_the_shared_loop_on_shutdown(target, settings, db):
-    from uptime_server.daemon import Daemon, DaemonOptions
+    from uptime_server.daemon.process import Daemon, DaemonOptions
 
     loop = _used(shared_probe_loop(ProbeConfig(user_agent="daemon"), 1), target, "d")
     Daemon(settings, DaemonOptions(api=False, scheduler=False))._shutdown()

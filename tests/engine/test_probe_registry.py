@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from uptime_server.checks.types import CheckSpec
 from uptime_server.engine.probe import Prober
-from uptime_server.engine.probe_types import CheckSpec
 from uptime_server.engine.probes.registry import ATTEMPTS
 from uptime_server.engine.spec import check_spec
 from uptime_server.models import CHECKED_TYPES, MONITOR_TYPES

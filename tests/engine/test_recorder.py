@@ -8,7 +8,6 @@ import pytest
 
 from tests.engine.traces import traces
 from tests.outcomes import outcome
-from uptime_server import monitor_service
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import (
     AlertSettings,
@@ -19,6 +18,7 @@ from uptime_server.models import (
     Outbox,
     Rollup,
 )
+from uptime_server.services import monitors
 
 
 @pytest.fixture
@@ -78,7 +78,7 @@ def test_threshold_and_alert_flags_gate_the_outbox(db, monitor, settings, clock)
 
 
 def test_a_paused_monitor_keeps_its_status(db, monitor, settings, clock):
-    monitor_service.pause_monitor(monitor, "maintenance", now=clock.now())
+    monitors.pause_monitor(monitor, "maintenance", now=clock.now())
     [done] = Recorder(settings).record([outcome(monitor, clock, False)], now=clock.now())
     assert done.skipped == "paused" and done.run_id is not None
     assert Monitor.get_by_id(monitor.id).status == "pending"
@@ -157,7 +157,7 @@ def replace_monitor(monitor, owner, at):
     again before migration 0002, and a restored backup can do the same.
     """
     row = Monitor.select().where(Monitor.id == monitor.id).dicts().get()
-    monitor_service.delete_monitor(monitor)
+    monitors.delete_monitor(monitor)
     row.update(user=owner.id, name="newcomer", created_at=at, updated_at=at)
     Monitor.insert(row).execute()
     AlertSettings.create(monitor=monitor.id)

@@ -7,10 +7,10 @@ from datetime import timedelta
 import pytest
 
 from tests.outcomes import outcome_at as run
-from uptime_server import monitor_service
 from uptime_server.engine import recorder_sql
 from uptime_server.engine.recorder import Recorder, StaleState
 from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification, Outbox
+from uptime_server.services import monitors as monitor_service
 
 
 @pytest.fixture

@@ -18,7 +18,6 @@ import pytest
 
 from tests.engine.traces import traces
 from tests.outcomes import outcome
-from uptime_server import monitor_service
 from uptime_server.app import create_app
 from uptime_server.engine.dispatcher import Dispatcher, first_offset
 from uptime_server.engine.probe import Prober
@@ -27,6 +26,7 @@ from uptime_server.engine.scheduler import BUSY_POLL, BUSY_POLL_MAX, CheckSchedu
 from uptime_server.engine.worker import DatabaseWorker, InProcess, WorkerError
 from uptime_server.models import CheckRun, Monitor, MonitorLocation, Notification
 from uptime_server.schemas.monitor_config import MonitorConfig
+from uptime_server.services import monitors as monitor_service
 
 
 async def no_sleep(seconds: float) -> None:

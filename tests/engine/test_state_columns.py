@@ -1,6 +1,6 @@
 """A monitor's recorded state is one dataclass: a new state column is one field.
 
-``engine/state.py: MonitorState`` lists the state columns once; the recorder's
+``checks/state.py: MonitorState`` lists the state columns once; the recorder's
 read of a batch (``BatchMonitor``, its SELECT), its write-back and the UPDATE
 statements of both dialects are built from those fields. These tests hold that
 together: every field is a column of ``monitors``, every column list is the
@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from tests.outcomes import outcome_at
+from uptime_server.checks.outcomes import Plan, Recorded
+from uptime_server.checks.state import MonitorState, Transition, moved
 from uptime_server.db import database, write_tx
 from uptime_server.engine import recorder_sql
-from uptime_server.engine.outcomes import Plan, Recorded
 from uptime_server.engine.recorder_sql import BATCH_EXTRAS, STATE_COLUMNS, Batch, BatchMonitor
-from uptime_server.engine.state import MonitorState, Transition, moved
 from uptime_server.models import Monitor
 
 FIELDS = [f.name for f in fields(MonitorState)]

@@ -11,8 +11,8 @@ import pytest
 
 from tests.conftest import Reply, recv_until
 from tests.engine.conftest import TLSServers, run_check
+from uptime_server.checks.types import CheckSpec
 from uptime_server.engine.probe import ProbeConfig
-from uptime_server.engine.probe_types import CheckSpec
 
 
 def tcp_spec(port: int, host: str = "127.0.0.1", timeout: int = 5, **options: Any) -> CheckSpec:

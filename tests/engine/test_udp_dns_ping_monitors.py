@@ -14,8 +14,8 @@ import pytest
 
 from tests.engine.conftest import step
 from tests.engine.test_udp_probe import UdpServer
+from uptime_server.checks.types import CheckSpec
 from uptime_server.engine.probe import ProbeConfig, Prober
-from uptime_server.engine.probe_types import CheckSpec
 from uptime_server.engine.probes.udp import PORT_UNREACHABLE
 from uptime_server.models import CheckRun, Notification
 

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from uptime_server.checks.types import RunResult
 from uptime_server.engine import probe_loop
-from uptime_server.engine.probe_types import RunResult
 from uptime_server.engine.probes import udp
 from uptime_server.engine.probes.udp import NO_EXPECTED_TEXT, PORT_UNREACHABLE, udp_attempt
 from uptime_server.net.guard import TARGET_NOT_ALLOWED, GuardedResolver, TargetNotAllowed

@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 
 from tests.outcomes import outcome
+from uptime_server.checks.outcomes import CheckOutcome, PingFacts
 from uptime_server.db import database, is_sqlite
 from uptime_server.db.outages import unavailable
-from uptime_server.engine import counters, pings
+from uptime_server.engine import counters
 from uptime_server.engine.dispatcher import ClaimRequest, Dispatcher
-from uptime_server.engine.outcomes import CheckOutcome, PingFacts
 from uptime_server.engine.worker import DatabaseWorker, WorkerUnavailable
+from uptime_server.heartbeats import batch as pings
 from uptime_server.models import CheckRun, MonitorLocation
 
 AT = datetime(2026, 3, 29, 1, 30, tzinfo=UTC)
@@ -135,8 +136,8 @@ import sys
 import aiohttp, cryptography, flask, pydantic  # noqa: F401, E401
 
 from uptime_server.engine.dispatcher import ClaimRequest
-from uptime_server.engine.outcomes import CheckOutcome
-from uptime_server.engine.pings import PingIn
+from uptime_server.checks.outcomes import CheckOutcome
+from uptime_server.heartbeats.batch import PingIn
 from uptime_server.engine.worker import DatabaseWorker
 from uptime_server.models import CHECKED_TYPES
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from uptime_server import db as dbmod
+from uptime_server.checks.outcomes import CheckOutcome, Recorded
 from uptime_server.engine import recorder as recorder_module
 from uptime_server.engine.dispatcher import Claim
-from uptime_server.engine.outcomes import CheckOutcome, Recorded
 from uptime_server.engine.worker import DatabaseWorker, InProcess
 from uptime_server.engine.writer import ResultWriter
 from uptime_server.models import CheckRun

@@ -24,7 +24,7 @@ pytestmark = sqlite_only
 @pytest.fixture
 def parts(settings: Any, clock: Any, db: Any) -> tuple[Any, Client, Client, list[str]]:
     from uptime_server.app import create_app
-    from uptime_server.context import app_state
+    from uptime_server.wsgi.context import app_state
 
     app = create_app(
         settings, clock=clock, services={"scheduler_lag": lambda: 0.1234567}, bind_database=False

@@ -25,11 +25,11 @@ import pytest
 from werkzeug.test import Client, TestResponse
 
 from tests.api.shapes import sqlite_only
-from tests.heartbeat.conftest import make_heartbeat, ping_path
-from uptime_server import ping_service
-from uptime_server.context import app_state
+from tests.heartbeats.conftest import make_heartbeat, ping_path
+from uptime_server.engine import ping_sink as ping_service
 from uptime_server.errors import ApiError
 from uptime_server.fast_paths.pings import PingLimit
+from uptime_server.wsgi.context import app_state
 from uptime_server.wsgi.types import MAX_REQUEST_BODY
 
 pytestmark = sqlite_only

@@ -19,8 +19,8 @@ from werkzeug.test import Client, TestResponse
 
 from tests.api.shapes import sqlite_only
 from tests.live_server import serving
-from uptime_server.context import app_state
 from uptime_server.models import Monitor
+from uptime_server.wsgi.context import app_state
 
 pytestmark = sqlite_only
 

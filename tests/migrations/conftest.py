@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlsplit
 import peewee
 import pytest
 
-from uptime_server import db as dbmod
+from uptime_server import db
 from uptime_server.models import MODELS
 
 
@@ -28,7 +28,7 @@ def blank_db(
 
     def make() -> peewee.Database:
         if backend == "sqlite":
-            database = dbmod.connect_url(f"sqlite:///{tmp_path / f'blank{len(made)}.db'}")
+            database = db.connect_url(f"sqlite:///{tmp_path / f'blank{len(made)}.db'}")
             schema = None
         else:
             schema = f"mig_{uuid.uuid4().hex[:12]}"

@@ -158,7 +158,7 @@ def test_crlf_in_a_monitor_name_cannot_inject_headers(world):
 
 
 def test_pausing_resolves_without_an_email(world, clock):
-    from uptime_server import monitor_service
+    from uptime_server.services import monitors as monitor_service
 
     m = world.monitor()
     world.check(m, status=503)

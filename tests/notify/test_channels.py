@@ -17,12 +17,13 @@ import pytest
 from tests.notify.receivers import Receiver, serve
 from tests.notify.world import make_monitor
 from tests.outcomes import outcome
-from uptime_server import channel_service, notification_service
 from uptime_server.engine.recorder import Recorder
+from uptime_server.engine.reminders import ReminderSweep
 from uptime_server.models import AlertSettings, Notification, Outbox
 from uptime_server.notify.delivery import MAX_AGE, DeliveryLoop
-from uptime_server.notify.reminders import ReminderSweep
 from uptime_server.schemas.channels import parse_create
+from uptime_server.services import channels as channel_service
+from uptime_server.services import notifications
 
 SECRET = "whsec-0123456789abcdef"
 ROUTING_KEY = "R0UTINGKEY0123456789abcd"
@@ -234,11 +235,9 @@ def test_each_channel_gets_its_own_row_and_failures_stay_apart(
     deliver()
     deliver()
     note = Notification.get()
-    shown = {
-        name: (row.status, row.attempts) for row, name in notification_service.deliveries(note)
-    }
+    shown = {name: (row.status, row.attempts) for row, name in notifications.deliveries(note)}
     assert shown == {"good": ("sent", 1), "broken": ("pending", 1)}
-    [failed] = [r for r, _ in notification_service.deliveries(note) if r.channel_id == broken.id]
+    [failed] = [r for r, _ in notifications.deliveries(note) if r.channel_id == broken.id]
     assert "connection refused" in failed.last_error
     # Given up after the documented age, as email is.
     clock.advance(MAX_AGE.total_seconds())
@@ -271,8 +270,8 @@ def test_pagerduty_trigger_acknowledge_resolve_share_the_dedup_key(
         check(False)
         deliver()
         [down] = Notification.select()
-        notification_service.acknowledge(alice.user, down.id, now=clock.now())
-        notification_service.acknowledge(alice.user, down.id, now=clock.now())  # idempotent
+        notifications.acknowledge(alice.user, down.id, now=clock.now())
+        notifications.acknowledge(alice.user, down.id, now=clock.now())  # idempotent
         deliver()
         clock.advance(60)
         check(True)

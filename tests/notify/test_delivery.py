@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from tests.notify.world import make_monitor, messages, parse, subjects, with_smtp
 from tests.outcomes import outcome
 from tests.threads import run_at_once
-from uptime_server.daemon import DaemonOptions, default_components
+from uptime_server.daemon.process import DaemonOptions, default_components
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import Notification, Outbox
 from uptime_server.notify import delivery as delivery_mod

@@ -9,8 +9,8 @@ from datetime import timedelta
 
 from tests.notify.world import subjects
 from uptime_server.clock import isoformat
+from uptime_server.engine.reminders import ReminderSweep
 from uptime_server.models import CheckRun, Monitor, Notification
-from uptime_server.notify.reminders import ReminderSweep
 
 DOWN, UP = "[Uptime] DOWN: api-prod", "[Uptime] UP: api-prod"
 STILL = "[Uptime] STILL DOWN: api-prod"

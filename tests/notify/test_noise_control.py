@@ -12,11 +12,12 @@ import pytest
 
 from tests.notify.world import subjects
 from tests.threads import run_at_once
-from uptime_server import daemon, notification_service
 from uptime_server.clock import Clock
-from uptime_server.daemon import DaemonOptions, default_components
+from uptime_server.daemon import process as daemon
+from uptime_server.daemon.process import DaemonOptions, default_components
+from uptime_server.engine.reminders import ReminderSweep, send_due_reminders
 from uptime_server.models import Monitor, Notification, Outbox
-from uptime_server.notify.reminders import ReminderSweep, send_due_reminders
+from uptime_server.services import notifications as notification_service
 
 DOWN, UP = "[Uptime] DOWN: api-prod", "[Uptime] UP: api-prod"
 STILL = "[Uptime] STILL DOWN: api-prod"

@@ -15,15 +15,15 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 
 from tests.stub_http import StubHandler
-from uptime_server import monitor_service
+from uptime_server.checks.outcomes import CheckOutcome
+from uptime_server.checks.types import CheckSpec
 from uptime_server.clock import ManualClock
 from uptime_server.config import Settings
-from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.probe import ProbeConfig, run_check_sync
-from uptime_server.engine.probe_types import CheckSpec
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import AlertSettings, Monitor, User
 from uptime_server.schemas.monitor_config import MonitorConfig
+from uptime_server.services import monitors as monitor_service
 
 LOOPBACK = "127.0.0.1"
 

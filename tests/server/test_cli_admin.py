@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from uptime_cli.main import app
-from uptime_server import db as dbmod
+from uptime_server import db
 from uptime_server.models import User
 
 
@@ -42,7 +42,7 @@ def listed(env: dict[str, str]) -> list[dict[str, Any]]:
 
 
 def user_id(env: dict[str, str], email: str) -> int:
-    database = dbmod.bind(env["UPTIME_DATABASE_URL"])
+    database = db.bind(env["UPTIME_DATABASE_URL"])
     with database.connection_context():
         return int(User.get(User.email == email).id)
 
@@ -118,7 +118,7 @@ def test_an_unknown_user_exits_4(env: dict[str, str], verb: str, ref: str) -> No
 
 def test_an_address_several_accounts_hold_must_be_named_by_id(env: dict[str, str]) -> None:
     session(env, "carol@example.com")
-    database = dbmod.bind(env["UPTIME_DATABASE_URL"])
+    database = db.bind(env["UPTIME_DATABASE_URL"])
     with database.connection_context():
         twin = User.create(email="CAROL@example.com", name="twin", created_at=datetime.now(UTC))
 
@@ -134,7 +134,7 @@ def test_an_address_several_accounts_hold_must_be_named_by_id(env: dict[str, str
 def test_a_local_session_finds_the_account_whatever_the_case(env: dict[str, str]) -> None:
     session(env, "carol@example.com")
     session(env, "Carol@Example.com")  # one account per address, as sign-up
-    database = dbmod.bind(env["UPTIME_DATABASE_URL"])
+    database = db.bind(env["UPTIME_DATABASE_URL"])
     with database.connection_context():
         assert [u.email for u in User.select()] == ["carol@example.com"]
         User.create(email="CAROL@example.com", name="twin", created_at=datetime.now(UTC))

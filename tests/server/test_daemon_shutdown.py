@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from tests.api.shapes import sqlite_only
-from uptime_server.daemon import Daemon, DaemonOptions
+from uptime_server.daemon.process import Daemon, DaemonOptions
 from uptime_server.engine.worker import DatabaseWorker
 
 

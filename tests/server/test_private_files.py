@@ -17,7 +17,7 @@ import pytest
 
 from uptime_server import db as dbmod
 from uptime_server.config import Settings, load_settings
-from uptime_server.daemon import prepare
+from uptime_server.daemon.process import prepare
 
 
 def _mode(path: Path) -> int:

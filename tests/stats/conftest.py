@@ -9,11 +9,11 @@ from datetime import datetime, timedelta
 import pytest
 
 from tests.outcomes import outcome_at
-from uptime_server import monitor_service
-from uptime_server.engine.outcomes import CheckOutcome
+from uptime_server.checks.outcomes import CheckOutcome
 from uptime_server.engine.recorder import Recorder
 from uptime_server.models import Monitor
 from uptime_server.schemas.monitor_config import MonitorConfig
+from uptime_server.services import monitors
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def new_monitor(db, settings, clock):
             {"name": name, "url": "http://127.0.0.1:9/", "type": "http"},
             context={"settings": settings},
         )
-        return monitor_service.create_monitor(owner.user, cfg, now=clock.now(), settings=settings)
+        return monitors.create_monitor(owner.user, cfg, now=clock.now(), settings=settings)
 
     return make
 

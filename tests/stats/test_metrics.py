@@ -16,12 +16,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.stats.conftest import Run, outcome_of
 from uptime_server.app import create_app
-from uptime_server.context import app_state
-from uptime_server.daemon import DaemonOptions, default_components
+from uptime_server.daemon.process import DaemonOptions, default_components
 from uptime_server.engine import counters
 from uptime_server.engine.recorder import Recorder
-from uptime_server.metrics_snapshot import MetricsRefresher
 from uptime_server.models import Monitor, MonitorLocation
+from uptime_server.services.metrics import MetricsRefresher
+from uptime_server.wsgi.context import app_state
 
 TOKEN = "s3cret"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}

@@ -139,9 +139,9 @@ def _token_login(st: CliState) -> credentials.Credentials:
 def _local_login(st: CliState, email: str | None, name: str | None) -> credentials.Credentials:
     from peewee import PeeweeException
 
+    from uptime_server.auth.local_users import LOCAL_PROVIDER, mint_local_session
     from uptime_server.config import ConfigError, load_settings
-    from uptime_server.daemon import prepare
-    from uptime_server.local_users import LOCAL_PROVIDER, mint_local_session
+    from uptime_server.daemon.process import prepare
 
     email = email or typer.prompt("Email")
     try:

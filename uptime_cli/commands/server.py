@@ -62,7 +62,7 @@ def run(
     location: LocationOpt = None,
 ) -> None:
     """Start the daemon: API, check scheduler and notification delivery."""
-    from uptime_server.daemon import Daemon, DaemonOptions
+    from uptime_server.daemon.process import Daemon, DaemonOptions
 
     settings = _daemon_settings(location)
     options = DaemonOptions(
@@ -75,7 +75,7 @@ def run(
 
 def _daemon_settings(location: str | None) -> Settings:
     """Settings for running checks (of *location*, when given), with logging set up."""
-    from uptime_server.daemon import configure_logging
+    from uptime_server.daemon.process import configure_logging
 
     settings = _settings()
     configure_logging(settings.log_level)
@@ -97,7 +97,7 @@ def check(
     location: LocationOpt = None,
 ) -> None:
     """Cron mode: run every due check once, deliver what is pending, and exit."""
-    from uptime_server.daemon import DaemonOptions, run_once
+    from uptime_server.daemon.process import DaemonOptions, run_once
 
     if not once:
         typer.echo("uptime: use --once (the daemon is `uptime server run`)", err=True)
@@ -111,7 +111,7 @@ def check(
 @app.command()
 def migrate() -> None:
     """Apply pending database migrations and exit."""
-    from uptime_server.daemon import prepare
+    from uptime_server.daemon.process import prepare
 
     with _startup_errors():
         prepare(_settings())
@@ -124,8 +124,8 @@ def session(
     name: Annotated[str | None, typer.Option(help="Display name for a new user.")] = None,
 ) -> None:
     """Create the user if needed and print a new session token."""
-    from uptime_server.daemon import prepare
-    from uptime_server.local_users import mint_local_session
+    from uptime_server.auth.local_users import mint_local_session
+    from uptime_server.daemon.process import prepare
 
     with _startup_errors():
         settings = prepare(_settings())
@@ -193,7 +193,7 @@ def admin_list(json_: AdminJson = False) -> None:
 
     from uptime_cli import output
     from uptime_server.auth import admins
-    from uptime_server.daemon import prepare
+    from uptime_server.daemon.process import prepare
     from uptime_server.db import database
     from uptime_server.schemas.auth import Account
 
@@ -227,7 +227,7 @@ def _set_admin(ref: str, flag: bool) -> tuple[dict[str, Any], bool, Settings]:
     An unknown or ambiguous account exits 4, as a refused request does.
     """
     from uptime_server.auth import admins
-    from uptime_server.daemon import prepare
+    from uptime_server.daemon.process import prepare
     from uptime_server.db import database, write_tx
     from uptime_server.schemas.auth import Account
 
@@ -263,9 +263,9 @@ def agent_token(
     json_: Annotated[bool, typer.Option("--json", help="Print the agent as JSON.")] = False,
 ) -> None:
     """Create a probe agent's token for one location and print it (shown this once)."""
-    from uptime_server.agents import tokens
+    from uptime_server.auth import agent_tokens
     from uptime_server.clock import Clock
-    from uptime_server.daemon import prepare
+    from uptime_server.daemon.process import prepare
     from uptime_server.db import database
     from uptime_server.schemas.agents import AgentCreated
 
@@ -273,14 +273,14 @@ def agent_token(
         settings = prepare(_settings())
         try:
             with database.connection_context():
-                secret, row = tokens.create_agent(
+                secret, row = agent_tokens.create_agent(
                     settings,
                     location=location,
                     name=name,
                     now=Clock().now(),
                     expires_in=expires_in(expires),
                 )
-        except tokens.UnknownLocation as exc:
+        except agent_tokens.UnknownLocation as exc:
             typer.echo(f"uptime: {exc}", err=True)
             raise typer.Exit(2) from None
     if json_:
@@ -302,15 +302,15 @@ def agents(
 ) -> None:
     """List probe agents: location, version, last seen, checks per second, lag, degraded."""
     from uptime_cli import output
-    from uptime_server.agents import tokens
-    from uptime_server.daemon import prepare
+    from uptime_server.auth import agent_tokens
+    from uptime_server.daemon.process import prepare
     from uptime_server.db import database
     from uptime_server.schemas.agents import Agent
 
     with _startup_errors():
         prepare(_settings())
         with database.connection_context():
-            items = [Agent.of(row).to_json() for row in tokens.list_agents()]
+            items = [Agent.of(row).to_json() for row in agent_tokens.list_agents()]
     if json_:
         output.print_json({"data": items})
     elif not items:
@@ -322,14 +322,14 @@ def agents(
 @app.command("revoke-agent")
 def revoke_agent(agent_id: Annotated[int, typer.Argument(help="The agent's id.")]) -> None:
     """Revoke a probe agent's token: its next call is refused."""
-    from uptime_server.agents import tokens
-    from uptime_server.daemon import prepare
+    from uptime_server.auth import agent_tokens
+    from uptime_server.daemon.process import prepare
     from uptime_server.db import database
 
     with _startup_errors():
         prepare(_settings())
         with database.connection_context():
-            found = tokens.revoke_agent(agent_id)
+            found = agent_tokens.revoke_agent(agent_id)
     if not found:
         typer.echo(f"uptime: no agent {agent_id}", err=True)
         raise typer.Exit(4)

@@ -13,11 +13,7 @@ from typing import Any
 
 from flask import Blueprint, g
 
-from uptime_server.agents import service
-from uptime_server.api.access import agent_only
 from uptime_server.api.body import json_body
-from uptime_server.api.operations import documenter
-from uptime_server.context import now, settings
 from uptime_server.models import AgentToken
 from uptime_server.schemas.agents import (
     ClaimRequest,
@@ -31,6 +27,10 @@ from uptime_server.schemas.agents import (
     parse_result_batch,
 )
 from uptime_server.schemas.base import json_response
+from uptime_server.services import agents as service
+from uptime_server.wsgi.access import agent_only
+from uptime_server.wsgi.context import now, settings
+from uptime_server.wsgi.operations import documenter
 
 bp = Blueprint("agent", __name__, url_prefix="/agent")
 AGENT_SECURITY = [{"agentToken": []}]

@@ -4,7 +4,7 @@ An agent runs the checks of every user's monitors in its location, so its
 token is a server-wide credential: only admins (``users.is_admin``,
 ``auth/admins``) may create, list or revoke agents here. Creating and
 revoking take a signed-in session (``access.session_only``): a token does
-not mint tokens. Listing takes a session or an API token. Anyone else gets
+not mint agent_tokens. Listing takes a session or an API token. Anyone else gets
 403. On the server's own machine, ``uptime server agent-token`` and
 ``uptime server agents`` do the same without the API.
 """
@@ -16,11 +16,8 @@ from typing import Any
 from flask import Blueprint
 from flask_login import current_user
 
-from uptime_server.agents import tokens
-from uptime_server.api.access import session_only
 from uptime_server.api.body import json_body
-from uptime_server.api.operations import documenter
-from uptime_server.context import now, settings
+from uptime_server.auth import agent_tokens
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.schemas.agents import (
     Agent,
@@ -30,6 +27,9 @@ from uptime_server.schemas.agents import (
     parse_agent_create,
 )
 from uptime_server.schemas.base import Message, data, data_of, json_response
+from uptime_server.wsgi.access import session_only
+from uptime_server.wsgi.context import now, settings
+from uptime_server.wsgi.operations import documenter
 
 bp = Blueprint("agents", __name__, url_prefix="/agents")
 doc = documenter("agents")
@@ -53,14 +53,14 @@ def create_agent() -> Any:
     require_admin()
     request = parse_agent_create(json_body())
     try:
-        secret, row = tokens.create_agent(
+        secret, row = agent_tokens.create_agent(
             settings(),
             location=request.location,
             name=request.name,
             expires_in=request.expires_in,
             now=now(),
         )
-    except tokens.UnknownLocation as exc:
+    except agent_tokens.UnknownLocation as exc:
         raise validation_error({"location": [str(exc)]}) from None
     return data_of(AgentCreated.from_row(row, token=secret)), 201
 
@@ -70,7 +70,7 @@ def create_agent() -> Any:
 def list_agents() -> Any:
     """List probe agents: location, version, last seen, checks per second, lag, degraded."""
     require_admin()
-    return json_response(AgentList(data=[Agent.of(row) for row in tokens.list_agents()]))
+    return json_response(AgentList(data=[Agent.of(row) for row in agent_tokens.list_agents()]))
 
 
 @bp.delete("/<int:agent_id>")
@@ -79,6 +79,6 @@ def list_agents() -> Any:
 def revoke_agent(agent_id: int) -> Any:
     """Revoke a probe agent's token: its next call is refused, its leases expire."""
     require_admin()
-    if not tokens.revoke_agent(agent_id):
+    if not agent_tokens.revoke_agent(agent_id):
         raise ApiError("NOT_FOUND", "Agent not found")
     return json_response(Message(message=f"Agent {agent_id} revoked"))

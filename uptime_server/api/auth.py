@@ -12,8 +12,6 @@ from typing import Any
 from flask import Blueprint, request
 from flask_login import current_user
 
-from uptime_server.api.access import session_only
-from uptime_server.api.operations import documenter
 from uptime_server.auth.sessions import (
     clear_cookie,
     current_session,
@@ -22,9 +20,11 @@ from uptime_server.auth.sessions import (
     session_token,
     set_cookie,
 )
-from uptime_server.context import now, settings
 from uptime_server.schemas.auth import Refreshed, User
 from uptime_server.schemas.base import Message, data, data_of, json_response
+from uptime_server.wsgi.access import session_only
+from uptime_server.wsgi.context import now, settings
+from uptime_server.wsgi.operations import documenter
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
 doc = documenter("auth")

@@ -10,10 +10,7 @@ from flask import Blueprint
 from flask_login import current_user
 from limits import parse_many
 
-from uptime_server import channel_service
 from uptime_server.api.body import json_body
-from uptime_server.api.operations import documenter
-from uptime_server.context import now, settings, state
 from uptime_server.errors import ApiError
 from uptime_server.notify.channels import ChannelSender
 from uptime_server.schemas.base import Message, data, data_of, json_response
@@ -26,6 +23,9 @@ from uptime_server.schemas.channels import (
     parse_create,
     parse_update,
 )
+from uptime_server.services import channels as channel_service
+from uptime_server.wsgi.context import now, settings, state
+from uptime_server.wsgi.operations import documenter
 
 bp = Blueprint("channels", __name__, url_prefix="/channels")
 doc = documenter("channels")

@@ -8,19 +8,19 @@ from typing import Any
 from flask import Blueprint, request
 from flask_login import current_user
 
-from uptime_server import monitor_service
-from uptime_server.api.check_slots import RunSlots
-from uptime_server.api.operations import TIME_QUERY, documenter, limit, query
-from uptime_server.context import now, settings, state
-from uptime_server.engine.outcomes import CheckOutcome
+from uptime_server.checks.outcomes import CheckOutcome
 from uptime_server.engine.probe_loop import ProbeLoop, shared_probe_loop
 from uptime_server.engine.recorder import Recorder
 from uptime_server.engine.spec import check_spec, probe_config
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.models import PASSIVE_TYPES, Monitor
-from uptime_server.query_params import int_param, time_param
 from uptime_server.schemas.base import data, data_of, json_response
 from uptime_server.schemas.checks import CheckRecord, History, HistoryMeta, TestResult
+from uptime_server.services import monitors as monitor_service
+from uptime_server.wsgi.check_slots import RunSlots
+from uptime_server.wsgi.context import now, settings, state
+from uptime_server.wsgi.operations import TIME_QUERY, documenter, limit, query
+from uptime_server.wsgi.query_params import int_param, time_param
 
 bp = Blueprint("checks", __name__, url_prefix="/monitors")
 doc = documenter("monitors")

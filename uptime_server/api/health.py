@@ -14,14 +14,14 @@ from typing import Any
 
 from flask import Blueprint
 
-from uptime_server.agents.service import degraded_agents
-from uptime_server.api.access import public
-from uptime_server.api.operations import documented, json_response
-from uptime_server.context import now, state
 from uptime_server.db.outages import OUTAGES, unavailable
 from uptime_server.engine.dispatcher import scheduler_lag
 from uptime_server.fast_paths.health import Remembered
 from uptime_server.schemas.service import AgentCounts, Health
+from uptime_server.services.agents import degraded_agents
+from uptime_server.wsgi.access import public
+from uptime_server.wsgi.context import now, state
+from uptime_server.wsgi.operations import documented, json_response
 
 log = logging.getLogger(__name__)
 bp = Blueprint("health", __name__)

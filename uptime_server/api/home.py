@@ -14,7 +14,7 @@ from flask_login import current_user
 from markupsafe import escape
 
 from uptime_server.auth.sessions import current_session
-from uptime_server.context import settings
+from uptime_server.wsgi.context import settings
 
 bp = Blueprint("home", __name__)
 

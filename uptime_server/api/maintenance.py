@@ -7,10 +7,7 @@ from typing import Any
 from flask import Blueprint
 from flask_login import current_user
 
-from uptime_server import maintenance_service
 from uptime_server.api.body import json_body
-from uptime_server.api.operations import documenter
-from uptime_server.context import now
 from uptime_server.schemas.base import Message, data, data_of, json_response
 from uptime_server.schemas.maintenance import (
     Maintenance,
@@ -21,6 +18,9 @@ from uptime_server.schemas.maintenance import (
     parse_body,
 )
 from uptime_server.schemas.requests import parse_body as parse_model
+from uptime_server.services import maintenance as maintenance_service
+from uptime_server.wsgi.context import now
+from uptime_server.wsgi.operations import documenter
 
 bp = Blueprint("maintenance", __name__, url_prefix="/maintenance")
 doc = documenter("maintenance")

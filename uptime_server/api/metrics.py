@@ -2,7 +2,7 @@
 
 A scrape reads no table: the database figures (outbox backlog, dispatch lag
 and, with ``UPTIME_METRICS_TOKEN`` set, the per-monitor series) come from the
-snapshot a daemon loop refreshes (``uptime_server.metrics_snapshot``); the
+snapshot a daemon loop refreshes (``uptime_server.services.metrics``); the
 engine's in-process counters (``uptime_server.engine.counters``) follow.
 
 Without ``UPTIME_METRICS_TOKEN`` /metrics is open and serves only the
@@ -22,12 +22,12 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder
 
-from uptime_server.api.access import public
-from uptime_server.api.operations import documented
-from uptime_server.context import settings, state
 from uptime_server.engine import counters
 from uptime_server.errors import ApiError
-from uptime_server.metrics_snapshot import MetricsCache, Snapshot
+from uptime_server.services.metrics import MetricsCache, Snapshot
+from uptime_server.wsgi.access import public
+from uptime_server.wsgi.context import settings, state
+from uptime_server.wsgi.operations import documented
 
 bp = Blueprint("metrics", __name__)
 

@@ -7,20 +7,17 @@ from typing import Any
 from flask import Blueprint, request
 from flask_login import current_user
 
-from uptime_server import maintenance_windows, monitor_apply, monitor_service
 from uptime_server.api.body import json_body
-from uptime_server.api.operations import PAGE, choice, documenter, limit, query
 from uptime_server.api.request_schemas import (
     ALERT_SETTINGS_UPDATE,
     MONITOR_CREATE,
     MONITOR_UPDATE,
     MONITORS_APPLY,
 )
-from uptime_server.context import now, settings
 from uptime_server.errors import validation_error
+from uptime_server.maintenance import windows
 from uptime_server.models import MONITOR_TYPES
 from uptime_server.models import Monitor as MonitorRow
-from uptime_server.query_params import choice_param, int_param
 from uptime_server.schemas.base import Message, Pages, data, data_of, json_response, page_count
 from uptime_server.schemas.monitor_apply import ApplyRequest, ApplyResult, Export
 from uptime_server.schemas.monitor_config import parse_monitor, parse_monitor_update
@@ -41,6 +38,11 @@ from uptime_server.schemas.monitors import (
 )
 from uptime_server.schemas.requests import parse_body
 from uptime_server.schemas.tags import MAX_TAGS, TAG_PATTERN, tag_query
+from uptime_server.services import monitor_apply
+from uptime_server.services import monitors as monitor_service
+from uptime_server.wsgi.context import now, settings
+from uptime_server.wsgi.operations import PAGE, choice, documenter, limit, query
+from uptime_server.wsgi.query_params import choice_param, int_param
 
 bp = Blueprint("monitors", __name__, url_prefix="/monitors")
 
@@ -64,9 +66,7 @@ TAG_PARAM = {
 
 
 def _monitor(m: MonitorRow) -> Monitor:
-    monitor_service.show_maintenance(
-        [m], maintenance_windows.active_monitor_ids(now(), [m.user_id])
-    )
+    monitor_service.show_maintenance([m], windows.active_monitor_ids(now(), [m.user_id]))
     return Monitor.of(m, **monitor_service.figures(m, now=now(), settings=settings()))
 
 

@@ -7,20 +7,8 @@ from typing import Any
 from flask import Blueprint, request
 from flask_login import current_user
 
-from uptime_server import notification_service
-from uptime_server.api.operations import (
-    ID_SCHEMA,
-    PAGE,
-    TIME_QUERY,
-    choice,
-    documenter,
-    limit,
-    query,
-)
-from uptime_server.context import now, settings
 from uptime_server.models import NOTIFICATION_TYPES
 from uptime_server.notify.outbox import mail_domain
-from uptime_server.query_params import choice_param, int_param, time_param
 from uptime_server.schemas.base import data, data_of, json_response, page_count
 from uptime_server.schemas.notifications import (
     Acknowledged,
@@ -35,6 +23,18 @@ from uptime_server.schemas.notifications import (
     RecentPages,
     Resolved,
 )
+from uptime_server.services import notifications as notification_service
+from uptime_server.wsgi.context import now, settings
+from uptime_server.wsgi.operations import (
+    ID_SCHEMA,
+    PAGE,
+    TIME_QUERY,
+    choice,
+    documenter,
+    limit,
+    query,
+)
+from uptime_server.wsgi.query_params import choice_param, int_param, time_param
 
 bp = Blueprint("notifications", __name__, url_prefix="/notifications")
 

@@ -20,8 +20,11 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from uptime_server import __version__
-from uptime_server.api.access import is_public, is_session_only, public
-from uptime_server.api.operations import (
+from uptime_server.config import Settings
+from uptime_server.errors import STATUS_BY_CODE
+from uptime_server.schemas.errors import Error
+from uptime_server.wsgi.access import is_public, is_session_only, public
+from uptime_server.wsgi.operations import (
     JSON,
     Operation,
     RequestSchema,
@@ -31,9 +34,6 @@ from uptime_server.api.operations import (
     path_id,
     query,
 )
-from uptime_server.config import Settings
-from uptime_server.errors import STATUS_BY_CODE
-from uptime_server.schemas.errors import Error
 
 bp = Blueprint("openapi", __name__)
 
@@ -282,7 +282,7 @@ def _strip_titles(node: Any) -> None:
 @documented("openapi", tag="service", ok={200: json_response({"type": "object"})})
 def openapi_json() -> Any:
     """This document."""
-    from uptime_server.context import state
+    from uptime_server.wsgi.context import state
 
     uptime = state()
     document = uptime.openapi

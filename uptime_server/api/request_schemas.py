@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import copy
 
-from uptime_server.api.operations import JSON, RequestSchema
 from uptime_server.config import Settings
 from uptime_server.schemas.monitor_apply import ApplyRequest
 from uptime_server.schemas.monitor_config import AlertSettingsIn, MonitorConfig
+from uptime_server.wsgi.operations import JSON, RequestSchema
 
 
 def _model_schema(model: type, settings: Settings) -> JSON:

@@ -13,14 +13,11 @@ from typing import Any
 from flask import Blueprint, Response, redirect, request
 from flask_login import current_user
 
-from uptime_server.api.access import login_limited, public, session_only
 from uptime_server.api.body import json_body
-from uptime_server.api.operations import JSON, documenter, query, redirect_response
 from uptime_server.auth import cli_handoff, login_state, signup
 from uptime_server.auth.oauth import authorization_url, fetch_profile
 from uptime_server.auth.provider_spec import ProviderSpec, provider_spec
 from uptime_server.auth.sessions import create_session, hash_token, session_token, set_cookie
-from uptime_server.context import now, settings
 from uptime_server.db import write_tx
 from uptime_server.errors import ApiError
 from uptime_server.models import OAuthState, Session, User
@@ -28,6 +25,9 @@ from uptime_server.schemas.auth import CliSession
 from uptime_server.schemas.auth import User as UserOut
 from uptime_server.schemas.auth_requests import CliExchangeRequest, parse_cli_exchange
 from uptime_server.schemas.base import data, data_of
+from uptime_server.wsgi.access import login_limited, public, session_only
+from uptime_server.wsgi.context import now, settings
+from uptime_server.wsgi.operations import JSON, documenter, query, redirect_response
 
 log = logging.getLogger(__name__)
 

@@ -7,13 +7,11 @@ from typing import Any
 from flask import Blueprint, request
 from flask_login import current_user
 
-from uptime_server import maintenance_service, monitor_service
-from uptime_server.api.operations import choice, documenter
-from uptime_server.context import now
 from uptime_server.errors import ApiError, validation_error
-from uptime_server.query_params import choice_param
 from uptime_server.schemas.base import data, data_of
 from uptime_server.schemas.checks import Statistics
+from uptime_server.services import maintenance
+from uptime_server.services import monitors as monitor_service
 from uptime_server.stats.figures import (
     GRANULARITIES,
     MAX_BUCKETS,
@@ -22,6 +20,9 @@ from uptime_server.stats.figures import (
     default_granularity,
     monitor_stats,
 )
+from uptime_server.wsgi.context import now
+from uptime_server.wsgi.operations import choice, documenter
+from uptime_server.wsgi.query_params import choice_param
 
 bp = Blueprint("stats", __name__)
 doc = documenter("monitors")
@@ -46,7 +47,7 @@ def show(monitor_id: int) -> Any:
         period,
         granularity,
         now(),
-        lambda start, end: maintenance_service.maintenance_seconds(monitor, start, end),
+        lambda start, end: maintenance.maintenance_seconds(monitor, start, end),
     )
     return data_of(Statistics.model_validate(stats))
 

@@ -11,12 +11,12 @@ from typing import Any
 from flask import Blueprint
 from flask_login import current_user
 
-from uptime_server import status_page_service
 from uptime_server.api.body import json_body
-from uptime_server.api.operations import documenter
-from uptime_server.context import now, settings
 from uptime_server.schemas.base import Message, data, data_of, json_response
 from uptime_server.schemas.status_pages import StatusPage, StatusPageIn, StatusPageList
+from uptime_server.services import status_pages as status_page_service
+from uptime_server.wsgi.context import now, settings
+from uptime_server.wsgi.operations import documenter
 
 bp = Blueprint("status_pages", __name__, url_prefix="/status-pages")
 doc = documenter("status-pages")

@@ -11,11 +11,8 @@ from typing import Any
 from flask import Blueprint
 from flask_login import current_user
 
-from uptime_server.api.access import session_only
 from uptime_server.api.body import json_body
-from uptime_server.api.operations import documenter
 from uptime_server.auth import api_tokens
-from uptime_server.context import now
 from uptime_server.errors import ApiError
 from uptime_server.schemas.base import Message, data, data_of, json_response
 from uptime_server.schemas.tokens import (
@@ -25,6 +22,9 @@ from uptime_server.schemas.tokens import (
     TokenList,
     parse_token_create,
 )
+from uptime_server.wsgi.access import session_only
+from uptime_server.wsgi.context import now
+from uptime_server.wsgi.operations import documenter
 
 bp = Blueprint("tokens", __name__, url_prefix="/tokens")
 doc = documenter("tokens")

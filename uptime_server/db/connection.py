@@ -28,7 +28,7 @@ import peewee
 from playhouse.pool import PooledSqliteDatabase
 from playhouse.postgres_ext import PooledPsycopg3Database
 
-from uptime_server.private_files import private_sqlite_database
+from uptime_server.files import private_sqlite_database
 
 # peewee logs every statement with its parameters at DEBUG: monitor URLs with
 # passwords, request headers, Slack webhook tokens, session hashes. Pinned to

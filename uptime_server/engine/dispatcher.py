@@ -72,6 +72,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from uptime_server.checks.types import CheckSpec
 from uptime_server.config import Settings
 from uptime_server.db import (
     Prepared,
@@ -81,7 +82,6 @@ from uptime_server.db import (
     write_tx,
 )
 from uptime_server.engine import dispatcher_sql
-from uptime_server.engine.probe_types import CheckSpec
 from uptime_server.engine.spec import SPEC_FIELDS, check_spec
 from uptime_server.models import CHECKED_TYPES, Monitor, MonitorLocation
 
@@ -346,8 +346,8 @@ def oldest_claimable(now: datetime, location: str | None = None) -> tuple[dateti
     if location is not None:
         claimable &= MonitorLocation.location == location
     # The first claimable row in the claim's index order, not a MIN over every
-    # row: a scheduler asks on each turn, and with 10,000 due rows the MIN
-    # joined and read them all (6 ms on PostgreSQL, against 0.1). Without a
+    # row: a scheduler asks on each turn, and with many due rows the MIN
+    # joined and read them all (bench/README.md#figures-moved-from-the-code-issue-30). Without a
     # location it is a top-1 sort, which costs what the MIN did.
     rows = list(
         MonitorLocation.select(MonitorLocation.next_check_at, Monitor.check_interval)

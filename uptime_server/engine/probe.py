@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 import aiohttp
 from yarl import URL
 
-from uptime_server.engine.json_path import TIME_LIMIT, JsonPathRunner
-from uptime_server.engine.probe_rules import ProbeFailure, evaluate, printable
-from uptime_server.engine.probe_types import RETRY_DELAY_CAP, CheckSpec, RunResult
+from uptime_server.checks.json_path import TIME_LIMIT, JsonPathRunner
+from uptime_server.checks.rules import ProbeFailure, evaluate, printable
+from uptime_server.checks.types import RETRY_DELAY_CAP, CheckSpec, RunResult
 from uptime_server.engine.probes.registry import ATTEMPTS
 from uptime_server.net.certs import PeerCert, peer_cert
 from uptime_server.net.errors import describe_error
@@ -110,7 +110,8 @@ def _ssl_contexts(
 ) -> tuple[ssl.SSLContext, ssl.SSLContext]:
     """(verifying, non-verifying), built once per process per trust setting.
 
-    A verifying context costs ~18 ms of CPU to load the trust store. The
+    Loading the trust store into a verifying context costs more CPU than a
+    check (bench/README.md#figures-moved-from-the-code-issue-30). The
     SSL_CERT_* values are part of the key only so a changed environment is seen.
     """
     verifying = ssl.create_default_context()  # system store, honours SSL_CERT_FILE/DIR

@@ -16,9 +16,9 @@ check is *parked*. It no longer counts against the concurrency, another
 worker starts in its place, and its own worker ends with it. At most
 ``PARKED_PER_SLOT`` × concurrency checks are parked at once, which bounds
 the sockets a process holds. Without it, targets that hang until their
-timeout held the slots: at 1,638 checks/s with 5 % of them hanging for 5 s,
-410 slots were needed against 200, and the p99 dispatch lag was 5.2 s
-(``make bench-checks``).
+timeout held the slots, and a few hanging targets delayed every other check
+(``make bench-checks``, phase c;
+bench/README.md#parked-checks-hanging-targets-no-longer-hold-the-slots).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from uptime_server.checks.types import CheckSpec, RunResult
 from uptime_server.clock import Clock
 from uptime_server.engine.probe import ProbeConfig, Prober, Sleep
-from uptime_server.engine.probe_types import CheckSpec, RunResult
 from uptime_server.engine.spec import run_budget
 
 log = logging.getLogger(__name__)

@@ -32,12 +32,12 @@ from typing import Any
 
 from peewee import IntegrityError
 
-from uptime_server import maintenance_windows
+from uptime_server.checks import cert_alerts, state
+from uptime_server.checks.outcomes import CheckOutcome, Plan, Recorded
 from uptime_server.config import Settings
 from uptime_server.db import database, retry_locked, write_tx
-from uptime_server.engine import cert_alerts, state
-from uptime_server.engine.outcomes import CheckOutcome, Plan, Recorded
 from uptime_server.engine.recorder_sql import Batch, BatchMonitor, versions_moved
+from uptime_server.maintenance import windows as maintenance_windows
 from uptime_server.models import (
     DEFAULT_CERT_EXPIRY_DAYS,
     AlertSettings,

@@ -7,7 +7,7 @@ states and schedule rows with one ``db.bulk`` statement per kind, run for
 all the batch's rows (pipelined on PostgreSQL: one round trip). The recorder
 decides in between, in memory.
 
-A monitor's recorded state is ``engine/state.py: MonitorState``; what is read
+A monitor's recorded state is ``checks/state.py: MonitorState``; what is read
 of a monitor (``BATCH_EXTRAS``, then the state), ``BatchMonitor``, the UPDATE
 statement and the values written back are all built from its fields, so none
 of them names a state column.
@@ -22,11 +22,11 @@ from typing import Any
 
 import peewee
 
+from uptime_server.checks.outcomes import Plan
+from uptime_server.checks.state import AlertRules, MonitorState
 from uptime_server.db import Prepared, locked
 from uptime_server.db.bulk import Insert, Update
 from uptime_server.engine.dispatcher import give_back
-from uptime_server.engine.outcomes import Plan
-from uptime_server.engine.state import AlertRules, MonitorState
 from uptime_server.models import (
     CHECKED_TYPES,
     AlertSettings,
@@ -37,7 +37,7 @@ from uptime_server.models import (
     Notification,
 )
 
-# What the recorder reads of a monitor besides its state (engine/state.py's
+# What the recorder reads of a monitor besides its state (checks/state.py's
 # MonitorState, whose fields follow these in the row); the rest is fetched only
 # for alerts.
 BATCH_EXTRAS = (

@@ -77,6 +77,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from uptime_server.checks.outcomes import CheckOutcome
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.db import database
@@ -93,7 +94,6 @@ from uptime_server.engine.dispatcher import (
     scheduler_lag,
 )
 from uptime_server.engine.health import EngineFacts, verdict
-from uptime_server.engine.outcomes import CheckOutcome
 from uptime_server.engine.probe import Prober, Sleep
 from uptime_server.engine.probe_loop import ProbeJob, ProbeLoop
 from uptime_server.engine.spec import probe_config

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from uptime_server.checks.types import RETRY_DELAY_CAP, CheckSpec
 from uptime_server.config import AgentSettings, Settings
-from uptime_server.engine.probe_types import RETRY_DELAY_CAP, CheckSpec
 from uptime_server.models import DEFAULT_EXPECTED_STATUS, TYPE_FIELDS
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ The work is four requests, one method each:
   a batch of finished runs (``Recorder.record``); what it did with each run
   only for a caller that asks;
 - ``record_pings(pings, now)``: a batch of heartbeat pings looked up, turned
-  into outcomes and recorded (``engine.pings.record_pings``), an answer each;
+  into outcomes and recorded (``heartbeats.batch.record_pings``), an answer each;
 - ``push_forward(claims, now)``: claims whose run failed on our side, given
   back due at their next slot (``Dispatcher.push_forward``).
 
@@ -64,14 +64,14 @@ from multiprocessing.connection import Connection
 from typing import Any, NamedTuple
 
 from uptime_server import gc_policy
+from uptime_server.checks.outcomes import CheckOutcome, Recorded
 from uptime_server.config import Settings
 from uptime_server.db import bind
 from uptime_server.db.outages import DatabaseUnavailable, Link, describe, unavailable
 from uptime_server.engine import counters
 from uptime_server.engine.dispatcher import Claim, ClaimRequest, Dispatcher
-from uptime_server.engine.outcomes import CheckOutcome, Recorded
-from uptime_server.engine.pings import PingIn, record_pings
 from uptime_server.engine.recorder import Recorder
+from uptime_server.heartbeats.batch import PingIn, record_pings
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +194,7 @@ class DatabaseWorker:
         return done
 
     def record_pings(self, pings: list[PingIn], now: datetime) -> list[str]:
-        """``engine.pings.record_pings`` in the child: the batch's lookup, outcomes and commit."""
+        """``heartbeats.batch.record_pings`` in the child: lookup, outcomes and commit."""
         answers: list[str] = self._ask(self._records, _RecordPings(pings, now))
         return answers
 

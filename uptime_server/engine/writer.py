@@ -34,11 +34,11 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Protocol
 
+from uptime_server.checks.outcomes import CheckOutcome, Recorded
 from uptime_server.clock import Clock
 from uptime_server.db.outages import OUTAGES, Link, backoff, unavailable
 from uptime_server.engine import counters
 from uptime_server.engine.dispatcher import Claim
-from uptime_server.engine.outcomes import CheckOutcome, Recorded
 
 log = logging.getLogger(__name__)
 

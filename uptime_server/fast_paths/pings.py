@@ -20,7 +20,7 @@ The answer waits for the ping's commit (``PingSink``): a ping answered 200 is
 in the database. This process only parses the request, counts it against
 the limit and hands the ping over; the token's lookup (unknown: 404, paused:
 200 with nothing recorded) and the ping's outcome are the recorder's, a
-batch at a time (``engine/pings.py``), off this process's one GIL.
+batch at a time (``heartbeats/batch.py``), off this process's one GIL.
 
 Limits: per token (``UPTIME_PING_RATE_LIMIT``), not per address: many jobs
 on one host each have their own budget, and one runaway job only spends its
@@ -46,12 +46,13 @@ from werkzeug.exceptions import MethodNotAllowed, NotFound
 from werkzeug.routing import Map, RequestRedirect, Rule
 from werkzeug.wsgi import get_content_length, get_input_stream
 
-from uptime_server import ping_service
-from uptime_server.context import AppState
+from uptime_server.auth.ping_tokens import MAX_TOKEN, token_hash
 from uptime_server.db import database
-from uptime_server.engine import pings
+from uptime_server.engine import ping_sink as ping_service
 from uptime_server.errors import ApiError
-from uptime_server.ping_tokens import MAX_TOKEN, token_hash
+from uptime_server.heartbeats import batch as pings
+from uptime_server.heartbeats import kinds
+from uptime_server.wsgi.context import AppState
 from uptime_server.wsgi.errors import (
     HTTP_FALLBACK,
     error_answer,
@@ -208,9 +209,9 @@ class PingPath:
             return _error(500, "INTERNAL_ERROR", "Internal error", [])
         if not allowed:
             return _error(429, "RATE_LIMIT_EXCEEDED", "Too many requests", limit_headers)
-        kind = ping_service.kind_of(suffix)
+        kind = kinds.kind_of(suffix)
         if kind is None:
-            return _error(404, "NOT_FOUND", ping_service.UNKNOWN_KIND, limit_headers)
+            return _error(404, "NOT_FOUND", kinds.UNKNOWN_KIND, limit_headers)
         if not token or len(token) > MAX_TOKEN:
             return self._unknown(address, limit_headers)
         try:
@@ -247,7 +248,7 @@ class PingPath:
         """Hand the ping over (a ``PingIn``); its answer once it is committed.
 
         The token's lookup and the ping's outcome are the recorder's
-        (engine/pings.py), a batch at a time: this process, whose one GIL
+        (heartbeats/batch.py), a batch at a time: this process, whose one GIL
         answers every ping, only parses and waits.
         """
         at = self.uptime.clock.now()

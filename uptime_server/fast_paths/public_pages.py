@@ -12,7 +12,7 @@ same order (tests/fast_paths/test_public_pages.py compares them byte for byte).
 Everything else goes to Flask unchanged: a miss (Flask renders it, or
 answers 404 for an unknown, rotated or turned-off token: those are never in
 the cache, and the services that rotate a token, turn badges off or change
-a monitor drop its entries through ``render_purges``), any other method or path, and any
+a monitor drop its entries through ``services.render_purges``), any other method or path, and any
 request out of the ordinary: a cookie or an Authorization header (Flask's
 session and sign-in hooks might answer differently), a request body,
 ``If-Match`` (412), or a path that is not plain ASCII. The public routes are

@@ -14,7 +14,7 @@ class PeerCert:
     """What a check reports of the certificate it was shown.
 
     ``serial`` and ``not_after`` together name the certificate: a renewed one
-    differs in at least one of them (engine/cert_alerts.py).
+    differs in at least one of them (checks/cert_alerts.py).
     """
 
     not_after: datetime

@@ -1,7 +1,7 @@
 """The notifications of noise control: reminders and flapping (docs/alerts.md).
 
 The recorder writes the flapping ones (``engine/recorder.py``), the reminder
-sweep the reminders (``notify/reminders.py``).
+sweep the reminders (``engine/reminders.py``).
 
 Each is an ordinary notification row of its own type, written in the
 transaction that decides it and sent through the same outbox as a downtime

@@ -1,5 +1,9 @@
 """The probe agent: runs one location's checks anywhere that reaches the server over HTTP.
 
-It needs no database: it claims checks through the agent API, runs them with
-the engine's probes and posts their results back (docs/agents.md).
+It needs no database: it claims checks through the agent API (``client``),
+runs them with the engine's probes (``runner``), keeps results on disk while
+the server is away (``buffer``) and posts them back; a connectivity
+``canary`` keeps the agent's own network outages from counting
+(docs/agents.md). It imports only the foundation, ``checks`` and the
+engine's probing parts, so it carries neither Flask nor a database driver.
 """

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from uptime_server.private_files import private_dir
+from uptime_server.files import private_dir
 
 log = logging.getLogger(__name__)
 

@@ -31,13 +31,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from uptime_server import __version__
+from uptime_server.checks.rules import stored_error
+from uptime_server.checks.wire import claimed_spec
 from uptime_server.clock import Clock, isoformat
 from uptime_server.engine.probe_loop import ProbeJob, ProbeLoop
-from uptime_server.engine.probe_rules import stored_error
 from uptime_server.probe_agent.buffer import Batch, DiskBuffer, Result
 from uptime_server.probe_agent.canary import Canary
 from uptime_server.probe_agent.client import AgentClient, Refused, Unreachable
-from uptime_server.probe_agent.wire import claimed_spec
 
 log = logging.getLogger(__name__)
 

@@ -136,7 +136,7 @@ def parse_renew_request(body: Any) -> RenewRequest:
 
 
 class ResultIn(LeaseRef):
-    # Naive times pass here and are refused per result (agents/service.py),
+    # Naive times pass here and are refused per result (services/agents.py),
     # so one bad result does not cost the others of its batch.
     checked_at: datetime = Field(
         description="With a zone; within [the claim's due time - lease, now + 60 s]"

@@ -75,8 +75,9 @@ def json_response(body: ResponseModel | Mapping[str, Any]) -> Response:
     """*body* (a model, or a dict of JSON values) as a JSON response, written by pydantic.
 
     ``jsonify(model.to_json())`` built a dict of JSON values and then encoded
-    it again with Python's json: ~55 µs of a monitor's read (0.52 ms in
-    process). The text is the same JSON but for two spellings: other than
+    it again with Python's json, a visible share of a monitor's read
+    (bench/README.md#api-answers-written-by-pydantic). The text is the same
+    JSON but for two spellings: other than
     ASCII is sent as UTF-8, not ``\\u`` escapes, and a float such as 1e-05 is
     written 0.00001.
     """

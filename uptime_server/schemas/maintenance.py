@@ -16,7 +16,7 @@ from croniter import croniter
 from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, Strict
 
 from uptime_server.errors import validation_error
-from uptime_server.maintenance_schedule import (
+from uptime_server.maintenance.schedule import (
     Schedule,
     cron_error,
     is_open,

@@ -6,7 +6,7 @@ the change into the stored configuration and validates the result as a whole,
 so a monitor can never be saved half-valid. One answer names every bad field
 of a body, the rules between fields included (``_validate``). Field rules:
 ``schemas.field_rules``; rules and defaults: docs/api.md#monitor-fields.
-Query-string parameters are parsed by ``uptime_server.query_params``.
+Query-string parameters are parsed by ``uptime_server.wsgi.query_params``.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ from pydantic import (
     model_validator,
 )
 
+from uptime_server.checks.json_path import MAX_LENGTH as JSON_PATH_MAX_LENGTH
+from uptime_server.checks.json_path import validate_json_path
+from uptime_server.checks.payload import parse_escapes
 from uptime_server.config import Settings
 from uptime_server.db import INT64_MAX
-from uptime_server.engine.heartbeat_schedule import fires, valid_cron
-from uptime_server.engine.json_path import MAX_LENGTH as JSON_PATH_MAX_LENGTH
-from uptime_server.engine.json_path import validate_json_path
-from uptime_server.engine.probes.payload import parse_escapes
 from uptime_server.errors import ApiError, validation_error
+from uptime_server.heartbeats.schedule import fires, valid_cron
 from uptime_server.models import (
     DEFAULT_CERT_EXPIRY_DAYS,
     DEFAULT_EXPECTED_STATUS,

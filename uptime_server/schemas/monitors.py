@@ -8,9 +8,9 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
+from uptime_server.checks import quorum
+from uptime_server.checks.outcomes import PING_KINDS
 from uptime_server.clock import isoformat
-from uptime_server.engine import quorum
-from uptime_server.engine.outcomes import PING_KINDS
 from uptime_server.models import MONITOR_TYPES, STATUSES
 from uptime_server.schemas.base import Pages, Percent, ResponseModel, UtcTime
 from uptime_server.schemas.monitor_config import TYPE_DEFAULTS, type_defaults_missing
@@ -196,7 +196,7 @@ def summary_json(
     row: Mapping[str, Any], *, uptime_24h: float | None, tags: list[str]
 ) -> dict[str, Any]:
     """``MonitorSummary.from_row(row, uptime_24h=..., tags=...).to_json()`` for a row
-    as a dict of ``monitor_service.SUMMARY_COLUMNS``, without a model per row.
+    as a dict of ``services.monitors.SUMMARY_COLUMNS``, without a model per row.
 
     A list page of 100 spent more building and dumping the models than in its
     queries (re-measured: bench/README.md#second-copies-re-measured-issue-30).

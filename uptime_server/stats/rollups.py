@@ -79,8 +79,9 @@ def decode_hist(text: str | None) -> dict[int, int]:
 
 
 def encode_hist(hist: Mapping[int, int]) -> str:
-    # A flat list of ints decodes about twice as fast as {"index": count}:
-    # no key conversion, and stats merge up to a few hundred of these.
+    # A flat list of ints decodes faster than {"index": count} (no key
+    # conversion), and stats merge up to a few hundred of these
+    # (bench/README.md#figures-moved-from-the-code-issue-30).
     if len(hist) == 1:  # most new cells: one run, or runs alike (no json.dumps)
         ((index, count),) = hist.items()
         return f"[{index},{count}]" if count else "[]"

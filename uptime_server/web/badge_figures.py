@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from uptime_server.maintenance_windows import active_monitor_ids
+from uptime_server.maintenance.windows import active_monitor_ids
 from uptime_server.models import Monitor
 from uptime_server.stats.figures import PERIODS, uptime_by_monitor, window, window_total
 from uptime_server.web.rendering import percent

@@ -24,13 +24,13 @@ from urllib.parse import urlsplit, urlunsplit
 import peewee
 
 from uptime_server.db import database
-from uptime_server.maintenance_windows import active_monitor_ids
+from uptime_server.maintenance.windows import active_monitor_ids
 from uptime_server.models import Monitor, Notification, Rollup, StatusPage
-from uptime_server.monitor_service import show_maintenance
 from uptime_server.notify.message import redact_url
+from uptime_server.services.monitors import show_maintenance
+from uptime_server.services.status_pages import monitors_for_group
 from uptime_server.stats.figures import uptime_by_monitor, uptime_percent
 from uptime_server.stats.rollups import DAY
-from uptime_server.status_page_service import monitors_for_group
 
 DAYS = 90
 PAST_INCIDENT_DAYS = 14

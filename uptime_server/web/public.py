@@ -8,7 +8,7 @@ gzipped to clients that accept it (compressed once per render).
 
 A badge is cached by its token, a page by its slug. The services that
 change what they show (a monitor changed or deleted, a token rotated, a page
-edited) drop their entries once committed (``render_purges``), so in this
+edited) drop their entries once committed (``services.render_purges``), so in this
 process the old answers stop at once; another process serving the same
 database stops giving them within ``BADGE_TTL`` (``PAGE_TTL``), the max-age
 every downstream cache is allowed anyway. Unknown tokens are never cached
@@ -22,11 +22,8 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from uptime_server.api.access import public
-from uptime_server.api.operations import JSON, documented
-from uptime_server.badge_tokens import monitor_for
+from uptime_server.auth.badge_tokens import monitor_for
 from uptime_server.clock import isoformat
-from uptime_server.context import now, state
 from uptime_server.errors import ApiError
 from uptime_server.models import StatusPage
 from uptime_server.schemas.status_pages import SLUG_PATTERN, PublicPage
@@ -34,6 +31,9 @@ from uptime_server.web import page_content
 from uptime_server.web.badge_figures import KINDS, figure
 from uptime_server.web.render_cache import RenderCache, Rendered, rendered
 from uptime_server.web.rendering import CONTENT_SECURITY_POLICY, badge_svg, status_page_html
+from uptime_server.wsgi.access import public
+from uptime_server.wsgi.context import now, state
+from uptime_server.wsgi.operations import JSON, documented
 
 bp = Blueprint("public", __name__)
 

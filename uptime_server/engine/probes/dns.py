@@ -47,8 +47,8 @@ import dns.rdatatype
 import dns.resolver
 import dns.reversename
 
-from uptime_server.engine.probe_rules import printable, shorten
-from uptime_server.engine.probe_types import CheckSpec, Probing, RunResult
+from uptime_server.checks.rules import printable, shorten
+from uptime_server.checks.types import CheckSpec, Probing, RunResult
 from uptime_server.net.errors import describe_error
 from uptime_server.net.guard import (
     GuardedResolver,

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from uptime_server.engine.probe_types import CheckSpec, Probing, RunResult
+from uptime_server.checks.types import CheckSpec, Probing, RunResult
 from uptime_server.engine.probes.dns import dns_check
-from uptime_server.engine.probes.heartbeat import heartbeat_check
-from uptime_server.engine.probes.ping import ping_check
+from uptime_server.engine.probes.icmp import ping_check
 from uptime_server.engine.probes.tcp import tcp_attempt
 from uptime_server.engine.probes.udp import udp_check
+from uptime_server.heartbeats.verdict import heartbeat_check
 
 AttemptFn = Callable[[Probing, CheckSpec], Awaitable[RunResult]]
 

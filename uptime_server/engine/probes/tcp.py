@@ -23,9 +23,9 @@ import socket
 import ssl
 import time
 
-from uptime_server.engine.probe_rules import printable
-from uptime_server.engine.probe_types import CheckSpec, Probing, RunResult
-from uptime_server.engine.probes.payload import parse_escapes
+from uptime_server.checks.payload import parse_escapes
+from uptime_server.checks.rules import printable
+from uptime_server.checks.types import CheckSpec, Probing, RunResult
 from uptime_server.net.certs import PeerCert, peer_cert
 from uptime_server.net.errors import describe_error
 from uptime_server.net.guard import (

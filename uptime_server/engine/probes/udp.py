@@ -26,9 +26,9 @@ import socket
 import time
 from dataclasses import dataclass
 
-from uptime_server.engine.probe_rules import printable
-from uptime_server.engine.probe_types import CheckSpec, Probing, RunResult
-from uptime_server.engine.probes.payload import parse_escapes
+from uptime_server.checks.payload import parse_escapes
+from uptime_server.checks.rules import printable
+from uptime_server.checks.types import CheckSpec, Probing, RunResult
 from uptime_server.net.errors import describe_error
 from uptime_server.net.guard import (
     GuardedResolver,

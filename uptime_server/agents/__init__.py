@@ -1,1 +1,0 @@
-"""The server's side of probe agents: their tokens, claims, renewals and results."""

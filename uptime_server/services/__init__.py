@@ -1,0 +1,16 @@
+"""What a view calls: one module per resource, each the work behind its endpoints.
+
+``monitors``, ``monitor_apply`` (monitors as code), ``channels``, ``maintenance``,
+``notifications``, ``status_pages``, ``agents`` (claims, leases and results of
+probe agents) and ``metrics`` (the database figures of /metrics) take a user
+and validated input, check ownership, write in one transaction and return
+models or plain values; views only parse and serialise. A service that
+changes what a public render shows drops that render after its commit
+(``services.render_purges``): no view does.
+
+Speed tricks: the monitor list reads a page of rows with their tags and
+uptime figures in a fixed number of queries, its unfiltered pages through
+prepared statements, and its summaries are written without a model each
+(``schemas.monitors.summary_json``); both re-measured in bench/README.md
+(#second-copies-re-measured-issue-30).
+"""

@@ -1,0 +1,131 @@
+"""Maintenance windows of one user: create, list, edit, delete, open and end by hand
+(docs/maintenance.md); which monitors are in maintenance at a moment is
+``maintenance.windows.active_monitor_ids``.
+
+A window covers its ``monitor_ids`` and its owner's monitors carrying *all*
+of its ``tags`` (the ``GET /monitors?tag=`` rule). Another user's window is
+``MAINTENANCE_NOT_FOUND``, as if it did not exist; another user's monitor id
+in ``monitor_ids`` is a VALIDATION_ERROR that says no more than an unknown id.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from uptime_server.db import INT64_MAX, write_tx
+from uptime_server.errors import ApiError, validation_error
+from uptime_server.maintenance.schedule import Schedule, Span, spans, union_seconds
+from uptime_server.maintenance.windows import covered_ids
+from uptime_server.models import MaintenanceWindow, Monitor, User
+from uptime_server.schemas.maintenance import MaintenanceBody
+
+MAX_WINDOWS_PER_USER = 200
+
+
+def not_found() -> ApiError:
+    return ApiError("MAINTENANCE_NOT_FOUND", "Maintenance window not found")
+
+
+def get_owned(user: User, window_id: int) -> MaintenanceWindow:
+    if not 0 < window_id <= INT64_MAX:
+        raise not_found()
+    row = MaintenanceWindow.get_or_none(
+        (MaintenanceWindow.id == window_id) & (MaintenanceWindow.user == user.id)
+    )
+    if row is None:
+        raise not_found()
+    return row
+
+
+def list_windows(user: User) -> list[MaintenanceWindow]:
+    return list(
+        MaintenanceWindow.select()
+        .where(MaintenanceWindow.user == user.id)
+        .order_by(MaintenanceWindow.id)
+    )
+
+
+def _check_monitor_ids(user_id: int, monitor_ids: list[int]) -> None:
+    wanted = set(monitor_ids)
+    owned = {
+        mid
+        for (mid,) in Monitor.select(Monitor.id)
+        .where((Monitor.user == user_id) & Monitor.id.in_(list(wanted)))
+        .tuples()
+    }
+    unknown = sorted(wanted - owned)
+    if unknown:
+        raise validation_error(
+            {"monitor_ids": [f"no such monitor: {', '.join(map(str, unknown[:10]))}"]}
+        )
+
+
+def create_window(user: User, body: MaintenanceBody, *, now: datetime) -> MaintenanceWindow:
+    with write_tx():
+        count = MaintenanceWindow.select().where(MaintenanceWindow.user == user.id).count()
+        if count >= MAX_WINDOWS_PER_USER:
+            raise ApiError(
+                "QUOTA_EXCEEDED",
+                f"Maintenance window limit reached ({MAX_WINDOWS_PER_USER} per user)",
+                {"limit": [str(MAX_WINDOWS_PER_USER)]},
+            )
+        _check_monitor_ids(user.id, body.monitor_ids)
+        return MaintenanceWindow.create(
+            user=user.id, **body.columns(), created_at=now, updated_at=now
+        )
+
+
+def update_window(
+    window: MaintenanceWindow, body: MaintenanceBody, *, now: datetime
+) -> MaintenanceWindow:
+    """Replace the window's title, coverage and schedule (opening by hand is kept)."""
+    with write_tx():
+        _check_monitor_ids(window.user_id, body.monitor_ids)
+        MaintenanceWindow.update(**body.columns(), updated_at=now).where(
+            MaintenanceWindow.id == window.id
+        ).execute()
+    return MaintenanceWindow.get_by_id(window.id)
+
+
+def delete_window(window: MaintenanceWindow) -> None:
+    with write_tx():
+        window.delete_instance()
+
+
+def start_window(
+    window: MaintenanceWindow, *, duration: int | None, now: datetime
+) -> MaintenanceWindow:
+    """Open the window by hand from now, for *duration* seconds (None: until ended)."""
+    end = now + timedelta(seconds=duration) if duration is not None else None
+    with write_tx():
+        MaintenanceWindow.update(manual_start=now, manual_end=end, updated_at=now).where(
+            MaintenanceWindow.id == window.id
+        ).execute()
+    return MaintenanceWindow.get_by_id(window.id)
+
+
+def end_window(window: MaintenanceWindow, *, now: datetime) -> MaintenanceWindow:
+    """Close the window now: the opening by hand, and the scheduled occurrence running."""
+    changes: dict[str, object] = {"ended_at": now, "updated_at": now}
+    if window.manual_start is not None and (window.manual_end is None or window.manual_end > now):
+        changes["manual_end"] = now
+    with write_tx():
+        MaintenanceWindow.update(**changes).where(MaintenanceWindow.id == window.id).execute()
+    return MaintenanceWindow.get_by_id(window.id)
+
+
+# -- which monitors are in maintenance --------------------------------------------
+
+
+def maintenance_seconds(monitor: Monitor, lo: datetime, hi: datetime) -> int:
+    """Seconds of [lo, hi) in which a window of its owner covered *monitor* (overlaps once).
+
+    Read from the windows as they stand: a window deleted or edited since
+    no longer counts as it was (its runs stay out of the roll-ups).
+    """
+    found: list[Span] = []
+    for window in MaintenanceWindow.select().where(MaintenanceWindow.user == monitor.user_id):
+        window_spans = spans(Schedule.of(window), lo, hi)
+        if window_spans and monitor.id in covered_ids(window):
+            found += window_spans
+    return union_seconds(found)

@@ -1,0 +1,245 @@
+"""Monitors as code on the server: plan and apply a user's whole desired set at once.
+
+``plan`` validates every entry (the monitor as a create would, its alert
+settings as a PUT over the defaults would) and answers one VALIDATION_ERROR
+naming every bad field as ``monitors[i].field`` before anything is looked
+up. It then matches entries to the user's monitors (docs/monitors-as-code.md,
+"Matching") and compares each whole configuration, normalised by the same
+models that store it, so a second apply of the same file finds nothing to do.
+
+``apply`` writes a plan in one transaction: deletes first (they free keys and
+quota), then updates, then creates. A failure anywhere rolls all of it back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from uptime_server.config import Settings
+from uptime_server.db import write_tx
+from uptime_server.errors import ApiError, validation_error
+from uptime_server.models import AlertSettings, Monitor, User
+from uptime_server.models.tags import tags_by_monitor
+from uptime_server.schemas.monitor_apply import ApplyRequest, alert_defaults, entry_of
+from uptime_server.schemas.monitor_config import (
+    AlertSettingsIn,
+    MonitorConfig,
+    parse_alert_settings,
+    parse_monitor,
+    quorum_errors,
+)
+from uptime_server.services import monitors as monitor_service
+from uptime_server.services import render_purges
+
+ALERT_FIELDS = tuple(AlertSettingsIn.model_fields)
+
+
+@dataclass
+class Desired:
+    """One valid entry: where it stood, the monitor and the alert settings it states."""
+
+    index: int
+    config: MonitorConfig
+    alerts: AlertSettingsIn
+
+    @property
+    def identity(self) -> tuple[str, str]:
+        return ("key", self.config.key) if self.config.key else ("name", self.config.name)
+
+
+@dataclass
+class Step:
+    action: str
+    monitor: Monitor | None
+    desired: Desired | None
+    changes: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        source = self.desired.config if self.desired else self.monitor
+        return {
+            "action": self.action,
+            "id": self.monitor.id if self.monitor else None,
+            "key": source.key,
+            "name": source.name,
+            "entry": self.desired.index if self.desired else None,
+            "changes": self.changes,
+        }
+
+
+def validate(request: ApplyRequest, settings: Settings) -> list[Desired]:
+    """Every entry parsed, or one VALIDATION_ERROR naming each bad field of each entry."""
+    details: dict[str, list[str]] = {}
+    desired: list[Desired] = []
+    for index, raw in enumerate(request.monitors):
+        where = f"monitors[{index}]"
+        body = dict(raw)
+        alerts_raw = body.pop("alerts", None)
+        try:
+            config = parse_monitor(body, settings)
+        except ApiError as exc:
+            details.update({f"{where}.{k}": v for k, v in exc.details.items()})
+            config = None
+        try:
+            alerts = parse_alert_settings(alert_defaults(), alerts_raw or {})
+        except ApiError as exc:
+            details.update({f"{where}.alerts.{k}": v for k, v in exc.details.items()})
+            alerts = None
+        if config is not None and alerts is not None:
+            quorum = quorum_errors(alerts, config.locations or [])
+            details.update({f"{where}.alerts.{k}": v for k, v in quorum.items()})
+            desired.append(Desired(index, config, alerts))
+    seen: dict[tuple[str, str], int] = {}
+    for item in desired:
+        first = seen.setdefault(item.identity, item.index)
+        if first != item.index:
+            kind, value = item.identity
+            details[f"monitors[{item.index}].{kind}"] = [
+                f"{kind} {value!r} is also that of entry {first}"
+            ]
+    if details:
+        raise validation_error(details, "Invalid monitors: nothing was applied")
+    return desired
+
+
+def plan(user: User, desired: list[Desired], *, prune: bool, settings: Settings) -> list[Step]:
+    """What applying *desired* would do to the user's monitors, in entry order, then the rest."""
+    monitors = list(Monitor.select().where(Monitor.user == user.id).order_by(Monitor.id))
+    matched = _match(desired, monitors)
+    tags = tags_by_monitor(m.id for m in matched.values())
+    stored_alerts = {
+        row.monitor_id: row
+        for row in AlertSettings.select().where(
+            AlertSettings.monitor.in_([m.id for m in matched.values()])
+        )
+    }
+    steps: list[Step] = []
+    for item in desired:
+        monitor = matched.get(item.index)
+        if monitor is None:
+            created = entry_of(item.config.model_dump(), item.alerts.model_dump(), settings)
+            steps.append(Step("create", None, item, _as_changes(created, {})))
+            continue
+        old = {
+            **monitor_service.config_of(monitor, tags[monitor.id]),
+            "alerts": _alerts_of(stored_alerts.get(monitor.id)),
+        }
+        new = {**item.config.model_dump(), "alerts": item.alerts.model_dump()}
+        changes = _as_changes(new, old)
+        steps.append(Step("update" if changes else "unchanged", monitor, item, changes))
+    claimed = {m.id for m in matched.values()}
+    for monitor in monitors:
+        if monitor.id not in claimed:
+            steps.append(Step("delete" if prune else "extra", monitor, None))
+    return steps
+
+
+def apply(user: User, steps: list[Step], *, now: datetime, settings: Settings) -> bool:
+    """Write *steps* in one transaction; whether anything changed."""
+    order = ("delete", "update", "create")
+    todo = sorted((s for s in steps if s.action in order), key=lambda s: order.index(s.action))
+    if not todo:
+        return False
+    with write_tx():
+        for step in todo:
+            if step.action == "delete":
+                monitor_service.delete_monitor(step.monitor)
+                continue
+            desired = step.desired
+            if step.action == "update":
+                monitor = monitor_service.update_monitor(
+                    step.monitor, desired.config, now=now, settings=settings
+                )
+            else:
+                monitor = monitor_service.create_monitor(
+                    user, desired.config, now=now, settings=settings
+                )
+            monitor_service.store_alert_settings(monitor, desired.alerts)
+    # Again once committed: the services' own purges ran inside this
+    # transaction, and a render between them and the commit read the old rows.
+    render_purges.forget_badges(s.monitor.badge_token for s in todo if s.monitor is not None)
+    render_purges.forget_pages_of([user.id])
+    return True
+
+
+def export(user: User, tags: list[str], settings: Settings) -> list[dict[str, Any]]:
+    """The user's monitors (carrying all of *tags*) as entries, in id order."""
+    query = Monitor.select().where(Monitor.user == user.id)
+    if tags:
+        query = query.where(Monitor.id.in_(monitor_service.ids_tagged(user, tags)))
+    monitors = list(query.order_by(Monitor.id))
+    tag_map = tags_by_monitor(m.id for m in monitors)
+    alerts = {
+        row.monitor_id: row
+        for row in AlertSettings.select().where(AlertSettings.monitor.in_([m.id for m in monitors]))
+    }
+    return [
+        entry_of(
+            monitor_service.config_of(m, tag_map[m.id]), _alerts_of(alerts.get(m.id)), settings
+        )
+        for m in monitors
+    ]
+
+
+def _match(desired: list[Desired], monitors: list[Monitor]) -> dict[int, Monitor]:
+    """Entry index → the monitor it describes (docs/monitors-as-code.md#matching).
+
+    Keyed entries first: the monitor with that key, else one without a key
+    and of that name (so a key can be added to an existing monitor). Then the
+    others, by name. A name that fits several monitors is ambiguous: the
+    entry needs a key.
+    """
+    by_key = {m.key: m for m in monitors if m.key}
+    taken: set[int] = set()
+    matched: dict[int, Monitor] = {}
+    details: dict[str, list[str]] = {}
+
+    def claim(item: Desired, candidates: list[Monitor]) -> None:
+        free = [m for m in candidates if m.id not in taken]
+        if len(free) > 1:
+            ids = ", ".join(str(m.id) for m in free)
+            details[f"monitors[{item.index}].name"] = [
+                f"matches several monitors named {item.config.name!r} (ids {ids}); "
+                "give the entry a key, or rename them"
+            ]
+        elif free:
+            matched[item.index] = free[0]
+            taken.add(free[0].id)
+
+    keyed = [d for d in desired if d.config.key]
+    for item in keyed:
+        if item.config.key in by_key:
+            matched[item.index] = by_key[item.config.key]
+            taken.add(by_key[item.config.key].id)
+    for item in keyed:
+        if item.index not in matched:
+            claim(item, [m for m in monitors if not m.key and m.name == item.config.name])
+    for item in desired:
+        if not item.config.key:
+            claim(item, [m for m in monitors if m.name == item.config.name])
+    if details:
+        raise validation_error(details, "Ambiguous monitors: nothing was applied")
+    return matched
+
+
+def _alerts_of(row: AlertSettings | None) -> dict[str, Any]:
+    if row is None:
+        return alert_defaults()
+    return {name: getattr(row, name) for name in ALERT_FIELDS}
+
+
+def _as_changes(new: dict[str, Any], old: dict[str, Any]) -> list[dict[str, Any]]:
+    """Field by field, what differs (``alerts`` by setting, as ``alerts.<name>``)."""
+    changes: list[dict[str, Any]] = []
+    for name, value in new.items():
+        if name == "alerts" and isinstance(value, dict):
+            before = old.get("alerts") or {}
+            changes.extend(
+                {"field": f"alerts.{k}", "old": before.get(k), "new": v}
+                for k, v in value.items()
+                if before.get(k) != v
+            )
+        elif old.get(name) != value:
+            changes.append({"field": name, "old": old.get(name), "new": value})
+    return changes

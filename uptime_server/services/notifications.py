@@ -1,0 +1,155 @@
+"""Notifications of one user: listing, filtering, acknowledge, resolve by hand.
+
+Writes are conditional on the notification still being active, so they
+compose with the check engine, which resolves notifications in its own
+transactions. Resolving by hand locks the monitor row first (the order the
+recorder uses) and bumps its ``state_version``, so a check run read before the
+resolve cannot open a new incident on stale state afterwards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from peewee import ModelSelect
+
+from uptime_server.db import INT64_MAX, write_tx
+from uptime_server.errors import ApiError
+from uptime_server.models import Channel, Monitor, Notification, Outbox, User
+from uptime_server.notify import outbox
+
+RECENT_WINDOW = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class Filters:
+    monitor_id: int | None = None
+    type: str | None = None
+    status: str | None = None
+    since: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Page:
+    rows: list[Notification]
+    total: int
+
+
+def not_found() -> ApiError:
+    return ApiError("NOTIFICATION_NOT_FOUND", "Notification not found")
+
+
+def not_active(note: Notification) -> ApiError:
+    return ApiError(
+        "NOTIFICATION_NOT_ACTIVE",
+        f"Notification {note.id} is {note.status}, not active",
+    )
+
+
+def _owned(user: User) -> ModelSelect:
+    """The user's notifications with their monitor, newest first."""
+    return (
+        Notification.select(Notification, Monitor)
+        .join(Monitor, on=(Notification.monitor == Monitor.id))
+        .where(Notification.user == user.id)
+        .order_by(Notification.started_at.desc(), Notification.id.desc())
+    )
+
+
+def get_owned(user: User, notification_id: int) -> Notification:
+    if not 0 < notification_id <= INT64_MAX:
+        raise not_found()  # cannot exist, and would not bind as a database integer
+    note = _owned(user).where(Notification.id == notification_id).first()
+    if note is None:
+        raise not_found()
+    return note
+
+
+def deliveries(note: Notification) -> list[tuple[Outbox, str | None]]:
+    """The outbox rows of *note*, oldest first, each with its channel's name (if any)."""
+    rows = list(Outbox.select().where(Outbox.notification == note.id).order_by(Outbox.id))
+    ids = {r.channel_id for r in rows if r.channel_id is not None}
+    names = {}
+    if ids:
+        names = {c.id: c.name for c in Channel.select().where(Channel.id.in_(list(ids)))}
+    return [(r, names.get(r.channel_id)) for r in rows]
+
+
+def list_active(user: User) -> list[Notification]:
+    return list(_owned(user).where(Notification.status == "active"))
+
+
+def list_recent(user: User, *, now: datetime, page: int, limit: int) -> Page:
+    query = _owned(user).where(Notification.started_at >= now - RECENT_WINDOW)
+    return _page(query, page, limit)
+
+
+def list_filtered(user: User, filters: Filters, *, page: int, limit: int) -> Page:
+    query = _owned(user)
+    if filters.monitor_id is not None:
+        query = query.where(Notification.monitor == filters.monitor_id)
+    if filters.type is not None:
+        query = query.where(Notification.type == filters.type)
+    if filters.status is not None:
+        query = query.where(Notification.status == filters.status)
+    if filters.since is not None:
+        query = query.where(Notification.started_at >= filters.since)
+    return _page(query, page, limit)
+
+
+def _page(query: ModelSelect, page: int, limit: int) -> Page:
+    total = query.order_by().count()
+    # A page past the last row is answered without asking the database for an
+    # offset that may not even fit its integer type.
+    if (page - 1) * limit >= total:
+        return Page([], total)
+    return Page(list(query.paginate(page, limit)), total)
+
+
+def acknowledge(
+    user: User, notification_id: int, *, now: datetime, mail_domain: str = "uptime.local"
+) -> Notification:
+    """Mark an active notification acknowledged; a second call keeps the first time.
+
+    The first acknowledgement also leaves an ``acknowledge`` message for each
+    PagerDuty channel of the monitor in the outbox, in the same transaction.
+    """
+    with write_tx():
+        note = get_owned(user, notification_id)
+        if note.status != "active":
+            raise not_active(note)
+        if not note.acknowledged:
+            # Acknowledged: no more reminders (engine/reminders.py).
+            changed = (
+                Notification.update(acknowledged=True, acknowledged_at=now, next_reminder_at=None)
+                .where((Notification.id == note.id) & ~Notification.acknowledged)
+                .execute()
+            )
+            if changed:
+                outbox.enqueue_acknowledgement(note, note.monitor, mail_domain=mail_domain, now=now)
+    return get_owned(user, notification_id)
+
+
+def resolve(user: User, notification_id: int, *, now: datetime) -> Notification:
+    """Resolve an active notification by hand (no email is sent).
+
+    A downtime resolved while its monitor still fails suppresses new
+    incidents until the monitor has recovered
+    (docs/api.md#notification-life-cycle); the recorder lifts the flag on the
+    first passing run.
+    """
+    with write_tx():
+        note = get_owned(user, notification_id)
+        if note.status != "active":
+            raise not_active(note)
+        if note.type == "downtime":
+            # Lock the monitor first, as the recorder does, then re-check.
+            Monitor.update(
+                alerts_suppressed=Monitor.status == "offline",
+                state_version=Monitor.state_version + 1,
+            ).where(Monitor.id == note.monitor_id).execute()
+        if not note.resolve_if_active(now):
+            # Resolved by a check run meanwhile: undo the monitor change too.
+            raise not_active(Notification.get_by_id(note.id))
+    return get_owned(user, notification_id)
