@@ -10,6 +10,9 @@ and ``migrations``, ``checks``, ``auth``, ``stats``, ``notify`` and ``maintenanc
 ``heartbeats``, ``engine``, ``schemas``, ``services`` and ``wsgi``, ``web``,
 ``fast_paths``, ``api``, ``app``, and ``daemon`` last. ``probe_agent`` imports
 only the foundation, ``checks`` and the engine's probes.
+
+Speed tricks live in the package whose work they speed up, each named in
+that package's docstring; their figures are in bench/README.md.
 """
 
 __version__ = "0.1.0"

@@ -16,6 +16,8 @@ come back empty before it commits.
 
 Policy: 0001 is the v0.1.0 schema. Once a release ships, a schema change is a
 new numbered module, never an edit of an applied one (docs/migrations.md).
+
+Speed tricks: none; a migration runs once per database.
 """
 
 from __future__ import annotations

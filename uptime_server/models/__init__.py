@@ -13,6 +13,9 @@ Tables and what owns them:
   waiting for delivery, written in the same transaction as the state change).
 
 Times are stored as naive UTC and come back as aware UTC datetimes.
+
+Speed tricks: hot reads select only the columns they use, as tuples, or go
+through ``db.Prepared``; the models are for everything else.
 """
 
 from __future__ import annotations

@@ -6,4 +6,7 @@ to, and ``socket_guard`` applies it to libraries that open their own sockets;
 ``certs`` reads a peer certificate's expiry and identity; ``errors`` turns
 outbound HTTP failures into the short error text a check run or a delivery
 stores, never quoting what the peer sent.
+
+Speed tricks: an address's verdict is cached (``guard.address_allowed``), so
+a check repeats no classification made before.
 """

@@ -6,4 +6,7 @@ the server is away (``buffer``) and posts them back; a connectivity
 ``canary`` keeps the agent's own network outages from counting
 (docs/agents.md). It imports only the foundation, ``checks`` and the
 engine's probing parts, so it carries neither Flask nor a database driver.
+
+Speed tricks: results go back in batches, one file and one request per
+batch, not per result.
 """
