@@ -2,7 +2,7 @@
 
 Threads here stand for the database worker's record and claim threads, or
 the API's request threads: one writer inside, the next waiting on
-``db._WRITERS`` (woken when it is released), not in SQLite's busy handler.
+``db.transactions._WRITERS`` (woken when it is released), not in SQLite's busy handler.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from uptime_server import db as dbmod
+from uptime_server.db import transactions
 from uptime_server.models import User
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
@@ -74,8 +75,8 @@ def test_a_second_writer_waits_for_the_first_to_commit_then_sees_its_row(sqlite_
 
 
 def test_the_lock_is_held_inside_only_and_nested_transactions_keep_it(sqlite_db: Any) -> None:
-    assert dbmod._WRITERS.acquire(blocking=False)  # free before
-    dbmod._WRITERS.release()
+    assert transactions._WRITERS.acquire(blocking=False)  # free before
+    transactions._WRITERS.release()
     with dbmod.database.connection_context(), dbmod.write_tx():
         User.create(email="outer@example.com", name="outer", created_at=NOW)
         with dbmod.write_tx():  # a savepoint, same thread: no deadlock
@@ -104,7 +105,7 @@ def test_a_writer_stops_waiting_for_the_lock_after_the_busy_timeout(
     taken, done = threading.Event(), threading.Event()
 
     def hog() -> None:
-        with dbmod._WRITERS:  # held without a transaction: SQLite's lock is free
+        with transactions._WRITERS:  # held without a transaction: SQLite's lock is free
             taken.set()
             done.wait(WAIT)
 
@@ -133,9 +134,9 @@ def _free_for_another_thread() -> bool:
     got: list[bool] = []
 
     def probe() -> None:
-        free = dbmod._WRITERS.acquire(blocking=False)
+        free = transactions._WRITERS.acquire(blocking=False)
         if free:
-            dbmod._WRITERS.release()
+            transactions._WRITERS.release()
         got.append(free)
 
     thread = threading.Thread(target=probe)

@@ -41,7 +41,6 @@ from uptime_server.db.prepared import (
     size_class,
 )
 from uptime_server.db.transactions import (
-    _WRITERS,
     exclude_writers,
     locked,
     retry_locked,
@@ -57,7 +56,6 @@ __all__ = [
     "POOL_STALE_SECONDS",
     "POOL_WAIT_SECONDS",
     "SQLITE_PRAGMAS",
-    "_WRITERS",
     "Prepared",
     "PreparedArg",
     "bind",

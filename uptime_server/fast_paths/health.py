@@ -26,7 +26,7 @@ PATH = "/healthz"
 # A healthy answer is served again for this long (by the wall clock and the
 # app's clock both), so a load balancer polling hard costs no query each time.
 HEALTHY_FOR_SECONDS = 1.0
-# The view's memo in app.extensions: "last" -> Remembered.
+# The memo the view and HealthPath share: AppState.health_memo, "last" -> Remembered.
 
 
 @dataclass(frozen=True)

@@ -3,13 +3,13 @@ handler reads from it: settings and the clock.
 
 ``create_app`` makes one ``AppState`` per app and fills its fields as it wires the
 app; nothing else of ours is kept in ``app.extensions``. The fast paths in front of
-Flask are typed here by what their readers use of them (``FastPath``), not by
+Flask are typed here by what their readers use of them (``FrontApp``), not by
 their class, which reads this state itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -18,6 +18,7 @@ from flask import Flask, current_app
 
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
+from uptime_server.wsgi.types import Environ, StartResponse, WsgiApp
 
 if TYPE_CHECKING:
     from flask_limiter import Limiter
@@ -26,18 +27,14 @@ if TYPE_CHECKING:
 
 EXTENSION = "uptime"  # the one key of ours in app.extensions
 
-WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
-
-class FastPath(Protocol):
+class FrontApp(Protocol):
     """The WSGI application in front of Flask (``fast_paths.dispatch.FastPaths``): it
     answers what it can and hands the rest to ``app``."""
 
     app: WsgiApp
 
-    def __call__(
-        self, environ: dict[str, Any], start_response: Callable[..., Any]
-    ) -> Iterable[bytes]: ...
+    def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]: ...
 
 
 @dataclass
@@ -51,7 +48,7 @@ class AppState:
     health_memo: dict[str, Any] = field(default_factory=dict)
     # Set by create_app once the blueprints are registered (the rest is wired around them).
     limiter: Limiter | None = None
-    fast_paths: FastPath | None = None  # the outermost layer: app.wsgi_app (fast_paths/)
+    fast_paths: FrontApp | None = None  # the outermost layer: app.wsgi_app (fast_paths/)
     openapi: dict[str, Any] | None = None  # the document, built at its first request
 
 
