@@ -112,12 +112,18 @@ def _forget_default(st: CliState, team: dict[str, Any], named: str) -> None:
         output.info(f"{named} was your default team on {st.server}; the default is cleared.")
 
 
+def _message(response: Json) -> Any:
+    """The ``{"message": ...}`` of an answer, under ``data`` as the teams API gives it."""
+    data = response.get("data")
+    return data if isinstance(data, dict) else response
+
+
 def invitation_token(raw: str) -> str:
     """The token of an invitation given bare or as its ``.../invite/TOKEN`` link."""
     text = raw.strip()
-    match = _INVITE_LINK.search(text)
-    if match:
-        text = match.group(1)
+    if "/" in text:  # a link: tokens are URL-safe, without slashes
+        match = _INVITE_LINK.search(text)
+        text = match.group(1) if match else ""
     if not text or any(ch.isspace() for ch in text):
         raise typer.BadParameter(
             f"expected an invitation token or link, got {raw!r}", param_hint="'TOKEN_OR_LINK'"
@@ -335,7 +341,7 @@ def delete(
         )
     response = _tolerant(st, st.client(), lambda c: c.delete_team(team))
     if st.wants_json(json_):
-        output.print_json(response)
+        output.print_json(_message(response))
     output.success(f"Deleted team {team}")
     _forget_default(st, {}, team)
 
@@ -438,7 +444,9 @@ def remove(
     """Remove a member from the current team (admins; owners only by owners)."""
     st, client, named = _scoped(ctx, team)
     response = client.remove_member(named, user_id)
-    output.show(st.wants_json(json_), response, done=f"Removed user {user_id} from team {named}")
+    output.show(
+        st.wants_json(json_), _message(response), done=f"Removed user {user_id} from team {named}"
+    )
 
 
 @app.command()
@@ -449,7 +457,7 @@ def leave(ctx: typer.Context, team: TeamOpt = None, json_: JsonFlag = False) -> 
     if me.get("id") is None:
         raise CliError("the server did not say who you are", ERROR)
     response = client.remove_member(named, int(me["id"]))
-    output.show(st.wants_json(json_), response, done=f"Left team {named}")
+    output.show(st.wants_json(json_), _message(response), done=f"Left team {named}")
     _forget_default(st, {}, named)
 
 
@@ -482,7 +490,9 @@ def revoke(
     st, client, named = _scoped(ctx, team)
     response = client.revoke_invitation(named, invitation_id)
     output.show(
-        st.wants_json(json_), response, done=f"Revoked invitation {invitation_id} of team {named}"
+        st.wants_json(json_),
+        _message(response),
+        done=f"Revoked invitation {invitation_id} of team {named}",
     )
 
 
