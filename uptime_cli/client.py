@@ -10,14 +10,15 @@ decoded JSON body or a typed exception, so commands only call and render:
 The session travels in an explicit ``Cookie`` header: the server marks the
 cookie Secure, and requests' cookie jar would not send it over plain http to
 a daemon on 127.0.0.1. An API token (``token``) travels as
-``Authorization: Bearer`` instead, and then no cookie is sent.
+``Authorization: Bearer`` instead, and then no cookie is sent. The team the
+request acts in, when one is chosen, travels as ``X-Uptime-Team``.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -26,6 +27,7 @@ import requests
 from uptime_cli import __version__
 
 API_PREFIX = "/api/v1"
+TEAM_HEADER = "X-Uptime-Team"
 USER_AGENT = f"uptime-cli/{__version__}"
 # The server ends a test run at UPTIME_TEST_RUN_TIMEOUT (default 60 s) with
 # 504 TEST_RUN_TIMEOUT (docs/api.md#test-a-monitor); wait that long plus a
@@ -70,6 +72,7 @@ class ApiClient:
     server: str
     session: str | None = field(default=None, repr=False)
     token: str | None = field(default=None, repr=False)  # an API token, sent as a bearer
+    team: str | None = None  # id or slug sent as X-Uptime-Team (None: the server's default)
     timeout: float = 30.0
     connect_timeout: float = 5.0
     # read timeout of the synchronous check (``monitors test``)
@@ -121,6 +124,10 @@ class ApiClient:
 
     def get_user(self) -> Json:
         return self._call("GET", "/auth/user")
+
+    def without_team(self) -> ApiClient:
+        """The same client, letting the server choose the team (no X-Uptime-Team)."""
+        return replace(self, team=None)
 
     def refresh_session(self) -> Json:
         return self._call("POST", "/auth/refresh")
@@ -357,6 +364,60 @@ class ApiClient:
     def delete_status_page(self, page: str) -> Json:
         return self._call("DELETE", f"/status-pages/{quote(page, safe='')}")
 
+    # -- teams -------------------------------------------------------------------
+
+    def list_teams(self) -> Json:
+        return self._call("GET", "/teams")
+
+    def create_team(self, name: str, slug: str | None = None) -> Json:
+        body: Json = {"name": name}
+        if slug is not None:
+            body["slug"] = slug
+        return self._call("POST", "/teams", json=body)
+
+    def get_team(self, team: str) -> Json:
+        return self._call("GET", f"/teams/{_seg(team)}")
+
+    def update_team(self, team: str, fields: Json) -> Json:
+        return self._call("PUT", f"/teams/{_seg(team)}", json=fields)
+
+    def delete_team(self, team: str) -> Json:
+        return self._call("DELETE", f"/teams/{_seg(team)}")
+
+    def list_members(self, team: str) -> Json:
+        return self._call("GET", f"/teams/{_seg(team)}/members")
+
+    def set_member_role(self, team: str, user_id: int, role: str) -> Json:
+        return self._call("PUT", f"/teams/{_seg(team)}/members/{user_id}", json={"role": role})
+
+    def remove_member(self, team: str, user_id: int) -> Json:
+        return self._call("DELETE", f"/teams/{_seg(team)}/members/{user_id}")
+
+    def create_invitation(self, team: str, email: str, role: str) -> Json:
+        body = {"email": email, "role": role}
+        return self._call("POST", f"/teams/{_seg(team)}/invitations", json=body)
+
+    def list_invitations(self, team: str) -> Json:
+        return self._call("GET", f"/teams/{_seg(team)}/invitations")
+
+    def revoke_invitation(self, team: str, invitation_id: int) -> Json:
+        return self._call("DELETE", f"/teams/{_seg(team)}/invitations/{invitation_id}")
+
+    def accept_invitation(self, token: str) -> Json:
+        return self._call("POST", "/invitations/accept", json={"token": token})
+
+    def audit(
+        self,
+        team: str,
+        *,
+        since: str | None = None,
+        actor: int | None = None,
+        action: str | None = None,
+        limit: int | None = None,
+    ) -> Json:
+        params = {"since": since, "actor": actor, "action": action, "limit": limit}
+        return self._call("GET", f"/teams/{_seg(team)}/audit", params=params)
+
     # -- transport -------------------------------------------------------------
 
     def _call(
@@ -370,6 +431,8 @@ class ApiClient:
     ) -> Json:
         url = f"{self.server}{API_PREFIX}{path}"
         headers = self._credential_headers()
+        if self.team:
+            headers[TEAM_HEADER] = self.team
         query = {k: v for k, v in (params or {}).items() if v is not None}
         started = time.monotonic()
         self._trace(f"> {method} {url}{'?' + urlencode(query) if query else ''}")
@@ -401,6 +464,11 @@ class ApiClient:
         # Traces name method, URL and status only: bodies may carry session tokens.
         if self.trace is not None:
             self.trace(line)
+
+
+def _seg(value: str) -> str:
+    """*value* as one path segment."""
+    return quote(str(value), safe="")
 
 
 def _decode(response: requests.Response) -> Json:

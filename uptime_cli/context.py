@@ -1,8 +1,12 @@
-"""What every command runs with: server, session, output mode; exit codes.
+"""What every command runs with: server, session, team, output mode; exit codes.
 
 The root callback builds one ``CliState`` from the global options and puts it
 on the Typer context; commands ask it for an ``ApiClient`` and whether to
 print JSON.
+
+The team a request acts in (the ``X-Uptime-Team`` header) is ``--team`` >
+``UPTIME_TEAM`` > the default saved for the server by ``uptime teams switch``;
+with none of them the server picks (the user's personal team, or a token's own).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ class CliState:
     json: bool = False
     debug: bool = False
     timeout: float | None = None  # --timeout / UPTIME_TIMEOUT, when given
+    team_option: str | None = None  # the root's --team
 
     @cached_property
     def server(self) -> str:
@@ -56,18 +61,42 @@ class CliState:
     def server_is_explicit(self) -> bool:
         return bool(self.server_option)
 
+    @property
+    def team_choice(self) -> tuple[str, str] | None:
+        """(team id or slug, where it came from: "--team", UPTIME_TEAM or "saved"), if any."""
+        if self.team_option and self.team_option.strip():
+            return self.team_option.strip(), "--team"
+        from_env = credentials.env_value(credentials.TEAM_ENV)
+        if from_env:
+            return from_env, credentials.TEAM_ENV
+        saved = credentials.saved_team(self.server)
+        return (saved, "saved") if saved else None
+
+    @property
+    def team(self) -> str | None:
+        """The team chosen for requests (None: the server's default for the caller)."""
+        choice = self.team_choice
+        return choice[0] if choice else None
+
     def credential(self) -> credentials.Credential | None:
         """UPTIME_TOKEN, UPTIME_SESSION or the saved session (credentials.select)."""
         return credentials.select(self.server)
 
-    def client(self, session: str | None = None) -> ApiClient:
-        """A client with *session* if given ("" for none), else the selected credential."""
+    def client(self, session: str | None = None, *, team: str | None = None) -> ApiClient:
+        """A client with *session* if given ("" for none), else the selected credential.
+
+        Its requests name *team* if given (a command's own --team), else ``self.team``.
+        """
         chosen = self.credential() if session is None else None
         token = chosen.value if chosen and chosen.kind == "token" else None
         if session is None and chosen and chosen.kind == "session":
             session = chosen.value
         client = ApiClient(
-            self.server, session=session, token=token, trace=self._trace if self.debug else None
+            self.server,
+            session=session,
+            token=token,
+            team=team or self.team,
+            trace=self._trace if self.debug else None,
         )
         if self.timeout is not None:  # a given timeout bounds every call, checks included
             client.timeout = client.check_timeout = self.timeout

@@ -8,6 +8,10 @@ normalised server URL. Tokens are never printed.
 Which credential a command uses (``select``): ``UPTIME_TOKEN`` (an API token,
 sent as a bearer) > ``UPTIME_SESSION`` (a session token, sent as the cookie)
 > the saved session of the server.
+
+The default team of each server (``uptime teams switch``) lives apart from the
+sessions, in ``teams.json`` (0600) in the config dir: ``{server URL: slug}``.
+It outlives a logout and also applies to UPTIME_TOKEN and UPTIME_SESSION.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ import platformdirs
 DEFAULT_SERVER = "http://127.0.0.1:8080"
 TOKEN_ENV = "UPTIME_TOKEN"
 SESSION_ENV = "UPTIME_SESSION"
+TEAM_ENV = "UPTIME_TEAM"
+TEAMS_FILE = "teams.json"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -116,11 +122,17 @@ def save(creds: Credentials, directory: Path | None = None) -> Path:
     path = credentials_path(creds.server, directory)
     _private_dir(path.parent.parent, tighten=False)
     _private_dir(path.parent, tighten=True)
+    _write_private(path, asdict(creds))
+    return path
+
+
+def _write_private(path: Path, value: Any) -> None:
+    """Write *value* as JSON to *path* atomically, with mode 0600."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(asdict(creds), fh, indent=2)
+            json.dump(value, fh, indent=2)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o600)  # O_CREAT's mode does not apply to a leftover file
@@ -129,7 +141,6 @@ def save(creds: Credentials, directory: Path | None = None) -> Path:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
-    return path
 
 
 def load(server: str, directory: Path | None = None) -> Credentials | None:
@@ -153,6 +164,41 @@ def default_server(directory: Path | None = None) -> str | None:
     if not saved:
         return None
     return max(saved, key=lambda c: c.saved_at).server
+
+
+# -- the default team of each server ------------------------------------------
+
+
+def teams_path(directory: Path | None = None) -> Path:
+    return (directory or config_dir()) / TEAMS_FILE
+
+
+def saved_team(server: str, directory: Path | None = None) -> str | None:
+    """The team saved by ``uptime teams switch`` for *server*, if any."""
+    team = _read_teams(teams_path(directory)).get(normalise_server(server))
+    return team if isinstance(team, str) and team else None
+
+
+def save_team(server: str, team: str | None, directory: Path | None = None) -> Path:
+    """Make *team* the default of *server* (None forgets it); the file stays 0600."""
+    path = teams_path(directory)
+    teams = _read_teams(path)
+    server = normalise_server(server)
+    if team:
+        teams[server] = team
+    else:
+        teams.pop(server, None)
+    _private_dir(path.parent, tighten=False)
+    _write_private(path, dict(sorted(teams.items())))
+    return path
+
+
+def _read_teams(path: Path) -> dict[str, Any]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return raw if isinstance(raw, dict) else {}
 
 
 def _read(path: Path) -> Credentials | None:

@@ -29,6 +29,7 @@ from uptime_cli.commands import (
     notifications,
     server,
     status_pages,
+    teams,
     tokens,
 )
 from uptime_cli.context import (
@@ -73,6 +74,11 @@ def report(exc: Exception, debug: bool) -> int:
             output.info(f"  {field}: {text}")
         if exc.status == 401:
             output.info("Sign in with: uptime login")
+        if exc.code == "TEAM_NOT_FOUND":
+            output.info(
+                "Pick a team of yours (`uptime teams list`) with --team SLUG, UPTIME_TEAM "
+                "or `uptime teams switch SLUG`."
+            )
         return REFUSED
     if isinstance(exc, ServerError):
         output.failure(f"server error (HTTP {exc.status} {exc.code}): {exc.message}")
@@ -98,7 +104,8 @@ app = typer.Typer(
     help="Self-hosted HTTP/HTTPS uptime monitor: daemon and API client.",
     epilog="Scripts and CI: set UPTIME_TOKEN to an API token (uptime tokens create NAME "
     "--scope read|write) and every command uses it instead of the saved session. "
-    "UPTIME_SESSION supplies a session token instead; UPTIME_TOKEN wins over both.",
+    "UPTIME_SESSION supplies a session token instead; UPTIME_TOKEN wins over both. "
+    "UPTIME_TEAM names the team to act in, like --team.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -121,6 +128,16 @@ def root(
             envvar="UPTIME_SERVER",
             metavar="URL",
             help="API server (default: the server of the saved login, else http://127.0.0.1:8080).",
+            show_default=False,
+        ),
+    ] = None,
+    team: Annotated[
+        str | None,
+        typer.Option(
+            "--team",
+            metavar="SLUG",
+            help="The team to act in (id or slug); else UPTIME_TEAM, else the default saved "
+            "by `uptime teams switch`, else the server's choice (your personal team).",
             show_default=False,
         ),
     ] = None,
@@ -149,12 +166,15 @@ def root(
     Sign in with `uptime login` (or `uptime login --local` next to the daemon),
     then try `uptime monitors add api https://example.com/health`.
     """
-    ctx.obj = CliState(server_option=server_url, json=json_, debug=debug, timeout=timeout)
+    ctx.obj = CliState(
+        server_option=server_url, json=json_, debug=debug, timeout=timeout, team_option=team
+    )
 
 
 auth.register(app)
 heartbeats.register(app)
 apply.register(app)
+teams.register(app)
 app.add_typer(monitors.app, name="monitors")
 app.add_typer(notifications.app, name="notifications")
 app.add_typer(tokens.app, name="tokens")
@@ -164,6 +184,7 @@ app.add_typer(server.app, name="server")
 app.add_typer(agent.app, name="agent")
 app.add_typer(agents.app, name="agents")
 app.add_typer(status_pages.app, name="status-pages")
+app.add_typer(teams.app, name="teams")
 
 
 def main() -> None:

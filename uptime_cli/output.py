@@ -636,18 +636,29 @@ def notification_view(n: dict[str, Any]) -> Table:
 
 
 def user_view(user: dict[str, Any], server: str) -> Table:
-    return key_values(
-        None,
-        [
-            ("Email", user.get("email")),
-            ("Name", user.get("name")),
-            ("Signed in with", user.get("provider")),
-            ("Server", server),
-            ("User id", user.get("id")),
-            ("Admin", "yes" if user.get("is_admin") else "no"),
-            ("Last login", when(user.get("last_login"))),
-        ],
-    )
+    rows: list[tuple[str, Any]] = [
+        ("Email", user.get("email")),
+        ("Name", user.get("name")),
+        ("Signed in with", user.get("provider")),
+        ("Server", server),
+        ("User id", user.get("id")),
+        ("Admin", "yes" if user.get("is_admin") else "no"),
+        ("Last login", when(user.get("last_login"))),
+    ]
+    team = user.get("team")
+    if isinstance(team, dict):  # servers before teams do not say
+        rows.append(("Team", team_label(team)))
+    if user.get("role") is not None:
+        rows.append(("Role", user.get("role")))
+    return key_values(None, rows)
+
+
+def team_label(team: dict[str, Any]) -> str:
+    """``Ops (ops)``: a team's name and slug."""
+    name, slug = team.get("name"), team.get("slug")
+    if name and slug:
+        return f"{name} ({slug})"
+    return str(name or slug or team.get("id") or DASH)
 
 
 def agents_table(items: list[dict[str, Any]]) -> Table:

@@ -115,6 +115,7 @@ def base_env(config_dir: Path) -> dict[str, str | None]:
         "UPTIME_SERVER": None,
         "UPTIME_SESSION": None,
         "UPTIME_TOKEN": None,
+        "UPTIME_TEAM": None,
         "UPTIME_TIMEOUT": None,
         "XDG_CONFIG_HOME": None,
         "DISPLAY": None,

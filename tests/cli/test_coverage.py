@@ -71,6 +71,19 @@ COMMANDS = {
     ("DELETE", "/api/v1/maintenance/<>"): "maintenance delete",
     ("POST", "/api/v1/maintenance/<>/start"): "maintenance start",
     ("POST", "/api/v1/maintenance/<>/end"): "maintenance end",
+    ("GET", "/api/v1/teams"): "teams list",
+    ("POST", "/api/v1/teams"): "teams create",
+    ("GET", "/api/v1/teams/<>"): "teams show",  # and `teams switch`
+    ("PUT", "/api/v1/teams/<>"): "teams rename",
+    ("DELETE", "/api/v1/teams/<>"): "teams delete",
+    ("GET", "/api/v1/teams/<>/members"): "teams members",
+    ("PUT", "/api/v1/teams/<>/members/<>"): "teams role",
+    ("DELETE", "/api/v1/teams/<>/members/<>"): "teams remove",  # and `teams leave`
+    ("POST", "/api/v1/teams/<>/invitations"): "teams invite",
+    ("GET", "/api/v1/teams/<>/invitations"): "teams invitations",
+    ("DELETE", "/api/v1/teams/<>/invitations/<>"): "teams revoke",
+    ("POST", "/api/v1/invitations/accept"): "teams join",
+    ("GET", "/api/v1/teams/<>/audit"): "audit",
 }
 # Endpoints that are not user data, and why they have no command.
 NOT_COMMANDS = {

@@ -118,6 +118,29 @@ def test_delete(tmp_path: Path) -> None:
     assert credentials.delete("http://127.0.0.1:8080", tmp_path) is False
 
 
+def test_default_teams_are_kept_per_server_in_one_private_file(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        path = credentials.save_team("HTTP://Host:80/", "ops", tmp_path)
+        credentials.save_team("https://other.example", "dev", tmp_path)
+    finally:
+        os.umask(old)
+    assert path == tmp_path / "teams.json" and mode(path) == 0o600
+    assert credentials.saved_team("http://host", tmp_path) == "ops"
+    assert credentials.saved_team("https://other.example/", tmp_path) == "dev"
+    assert credentials.saved_team("http://elsewhere", tmp_path) is None
+    credentials.save_team("http://host", None, tmp_path)
+    assert credentials.saved_team("http://host", tmp_path) is None
+    assert credentials.saved_team("https://other.example", tmp_path) == "dev"
+
+
+def test_a_corrupt_teams_file_is_ignored_and_replaced(tmp_path: Path) -> None:
+    (tmp_path / "teams.json").write_text("[not a map")
+    assert credentials.saved_team("http://host", tmp_path) is None
+    credentials.save_team("http://host", "ops", tmp_path)
+    assert credentials.saved_team("http://host", tmp_path) == "ops"
+
+
 def test_the_token_is_not_in_the_repr() -> None:
     creds = Credentials("http://h", "secret-token", user={"email": "a@example.com"})
     assert "secret-token" not in repr(creds)

@@ -209,7 +209,7 @@ def logout(ctx: typer.Context, json_: JsonFlag = False) -> None:
 
 
 def whoami(ctx: typer.Context, json_: JsonFlag = False) -> None:
-    """Show the signed-in user."""
+    """Show the signed-in user, and the team and role commands act with."""
     st = state(ctx)
     user = st.client().get_user().get("data") or {}
     if st.wants_json(json_):
