@@ -51,6 +51,7 @@ def build(n_monitors: int, now: datetime) -> None:
     rows = [
         {
             "user": user.id,
+            "team": user.personal_team_id,
             "name": f"service-{i:05d}",
             "url": f"https://svc{i}.example.com/health",
             "type": "https" if i % 2 else "http",

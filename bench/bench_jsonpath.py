@@ -38,6 +38,7 @@ def add_pathological(url: str, target: str, *, interval: int, first_due: datetim
         user = User.get(User.email == "bench@example.com")
         monitor = Monitor.create(
             user=user,
+            team=user.personal_team_id,
             name="pathological",
             url=target,
             type="http",

@@ -62,6 +62,7 @@ from bench.engine_run import cpu_s, tree_cpu_s
 from bench.target import daemon_env, free_port, start_daemon, stop_process
 from uptime_server import db, migrations
 from uptime_server.auth.ping_tokens import new_token, seal, token_hash
+from uptime_server.auth.teams import create_personal_team
 from uptime_server.models import AlertSettings, MaintenanceWindow, Monitor, MonitorLocation, User
 
 SECRET = "bench-pings-secret"
@@ -75,9 +76,11 @@ def seed(url: str, count: int, now: datetime) -> list[str]:
         migrations.migrate(database)
         with database.atomic():
             user = User.create(email="bench@example.com", name="bench", created_at=now)
+            create_personal_team(user, now=now)
             rows = [
                 {
                     "user": user.id,
+                    "team": user.personal_team_id,
                     "name": f"job-{i}",
                     "type": "heartbeat",
                     "period": 3600,
@@ -249,14 +252,16 @@ def add_neighbour(url: str, now: datetime, kind: str) -> list[str]:
     tokens = [new_token() for _ in range(NEIGHBOUR_MONITORS)]
     made = now - timedelta(days=20)
     with database.connection_context(), database.atomic():
-        user = User.get_or_none(User.email == "neighbour@example.com") or User.create(
-            email="neighbour@example.com", name="neighbour", created_at=made
-        )
+        user = User.get_or_none(User.email == "neighbour@example.com")
+        if user is None:
+            user = User.create(email="neighbour@example.com", name="neighbour", created_at=made)
+            create_personal_team(user, now=made)
         ids = []
         for i, token in enumerate(tokens):
             schedule = {"cron": "0 0 30 2 *", "timezone": "UTC"} if i == 0 else {"period": 3600}
             monitor = Monitor.create(
                 user=user.id,
+                team=user.personal_team_id,
                 name=f"neighbour-{i}",
                 type="heartbeat",
                 grace=600,
@@ -275,6 +280,7 @@ def add_neighbour(url: str, now: datetime, kind: str) -> list[str]:
         for schedule in NEIGHBOURS[kind]:
             MaintenanceWindow.create(
                 user=user.id,
+                team=user.personal_team_id,
                 title="pathological",
                 monitor_ids=ids,
                 created_at=made,

@@ -153,6 +153,7 @@ def insert_incidents(monitor: Monitor, items: Sequence[tuple[int, bool, int | No
                     {
                         "monitor": monitor.id,
                         "user": monitor.user_id,
+                        "team": monitor.team_id,
                         "type": kind,
                         "message": f"{monitor.name} is {'DOWN' if kind == 'downtime' else 'UP'}",
                         "status": "resolved",
@@ -230,6 +231,7 @@ def build_fleet(user: User, count: int, days: int, patterns: int = 16) -> list[i
 def fleet_monitor(user: User, i: int) -> dict[str, Any]:
     return {
         "user": user.id,
+        "team": user.personal_team_id,
         "name": f"service-{i:05d}",
         "url": f"https://svc{i}.example.com/health",
         "type": "https",

@@ -78,6 +78,7 @@ def build(path: Path, now: datetime) -> tuple[dict[str, str], str, Any]:
         rows = [
             {
                 "user": user.id,
+                "team": user.personal_team_id,
                 "name": f"service-{i:03d}",
                 "url": f"https://svc{i}.example.com/health",
                 "type": "https",

@@ -8,6 +8,7 @@ from pathlib import Path
 import peewee
 
 from uptime_server import db, migrations
+from uptime_server.auth.teams import create_personal_team
 from uptime_server.models import MODELS, AlertSettings, Monitor, MonitorLocation, User
 
 
@@ -39,9 +40,11 @@ def seed_monitors(
     now = datetime.now(first_due.tzinfo)
     with database.connection_context(), database.atomic():
         user = User.create(email="bench@example.com", name="bench", created_at=now)
+        create_personal_team(user, now=now)
         rows = [
             {
                 "user": user.id,
+                "team": user.personal_team_id,
                 "name": f"bench-{i}",
                 "url": target,
                 # The URL's scheme is the monitor type: http, https or tcp.

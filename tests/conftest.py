@@ -32,6 +32,7 @@ from tests.engine.targets import CountingServer
 from uptime_server import db as dbmod
 from uptime_server import migrations
 from uptime_server.auth.local_users import mint_local_session
+from uptime_server.auth.teams import Acting
 from uptime_server.clock import ManualClock
 from uptime_server.config import Settings, load_settings
 from uptime_server.maintenance import windows as maintenance_windows
@@ -266,6 +267,12 @@ def app(settings: Settings, clock: ManualClock, db: peewee.Database) -> Any:
     return create_app(settings, clock=clock, bind_database=False)
 
 
+def acting_of(user: Any) -> Acting:
+    """*user* acting in their personal team, as its owner."""
+    team_id = user.personal_team_id
+    return Acting(team_id, "owner", user.id, user.name or user.email, "session", None)
+
+
 @dataclass
 class ApiUser:
     """A signed-in user driving the Flask test client with their cookie."""
@@ -273,6 +280,11 @@ class ApiUser:
     client: Any
     token: str
     user: User
+
+    @property
+    def acting(self) -> Acting:
+        """The user as a service sees them: owner of their personal team, by session."""
+        return acting_of(self.user)
 
     def __post_init__(self) -> None:
         # Werkzeug's test client sends cookies from its jar only (a Cookie
@@ -328,7 +340,7 @@ def make_monitor(alice: ApiUser, settings: Settings, clock: ManualClock) -> Any:
     def make(name: str = "m", *, owner: ApiUser | None = None, **fields: Any) -> Monitor:
         body = {"name": name, "url": "http://127.0.0.1:9/", "type": "http", **fields}
         cfg = MonitorConfig.model_validate(body, context={"settings": settings})
-        user = (owner or alice).user
-        return monitor_service.create_monitor(user, cfg, now=clock.now(), settings=settings)
+        acting = (owner or alice).acting
+        return monitor_service.create_monitor(acting, cfg, now=clock.now(), settings=settings)
 
     return make

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from uptime_server.models import Notification
+from uptime_server.models import Monitor, Notification
 
 
 def add_notification(
@@ -13,6 +13,13 @@ def add_notification(
 ) -> Notification:
     """A notification started (and written) at *at*; an active downtime unless *fields* differ."""
     values = {"type": "downtime", "status": "active", **fields}
+    team = Monitor.select(Monitor.team).where(Monitor.id == monitor).scalar()
     return Notification.create(
-        monitor=monitor, user=user, message=message, started_at=at, created_at=at, **values
+        monitor=monitor,
+        user=user,
+        team=team,
+        message=message,
+        started_at=at,
+        created_at=at,
+        **values,
     )

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import peewee
-from flask import Blueprint, Flask, Request, Response, request
+from flask import Blueprint, Flask, Request, Response, g, request
 from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
@@ -37,7 +37,8 @@ from uptime_server.api import (
     status_pages,
     tokens,
 )
-from uptime_server.auth import agent_tokens
+from uptime_server.api import teams as teams_api
+from uptime_server.auth import agent_tokens, teams
 from uptime_server.auth.api_tokens import bearer_token, current_token, scope_refusal
 from uptime_server.auth.sessions import (
     check_csrf,
@@ -64,6 +65,8 @@ from uptime_server.wsgi.access import (
     is_login_limited,
     is_public,
     is_session_only,
+    is_team_free,
+    role_needed,
 )
 from uptime_server.wsgi.check_slots import RunSlots
 from uptime_server.wsgi.context import EXTENSION, AppState
@@ -84,6 +87,7 @@ API_BLUEPRINTS = (
     maintenance,
     agents,
     agent,
+    teams_api,
     openapi,
 )
 ROOT_BLUEPRINTS = (health, home, metrics, public)
@@ -218,12 +222,23 @@ def _api_guard() -> None:
     refusal = scope_refusal(token.scope, request.method) if token is not None else None
     if refusal:
         raise errors.ApiError("FORBIDDEN", refusal)
+    if is_team_free(view):
+        return
+    acting = g.uptime_acting = teams.for_request(request)
+    needed = role_needed(view, request.method)
+    if acting.allows(needed):
+        return
+    if token is not None and not teams.at_least(teams.SCOPE_ROLE[token.scope], needed):
+        raise teams.forbidden(needed, acting.role, f"do this: create a {_scope_for(needed)} token")
+    raise teams.forbidden(needed, acting.role)
+
+
+def _scope_for(role: str) -> str:
+    return {"viewer": "read", "member": "write"}.get(role, "admin")
 
 
 def _agent_guard(bearer: str | None) -> None:
     """The agent API: an agent token, nothing else (sessions and API tokens get 403)."""
-    from flask import g
-
     from uptime_server.wsgi.context import now
 
     if not agent_tokens.is_agent_token(bearer):

@@ -63,7 +63,10 @@ class Settings:
     session_max_age: int = 90 * 86400
     min_check_interval: int = 30
     locations: tuple[str, ...] = ("local",)
-    max_monitors_per_user: int = 1000
+    # UPTIME_MAX_MONITORS_PER_TEAM (UPTIME_MAX_MONITORS_PER_USER: its old name).
+    max_monitors_per_team: int = 1000
+    max_teams_per_user: int = 20
+    audit_retention_days: int = 365
     raw_retention_days: int = 30
     max_body_bytes: int = 1024 * 1024
     block_private_targets: bool = False
@@ -172,7 +175,13 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         session_max_age=env.duration("UPTIME_SESSION_MAX_AGE", 90 * 86400, lo=60),
         min_check_interval=env.int("UPTIME_MIN_CHECK_INTERVAL", 30, lo=1, hi=86400),
         locations=env.list("UPTIME_LOCATIONS", ("local",)),
-        max_monitors_per_user=env.int("UPTIME_MAX_MONITORS_PER_USER", 1000, lo=0),
+        max_monitors_per_team=env.int(
+            "UPTIME_MAX_MONITORS_PER_TEAM",
+            env.int("UPTIME_MAX_MONITORS_PER_USER", 1000, lo=0),
+            lo=0,
+        ),
+        max_teams_per_user=env.int("UPTIME_MAX_TEAMS_PER_USER", 20, lo=1),
+        audit_retention_days=env.int("UPTIME_AUDIT_RETENTION_DAYS", 365, lo=1),
         raw_retention_days=env.int("UPTIME_RAW_RETENTION_DAYS", 30, lo=1),
         max_body_bytes=env.int("UPTIME_MAX_BODY_BYTES", 1024 * 1024, lo=1),
         block_private_targets=env.bool("UPTIME_BLOCK_PRIVATE_TARGETS", False),

@@ -147,7 +147,7 @@ def test_the_agent_refuses_private_targets_when_its_server_does(
     body["locations"] = ["eu-west"]
     config = MonitorConfig.model_validate(body, context={"settings": before})
     with db.database.connection_context():
-        monitor = monitors.create_monitor(alice.user, config, now=clock.now(), settings=before)
+        monitor = monitors.create_monitor(alice.acting, config, now=clock.now(), settings=before)
     clock.advance(61)
     agent = run_agent()  # ProbeConfig(): its own UPTIME_BLOCK_PRIVATE_TARGETS is off
 

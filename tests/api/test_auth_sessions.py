@@ -34,6 +34,8 @@ def test_it_shows_the_signed_in_user(alice: Any, bob: Any) -> None:
         "created_at": "2026-11-22T12:00:00Z",
         "last_login": "2026-11-22T12:00:00Z",
         "is_admin": False,
+        "team": {"id": alice.user.personal_team_id, "name": "Alice", "slug": "alice"},
+        "role": "owner",
     }
     assert bob.get("/api/v1/auth/user").get_json()["data"]["email"] == "bob@example.com"
 

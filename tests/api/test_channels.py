@@ -64,6 +64,7 @@ def test_email_channel_and_its_shape(alice: Any, clock: Any) -> None:
     data = created(alice, "email", {"recipients": ["ops@example.com", "ops@example.com"]}, "ops")
     assert data == {
         "id": data["id"],
+        "team_id": alice.user.personal_team_id,
         "name": "ops",
         "type": "email",
         "config": {"recipients": ["ops@example.com"]},

@@ -24,6 +24,7 @@ def test_it_creates_with_the_defaults(alice: Any) -> None:
     created = response.get_json()["data"]
     assert created == {
         "id": created["id"],
+        "team_id": alice.user.personal_team_id,
         "name": "api",
         "url": "http://127.0.0.1:9/health",
         "type": "http",
@@ -33,6 +34,7 @@ def test_it_creates_with_the_defaults(alice: Any) -> None:
     monitor = alice.get(f"{URL}/{created['id']}").get_json()["data"]
     assert monitor == {
         "id": created["id"],
+        "team_id": alice.user.personal_team_id,
         "name": "api",
         "url": "http://127.0.0.1:9/health",
         "type": "http",

@@ -36,6 +36,7 @@ def test_it_lists_summaries_in_id_order(alice: Any) -> None:
     assert _ids(body) == [first, second]
     assert body["data"][1] == {
         "id": second,
+        "team_id": alice.user.personal_team_id,
         "name": "a",
         "url": "http://127.0.0.1:9/health",
         "type": "http",

@@ -79,7 +79,7 @@ def test_concurrent_creates_never_exceed_the_cap(
     with ThreadPoolExecutor(threads) as pool:
         results = sorted(pool.map(post, range(threads)), key=lambda r: r[0])
 
-    cap = settings.max_monitors_per_user
+    cap = settings.max_monitors_per_team
     assert results == [(201, None)] * cap + [(403, "QUOTA_EXCEEDED")] * (threads - cap)
     assert Monitor.select().where(Monitor.user == alice.user.id).count() == cap
 

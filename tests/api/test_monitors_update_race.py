@@ -49,7 +49,7 @@ def state_of(monitor_id: int) -> dict[str, Any]:
 
 def test_the_engine_state_written_during_an_edit_survives_it(alice, settings, clock):
     mid = create(alice)
-    read_for_edit = monitor_service.get_owned(alice.user, mid)
+    read_for_edit = monitor_service.get_owned(alice.acting, mid)
 
     clock.advance(60)
     Recorder(settings).record([outcome(read_for_edit, clock, False)], now=clock.now())
@@ -73,9 +73,9 @@ def test_the_engine_state_written_during_an_edit_survives_it(alice, settings, cl
 
 def test_a_pause_during_an_edit_survives_it(alice, settings, clock):
     mid = create(alice)
-    read_for_edit = monitor_service.get_owned(alice.user, mid)
+    read_for_edit = monitor_service.get_owned(alice.acting, mid)
     monitor_service.pause_monitor(
-        monitor_service.get_owned(alice.user, mid), "deploy", now=clock.now()
+        monitor_service.get_owned(alice.acting, mid), "deploy", now=clock.now()
     )
 
     edit(read_for_edit, {"check_interval": 120}, settings, clock)
@@ -87,7 +87,7 @@ def test_a_pause_during_an_edit_survives_it(alice, settings, clock):
 
 def test_an_edit_of_a_monitor_deleted_meanwhile_is_not_found(alice, settings, clock):
     mid = create(alice)
-    read_for_edit = monitor_service.get_owned(alice.user, mid)
+    read_for_edit = monitor_service.get_owned(alice.acting, mid)
     monitor_service.delete_monitor(read_for_edit)
 
     with pytest.raises(ApiError) as raised:
@@ -102,7 +102,7 @@ def test_a_type_change_keeps_the_engine_state_written_during_the_edit(alice, set
     # Before issue 12 a move to ping (then unchecked) started the monitor over;
     # every type is checked now, so the state the engine wrote stays.
     mid = create(alice)
-    read_for_edit = monitor_service.get_owned(alice.user, mid)
+    read_for_edit = monitor_service.get_owned(alice.acting, mid)
     Recorder(settings).record([outcome(read_for_edit, clock, False)], now=clock.now())
     recorded = state_of(mid)
 

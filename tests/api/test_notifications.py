@@ -12,6 +12,7 @@ from uptime_server.models import Notification
 
 NOTIFICATION_FIELDS = {
     "id",
+    "team_id",
     "monitor_id",
     "monitor_name",
     "monitor_url",
@@ -62,6 +63,7 @@ def test_an_outage_shows_as_active_with_every_field(alice, api_prod, checks):
     [item] = r.json["data"]
     assert item == {
         "id": item["id"],
+        "team_id": alice.user.personal_team_id,
         "monitor_id": api_prod.id,
         "monitor_name": "api-prod",
         "monitor_url": "https://deploy:s3cret@api.example.com/health",

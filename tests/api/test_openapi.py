@@ -87,6 +87,15 @@ SPEC_OPERATIONS = {
     ("delete", "/api/v1/maintenance/{window_id}"),
     ("post", "/api/v1/maintenance/{window_id}/start"),
     ("post", "/api/v1/maintenance/{window_id}/end"),
+    # Teams (issue 31).
+    ("get", "/api/v1/teams"),
+    ("post", "/api/v1/teams"),
+    ("get", "/api/v1/teams/{team}"),
+    ("put", "/api/v1/teams/{team}"),
+    ("delete", "/api/v1/teams/{team}"),
+    ("get", "/api/v1/teams/{team}/members"),
+    ("put", "/api/v1/teams/{team}/members/{user_id}"),
+    ("delete", "/api/v1/teams/{team}/members/{user_id}"),
     ("get", "/api/v1/openapi.json"),
     ("get", "/healthz"),
     ("get", "/metrics"),
@@ -171,7 +180,11 @@ SESSION_ONLY = {
     "/api/v1/tokens/{token_id}",
 }
 # Paths whose other methods take a token too: a token does not mint agent tokens.
-SESSION_ONLY_OPERATIONS = {("post", "/api/v1/agents"), ("delete", "/api/v1/agents/{agent_id}")}
+SESSION_ONLY_OPERATIONS = {
+    ("post", "/api/v1/agents"),
+    ("delete", "/api/v1/agents/{agent_id}"),
+    ("post", "/api/v1/teams"),  # a team is made by a person, not a token of another team
+}
 
 
 def test_it_marks_public_and_session_operations(document: dict[str, Any]) -> None:
@@ -309,4 +322,4 @@ def test_it_describes_apply_entries_with_their_alerts_and_the_tag_filter(
     listing = document["paths"]["/api/v1/monitors"]["get"]["parameters"]
     assert any(p["name"] == "tag" and p["schema"]["type"] == "array" for p in listing)
     export = document["paths"]["/api/v1/monitors/export"]["get"]["parameters"]
-    assert [p["name"] for p in export] == ["tag"]
+    assert [p["name"] for p in export] == ["tag", "X-Uptime-Team"]

@@ -25,7 +25,7 @@ from uptime_server import db as dbmod
 from uptime_server.engine.recorder import Recorder
 from uptime_server.heartbeats.schedule import HeartbeatSchedule
 from uptime_server.maintenance import schedule as maintenance_schedule
-from uptime_server.models import MaintenanceWindow, Monitor
+from uptime_server.models import MaintenanceWindow, Monitor, User
 
 BOUND = 1.0  # seconds
 
@@ -41,6 +41,7 @@ def pathological_windows(owner_id: int, monitor_id: int, now: Any) -> list[Maint
     return [
         MaintenanceWindow.create(
             user=owner_id,
+            team=User.get_by_id(owner_id).personal_team_id,
             title="stall",
             monitor_ids=[monitor_id],
             created_at=made,

@@ -1,8 +1,11 @@
 """Every scope on every API endpoint, read from the app's URL map.
 
-read reaches every GET; write everything but token management and sign-in;
-ping no API endpoint (heartbeat pings need no credential). Endpoints added
-later are held to the same table as soon as they are registered.
+A token acts as its scope's role at most (read: viewer, write: member,
+admin: admin; docs/teams.md), so read reaches every GET, write what a member
+may do, admin what an admin may; none manages tokens or signs in, and ping
+reaches no API endpoint (heartbeat pings need no credential). The role each
+endpoint takes is the one its view declares (``access.role_needed``).
+Endpoints added later are held to the same table as soon as they are registered.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import pytest
 from tests.api.shapes import assert_error, sqlite_only
 from tests.api.test_auth_required import api_routes
 from tests.api.tokens import mint
-from uptime_server.wsgi.access import is_agent_only, is_session_only
+from uptime_server.auth.teams import RANK, SCOPE_ROLE
+from uptime_server.wsgi.access import is_agent_only, is_session_only, role_needed
 
 pytestmark = sqlite_only
 
@@ -30,6 +34,7 @@ SESSION_ONLY = {
     ("DELETE", "/api/v1/tokens/1"),
     ("POST", "/api/v1/agents"),
     ("DELETE", "/api/v1/agents/1"),
+    ("POST", "/api/v1/teams"),
 }
 
 
@@ -47,8 +52,9 @@ def settings_env(settings_env: dict[str, str]) -> dict[str, str]:
     }
 
 
-def routes(app: Any) -> list[tuple[str, str, bool]]:
-    """(method, path, session only) of every API route; public ones only if session only."""
+def routes(app: Any) -> list[tuple[str, str, bool, str]]:
+    """(method, path, session only, role needed) of every API route; public ones only if
+    session only."""
     found = []
     for public in (False, True):
         for method, path, endpoint in api_routes(app, public=public):
@@ -57,32 +63,35 @@ def routes(app: Any) -> list[tuple[str, str, bool]]:
             only = is_session_only(app.view_functions[endpoint])
             if public and not only:
                 continue  # the API document: no credential involved
-            found.append((method, path, only))
+            needed = role_needed(app.view_functions[endpoint], method)
+            found.append((method, path, only, needed))
     return found
 
 
-def expected(scope: str, method: str, session_only: bool) -> bool:
-    """Whether a *scope* token gets past authorisation on this route."""
+def expected(scope: str, method: str, session_only: bool, needed: str) -> bool:
+    """Whether a *scope* token of an owner gets past authorisation on this route."""
     if session_only or scope == "ping":
         return False
-    return scope == "write" or method == "GET"
+    if scope == "read" and method != "GET":
+        return False
+    return RANK[SCOPE_ROLE[scope]] >= RANK[needed]
 
 
 def test_the_table_knows_the_session_only_routes(app: Any) -> None:
     table = routes(app)
-    assert {(m, p) for m, p, only in table if only} == SESSION_ONLY
+    assert {(m, p) for m, p, only, _ in table if only} == SESSION_ONLY
     assert len(table) >= 25
 
 
-@pytest.mark.parametrize("scope", ["read", "write", "ping"])
+@pytest.mark.parametrize("scope", ["read", "write", "admin", "ping"])
 def test_each_scope_on_every_endpoint(app: Any, alice: Any, scope: str) -> None:
     token = mint(alice, scope)
     checked = {True: 0, False: 0}
-    for method, path, session_only in routes(app):
+    for method, path, session_only, needed in routes(app):
         # No monitor or notification exists: writes end at validation or 404,
         # nothing is probed.
         response = token.request(method, path, json={})
-        allowed = expected(scope, method, session_only)
+        allowed = expected(scope, method, session_only, needed)
         checked[allowed] += 1
         if allowed:
             assert response.status_code not in (401, 403), (method, path, response.get_json())

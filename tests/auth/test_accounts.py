@@ -11,6 +11,7 @@ import pytest
 from uptime_server.auth.accounts import Account, LiveSession, LiveToken
 from uptime_server.auth.api_tokens import authenticate, create_token
 from uptime_server.auth.sessions import create_session, find_session
+from uptime_server.auth.teams import create_personal_team
 from uptime_server.models import User
 
 
@@ -19,13 +20,22 @@ def _users(now: datetime) -> tuple[User, User]:
     bob = User.create(
         email="b@example.com", name="b", created_at=now, last_login=now, is_admin=True
     )
+    create_personal_team(alice, now=now)
+    create_personal_team(bob, now=now)
     return alice, bob
 
 
 def _account(user: User) -> Account:
     row = User.get_by_id(user.id)
     return Account(
-        row.id, row.email, row.name, row.avatar_url, row.created_at, row.last_login, row.is_admin
+        row.id,
+        row.email,
+        row.name,
+        row.avatar_url,
+        row.created_at,
+        row.last_login,
+        row.is_admin,
+        row.personal_team_id,
     )
 
 
@@ -38,7 +48,7 @@ def test_a_session_comes_back_with_its_account(db: Any) -> None:
             found = find_session(token, now=now)
             assert isinstance(found, LiveSession)
             assert found == LiveSession(
-                row.id, user.id, "local", now, now + timedelta(hours=1), _account(user)
+                row.id, user.id, "local", now, now + timedelta(hours=1), _account(user), "owner"
             )
             assert found.expires_at.tzinfo is UTC and found.account.created_at.tzinfo is UTC
             assert found.account.get_id() == str(user.id)
@@ -55,10 +65,11 @@ def test_a_session_comes_back_with_its_account(db: Any) -> None:
 def test_a_token_comes_back_with_its_account(db: Any) -> None:
     now = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
     _alice, bob = _users(now)
-    secret, row = create_token(bob, name="ci", scope="read", expires_in=None, now=now)
+    team = bob.personal_team_id
+    secret, row = create_token(bob, team_id=team, name="ci", scope="read", expires_in=None, now=now)
     found = authenticate(secret, now=now)
     assert isinstance(found, LiveToken)
     assert found == LiveToken(
-        row.id, bob.id, "ci", "read", secret[:12], now, None, now, _account(bob)
+        row.id, bob.id, team, "ci", "read", secret[:12], now, None, now, _account(bob), "owner"
     )
     assert found.account.is_admin is True and found.account.last_login == now

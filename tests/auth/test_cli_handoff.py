@@ -58,6 +58,8 @@ def test_the_cli_gets_a_session_in_the_exchange_body(browser, new_browser, provi
     assert data["user"]["email"] == "octocat@example.com"
     assert data["user"]["provider"] == "github"
     assert set(data["user"]) == {
+        "team",
+        "role",
         "id",
         "email",
         "name",

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from uptime_server import db as dbmod
+from uptime_server.auth.teams import create_personal_team
 
 
 def test_it_opens_sqlite_in_wal_with_foreign_keys(tmp_path: Any) -> None:
@@ -91,9 +92,11 @@ def test_a_prepared_query_gives_every_row_each_time_with_its_own_values(db: Any)
     now = datetime(2026, 1, 1, 12, tzinfo=UTC)
     alice = User.create(email="a@example.com", name="a", created_at=now)
     bob = User.create(email="b@example.com", name="b", created_at=now)
+    teams = {u.id: create_personal_team(u, now=now) for u in (alice, bob)}
     for user, name in ((alice, "one"), (alice, "three"), (bob, "three")):
         Monitor.create(
             user=user,
+            team=teams[user.id],
             name=name,
             url="http://127.0.0.1:9/",
             type="http",
@@ -138,11 +141,13 @@ def test_prepared_dicts_and_tuples_are_the_rows_peewee_gives(db: Any) -> None:
 
     now = datetime(2026, 1, 1, 12, 30, 15, tzinfo=UTC)
     alice = User.create(email="a@example.com", name="a", created_at=now)
+    team = create_personal_team(alice, now=now)
     for i, (paused, headers, last_check) in enumerate(
         ((True, {"X-A": "1"}, now), (False, {}, None), (False, {"B": "2"}, now))
     ):
         Monitor.create(
             user=alice,
+            team=team,
             name=f"m{i}",
             url=None if i == 1 else f"http://127.0.0.1:9/{i}",
             type="http",

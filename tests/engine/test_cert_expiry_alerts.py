@@ -92,7 +92,7 @@ def monitor(request, alice, settings, clock, cert_target) -> Monitor:
     cfg = MonitorConfig.model_validate(
         {**body, "timeout": 5, "check_interval": INTERVAL}, context={"settings": settings}
     )
-    return monitor_service.create_monitor(alice.user, cfg, now=clock.now(), settings=settings)
+    return monitor_service.create_monitor(alice.acting, cfg, now=clock.now(), settings=settings)
 
 
 def check_at(clock, scheduler, cert_target: CertTarget, days_left: float) -> None:

@@ -32,7 +32,7 @@ def make_monitor(db, alice, settings, target):
             **fields,
         }
         cfg = MonitorConfig.model_validate(body, context={"settings": settings})
-        m = monitors.create_monitor(alice.user, cfg, now=due, settings=settings)
+        m = monitors.create_monitor(alice.acting, cfg, now=due, settings=settings)
         MonitorLocation.update(next_check_at=due).where(MonitorLocation.monitor == m.id).execute()
         return m
 

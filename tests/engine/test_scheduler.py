@@ -50,7 +50,7 @@ def make_monitor(db, alice, settings, clock, target):
             **fields,
         }
         cfg = MonitorConfig.model_validate(body, context={"settings": settings})
-        return monitor_service.create_monitor(alice.user, cfg, now=clock.now(), settings=settings)
+        return monitor_service.create_monitor(alice.acting, cfg, now=clock.now(), settings=settings)
 
     return make
 

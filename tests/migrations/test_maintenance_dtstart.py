@@ -10,7 +10,6 @@ import pytest
 from dateutil.rrule import rrulestr
 
 from uptime_server import migrations
-from uptime_server.models import MODELS, MaintenanceWindow, User
 
 step = importlib.import_module("uptime_server.migrations.0017_maintenance_dtstart")
 
@@ -77,37 +76,37 @@ def test_the_migration_rewrites_old_rules_and_nothing_else(blank_db):
         "count": "DTSTART:20190101T020000\nRRULE:FREQ=DAILY;COUNT=3",
         "none": "FREQ=WEEKLY;BYDAY=SU;BYHOUR=2",
     }
-    created = datetime(2018, 5, 1, tzinfo=UTC)
-    with db.bind_ctx(MODELS):
-        user = User.create(email="a@example.com", name="A", created_at=created)
-        ids = {
-            name: MaintenanceWindow.create(
-                user=user.id,
-                title=name,
-                monitor_ids=[1],
-                rrule=text,
-                duration=3600,
-                timezone="Europe/Berlin",
-                created_at=created,
-                updated_at=created,
-            ).id
-            for name, text in texts.items()
-        }
-        cron = MaintenanceWindow.create(
-            user=user.id,
-            title="cron",
-            tags=["web"],
-            cron="0 2 * * *",
-            duration=3600,
-            created_at=created,
-            updated_at=created,
+    created = datetime(2018, 5, 1)
+    p = db.param
+    # Rows written as the schema of 0016 has them (the models are newer).
+    db.execute_sql(
+        'INSERT INTO "users" ("email", "name", "created_at", "is_admin") '
+        f"VALUES ({p}, {p}, {p}, {p})",
+        ("a@example.com", "A", created, False),
+    )
+    (user_id,) = db.execute_sql('SELECT MAX("id") FROM "users"').fetchone()
+    ids = {}
+    rows = {
+        **{n: (t, None, "[]") for n, t in texts.items()},
+        "cron": (None, "0 2 * * *", '["web"]'),
+    }
+    for name, (rrule, cron_text, tags) in rows.items():
+        db.execute_sql(
+            'INSERT INTO "maintenance_windows" ("user_id", "title", "monitor_ids", "tags", '
+            '"rrule", "cron", "duration", "timezone", "created_at", "updated_at") '
+            f"VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p})",
+            (user_id, name, "[1]", tags, rrule, cron_text, 3600, "Europe/Berlin", created, created),
         )
+        (ids[name],) = db.execute_sql('SELECT MAX("id") FROM "maintenance_windows"').fetchone()
 
-    assert migrations.migrate(db) == ["0017_maintenance_dtstart"]
+    assert migrations.migrate(db, until=17) == ["0017_maintenance_dtstart"]
 
-    with db.bind_ctx(MODELS):
-        stored = {name: MaintenanceWindow.get_by_id(i).rrule for name, i in ids.items()}
-        assert MaintenanceWindow.get_by_id(cron.id).cron == "0 2 * * *"
+    def column(name: str, window: str) -> str:
+        sql = f'SELECT "{name}" FROM "maintenance_windows" WHERE "id" = {p}'
+        return db.execute_sql(sql, (ids[window],)).fetchone()[0]
+
+    stored = {name: column("rrule", name) for name in ids if name != "cron"}
+    assert column("cron", "cron") == "0 2 * * *"
     now = datetime.now(UTC).astimezone(step.ZoneInfo("Europe/Berlin")).replace(tzinfo=None)
     for name in ("old", "berlin"):
         line, rule = stored[name].split("\n")

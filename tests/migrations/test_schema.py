@@ -20,6 +20,11 @@ NEVER_REUSED = {
     "outbox",
     "api_tokens",
     "agent_tokens",  # an agent's id is in its lease owner tokens (0011)
+    # 0018: a CLI's saved team, an audit line or an invitation id must never
+    # name somebody else's new row.
+    "teams",
+    "invitations",
+    "audit_events",
 }
 
 

@@ -49,7 +49,7 @@ def monitor(db, alice, settings, clock):
 def add_channel(alice, settings, clock, monitor):
     def add(kind: str, config: dict[str, Any], name: str | None = None, attach: bool = True):
         body = parse_create({"name": name or kind, "type": kind, "config": config}, settings)
-        channel = channel_service.create_channel(alice.user, body, now=clock.now())
+        channel = channel_service.create_channel(alice.acting, body, now=clock.now())
         if attach:
             alerts = AlertSettings.get(AlertSettings.monitor == monitor.id)
             AlertSettings.update(channel_ids=[*alerts.channel_ids, channel.id]).where(
@@ -270,8 +270,8 @@ def test_pagerduty_trigger_acknowledge_resolve_share_the_dedup_key(
         check(False)
         deliver()
         [down] = Notification.select()
-        notifications.acknowledge(alice.user, down.id, now=clock.now())
-        notifications.acknowledge(alice.user, down.id, now=clock.now())  # idempotent
+        notifications.acknowledge(alice.acting, down.id, now=clock.now())
+        notifications.acknowledge(alice.acting, down.id, now=clock.now())  # idempotent
         deliver()
         clock.advance(60)
         check(True)
@@ -426,7 +426,7 @@ def test_a_channel_of_another_user_never_gets_a_message(
     body = parse_create(
         {"name": "bobs", "type": "webhook", "config": {"url": receiver.url}}, settings
     )
-    theirs = channel_service.create_channel(bob.user, body, now=clock.now())
+    theirs = channel_service.create_channel(bob.acting, body, now=clock.now())
     AlertSettings.update(channel_ids=[theirs.id]).where(
         AlertSettings.monitor == monitor.id
     ).execute()

@@ -115,7 +115,7 @@ def test_resolving_by_hand_stops_reminders(world, sweep, alice, clock):
     m = world.monitor(reminder_interval=600)
     world.check(m, status=503)
     downtime = Notification.get()
-    notification_service.resolve(alice.user, downtime.id, now=clock.now())
+    notification_service.resolve(alice.acting, downtime.id, now=clock.now())
     clock.advance(3600)
     sweep.loop(clock.now())
     assert kinds() == ["downtime"]

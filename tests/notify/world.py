@@ -14,6 +14,7 @@ from email.parser import BytesParser
 from http.server import ThreadingHTTPServer
 from typing import Any
 
+from tests.conftest import acting_of
 from tests.stub_http import StubHandler
 from uptime_server.checks.outcomes import CheckOutcome
 from uptime_server.checks.types import CheckSpec
@@ -41,7 +42,9 @@ def make_monitor(
         {"name": name, "url": url, "type": "http", "expected_status": [200], "timeout": 5},
         context={"settings": settings},
     )
-    monitor = monitor_service.create_monitor(user, cfg, now=clock.now(), settings=settings)
+    monitor = monitor_service.create_monitor(
+        acting_of(user), cfg, now=clock.now(), settings=settings
+    )
     if alerts:
         AlertSettings.update(**alerts).where(AlertSettings.monitor == monitor.id).execute()
     return monitor

@@ -94,7 +94,7 @@ def test_it_has_the_documented_defaults() -> None:
     assert settings.session_ttl == 14 * 86400
     assert settings.min_check_interval == 30
     assert settings.locations == ("local",)
-    assert settings.max_monitors_per_user == 1000
+    assert settings.max_monitors_per_team == 1000
     assert settings.raw_retention_days == 30
     assert settings.max_body_bytes == 1024 * 1024
     assert settings.block_private_targets is False

@@ -61,7 +61,7 @@ def new_monitor(db, settings, clock):
             {"name": name, "url": "http://127.0.0.1:9/", "type": "http"},
             context={"settings": settings},
         )
-        return monitors.create_monitor(owner.user, cfg, now=clock.now(), settings=settings)
+        return monitors.create_monitor(owner.acting, cfg, now=clock.now(), settings=settings)
 
     return make
 

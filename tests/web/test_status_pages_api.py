@@ -26,6 +26,7 @@ def test_it_creates_with_the_defaults_and_shows_the_page(alice: Any) -> None:
     page = response.get_json()["data"]
     assert page == {
         "id": page["id"],
+        "team_id": alice.user.personal_team_id,
         "slug": "acme",
         "title": "Acme",
         "description": "",

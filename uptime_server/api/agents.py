@@ -27,7 +27,7 @@ from uptime_server.schemas.agents import (
     parse_agent_create,
 )
 from uptime_server.schemas.base import Message, data, data_of, json_response
-from uptime_server.wsgi.access import session_only
+from uptime_server.wsgi.access import session_only, team_free
 from uptime_server.wsgi.context import now, settings
 from uptime_server.wsgi.operations import documenter
 
@@ -46,6 +46,7 @@ def require_admin() -> None:
 
 
 @bp.post("")
+@team_free
 @session_only
 @doc("createAgent", ok={201: data(AgentCreated)}, body=AgentCreate)
 def create_agent() -> Any:
@@ -66,6 +67,7 @@ def create_agent() -> Any:
 
 
 @bp.get("")
+@team_free
 @doc("listAgents", ok=AgentList)
 def list_agents() -> Any:
     """List probe agents: location, version, last seen, checks per second, lag, degraded."""
@@ -74,6 +76,7 @@ def list_agents() -> Any:
 
 
 @bp.delete("/<int:agent_id>")
+@team_free
 @session_only
 @doc("revokeAgent", ok=Message, errors=(404,))
 def revoke_agent(agent_id: int) -> Any:

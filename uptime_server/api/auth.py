@@ -12,6 +12,7 @@ from typing import Any
 from flask import Blueprint, request
 from flask_login import current_user
 
+from uptime_server.auth import teams
 from uptime_server.auth.sessions import (
     clear_cookie,
     current_session,
@@ -20,9 +21,11 @@ from uptime_server.auth.sessions import (
     session_token,
     set_cookie,
 )
+from uptime_server.errors import ApiError
+from uptime_server.models import Team
 from uptime_server.schemas.auth import Refreshed, User
 from uptime_server.schemas.base import Message, data, data_of, json_response
-from uptime_server.wsgi.access import session_only
+from uptime_server.wsgi.access import session_only, team_free
 from uptime_server.wsgi.context import now, settings
 from uptime_server.wsgi.operations import documenter
 
@@ -31,14 +34,25 @@ doc = documenter("auth")
 
 
 @bp.get("/user")
+@team_free
 @doc("getUser", ok=data(User))
 def get_user() -> Any:
     """The signed-in user (provider null when called with an API token)."""
     session = current_session()
-    return data_of(User.of(current_user, session.provider if session else None))
+    try:
+        acting = teams.for_request(request)
+    except ApiError:
+        if request.headers.get(teams.HEADER):
+            raise  # the team asked for is not one of the caller's
+        acting = None  # a member of no team (any more)
+    team = None if acting is None else Team.get_by_id(acting.team_id)
+    provider = session.provider if session else None
+    role = None if acting is None else acting.role
+    return data_of(User.of(current_user, provider, team, role))
 
 
 @bp.post("/refresh")
+@team_free
 @session_only
 @doc("refreshSession", ok=Refreshed)
 def refresh() -> Any:
@@ -60,6 +74,7 @@ def refresh() -> Any:
 
 
 @bp.post("/logout")
+@team_free
 @session_only
 @doc("logout", ok=Message)
 def logout() -> Any:

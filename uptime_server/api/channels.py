@@ -7,10 +7,10 @@ import time
 from typing import Any
 
 from flask import Blueprint
-from flask_login import current_user
 from limits import parse_many
 
 from uptime_server.api.body import json_body
+from uptime_server.auth.teams import current_acting
 from uptime_server.errors import ApiError
 from uptime_server.notify.channels import ChannelSender
 from uptime_server.schemas.base import Message, data, data_of, json_response
@@ -24,6 +24,7 @@ from uptime_server.schemas.channels import (
     parse_update,
 )
 from uptime_server.services import channels as channel_service
+from uptime_server.wsgi.access import requires
 from uptime_server.wsgi.context import now, settings, state
 from uptime_server.wsgi.operations import documenter
 
@@ -32,7 +33,7 @@ doc = documenter("channels")
 
 
 def _channel(row: Any) -> Channel:
-    used = channel_service.monitors_using(current_user)
+    used = channel_service.monitors_using(current_acting())
     return Channel.of(row, used.get(row.id, []))
 
 
@@ -45,17 +46,18 @@ def _sender() -> ChannelSender:
 @doc("listChannels", ok=ChannelList)
 def list_channels() -> Any:
     """List the caller's channels."""
-    used = channel_service.monitors_using(current_user)
-    rows = channel_service.list_channels(current_user)
+    used = channel_service.monitors_using(current_acting())
+    rows = channel_service.list_channels(current_acting())
     return json_response(ChannelList(data=[Channel.of(r, used.get(r.id, [])) for r in rows]))
 
 
 @bp.post("")
+@requires("admin")
 @doc("createChannel", ok={201: data(Channel)}, errors=(403,), body=ChannelCreate)
 def create() -> Any:
     """Create a channel."""
     body = parse_create(json_body(), settings())
-    row = channel_service.create_channel(current_user, body, now=now())
+    row = channel_service.create_channel(current_acting(), body, now=now())
     return data_of(_channel(row)), 201
 
 
@@ -63,33 +65,36 @@ def create() -> Any:
 @doc("getChannel", ok=data(Channel), errors=(404,))
 def show(channel_id: int) -> Any:
     """One channel."""
-    return data_of(_channel(channel_service.get_owned(current_user, channel_id)))
+    return data_of(_channel(channel_service.get_owned(current_acting(), channel_id)))
 
 
 @bp.put("/<int:channel_id>")
+@requires("admin")
 @doc("updateChannel", ok=data(Channel), errors=(404,), body=ChannelUpdate)
 def update(channel_id: int) -> Any:
     """Change a channel; omitted config fields, secrets included, keep their values."""
-    row = channel_service.get_owned(current_user, channel_id)
+    row = channel_service.get_owned(current_acting(), channel_id)
     name, config = parse_update(row.type, row.config, json_body(), settings())
     return data_of(_channel(channel_service.update_channel(row, name, config, now=now())))
 
 
 @bp.delete("/<int:channel_id>")
+@requires("admin")
 @doc("deleteChannel", ok=Message, errors=(404,))
 def delete(channel_id: int) -> Any:
     """Delete a channel; monitors stop using it."""
-    channel_service.delete_channel(channel_service.get_owned(current_user, channel_id))
+    channel_service.delete_channel(channel_service.get_owned(current_acting(), channel_id))
     return json_response(Message(message="Channel deleted"))
 
 
 @bp.post("/<int:channel_id>/test")
+@requires("admin")
 @doc("testChannel", ok=data(ChannelTestResult), errors=(404, 429))
 def test(channel_id: int) -> Any:
     """Send a test message now and answer with the result."""
-    row = channel_service.get_owned(current_user, channel_id)
+    row = channel_service.get_owned(current_acting(), channel_id)
     if row.type == "email":
-        _count_email_test(current_user.id)
+        _count_email_test(current_acting().user_id)
     moment = now()
     error = channel_service.send_test(row, _sender(), settings(), now=moment)
     result = ChannelTestResult(

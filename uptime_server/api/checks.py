@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from flask import Blueprint, request
-from flask_login import current_user
 
+from uptime_server.auth.teams import current_acting
 from uptime_server.checks.outcomes import CheckOutcome
 from uptime_server.engine.probe_loop import ProbeLoop, shared_probe_loop
 from uptime_server.engine.recorder import Recorder
@@ -94,8 +94,8 @@ def test_slots() -> RunSlots:
 @doc("testMonitor", ok=data(TestResult), errors=(404, 409, 504))
 def test(monitor_id: int) -> Any:
     """Run one check now and record it."""
-    monitor = monitor_service.get_owned(current_user, monitor_id)
-    with test_slots().hold(current_user.id):
+    monitor = monitor_service.get_owned(current_acting(), monitor_id)
+    with test_slots().hold(current_acting().user_id):
         return data_of(run_test(monitor))
 
 
@@ -127,7 +127,7 @@ def _day_before(until: datetime) -> datetime:
 )
 def history(monitor_id: int) -> Any:
     """Raw check runs, newest first."""
-    monitor = monitor_service.get_owned(current_user, monitor_id)
+    monitor = monitor_service.get_owned(current_acting(), monitor_id)
     since, until = _window(request.args)
     size = int_param(request.args, "limit", 100, 1, 1000)
     rows = monitor_service.check_runs(monitor, since=since, until=until, limit=size + 1)

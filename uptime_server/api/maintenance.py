@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint
-from flask_login import current_user
 
 from uptime_server.api.body import json_body
+from uptime_server.auth.teams import current_acting
 from uptime_server.schemas.base import Message, data, data_of, json_response
 from uptime_server.schemas.maintenance import (
     Maintenance,
@@ -35,7 +35,7 @@ def _window(row: Any) -> dict[str, Any]:
 def list_windows() -> Any:
     """List the caller's maintenance windows."""
     moment = now()
-    rows = maintenance_service.list_windows(current_user)
+    rows = maintenance_service.list_windows(current_acting())
     return json_response(MaintenanceList(data=[Maintenance.of(r, moment) for r in rows]))
 
 
@@ -45,21 +45,21 @@ def create() -> Any:
     """Create a maintenance window."""
     moment = now()
     body = parse_body(json_body(), now=moment)
-    return _window(maintenance_service.create_window(current_user, body, now=moment)), 201
+    return _window(maintenance_service.create_window(current_acting(), body, now=moment)), 201
 
 
 @bp.get("/<int:window_id>")
 @doc("getMaintenance", ok=data(Maintenance), errors=(404,))
 def show(window_id: int) -> Any:
     """One maintenance window."""
-    return _window(maintenance_service.get_owned(current_user, window_id))
+    return _window(maintenance_service.get_owned(current_acting(), window_id))
 
 
 @bp.put("/<int:window_id>")
 @doc("updateMaintenance", ok=data(Maintenance), errors=(404,), body=MaintenanceBody)
 def update(window_id: int) -> Any:
     """Change a window; omitted fields keep their values, a new schedule replaces the old."""
-    row = maintenance_service.get_owned(current_user, window_id)
+    row = maintenance_service.get_owned(current_acting(), window_id)
     moment = now()
     body = parse_body(json_body(), current_fields(row), now=moment)
     return _window(maintenance_service.update_window(row, body, now=moment))
@@ -69,7 +69,7 @@ def update(window_id: int) -> Any:
 @doc("deleteMaintenance", ok=Message, errors=(404,))
 def delete(window_id: int) -> Any:
     """Delete a maintenance window."""
-    maintenance_service.delete_window(maintenance_service.get_owned(current_user, window_id))
+    maintenance_service.delete_window(maintenance_service.get_owned(current_acting(), window_id))
     return json_response(Message(message="Maintenance window deleted"))
 
 
@@ -83,7 +83,7 @@ def delete(window_id: int) -> Any:
 )
 def start(window_id: int) -> Any:
     """Open a window by hand now, for duration seconds or until ended."""
-    row = maintenance_service.get_owned(current_user, window_id)
+    row = maintenance_service.get_owned(current_acting(), window_id)
     body = parse_model(MaintenanceStart, json_body(optional=True))
     return _window(maintenance_service.start_window(row, duration=body.duration, now=now()))
 
@@ -92,5 +92,5 @@ def start(window_id: int) -> Any:
 @doc("endMaintenance", ok=data(Maintenance), errors=(404,))
 def end(window_id: int) -> Any:
     """End a window now: the opening by hand and the scheduled occurrence running."""
-    row = maintenance_service.get_owned(current_user, window_id)
+    row = maintenance_service.get_owned(current_acting(), window_id)
     return _window(maintenance_service.end_window(row, now=now()))

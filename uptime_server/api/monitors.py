@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint, request
-from flask_login import current_user
 
 from uptime_server.api.body import json_body
 from uptime_server.api.request_schemas import (
@@ -14,10 +13,12 @@ from uptime_server.api.request_schemas import (
     MONITOR_UPDATE,
     MONITORS_APPLY,
 )
+from uptime_server.auth.teams import current_acting
 from uptime_server.errors import validation_error
 from uptime_server.maintenance import windows
 from uptime_server.models import MONITOR_TYPES
 from uptime_server.models import Monitor as MonitorRow
+from uptime_server.notify import outbox
 from uptime_server.schemas.base import Message, Pages, data, data_of, json_response, page_count
 from uptime_server.schemas.monitor_apply import ApplyRequest, ApplyResult, Export
 from uptime_server.schemas.monitor_config import parse_monitor, parse_monitor_update
@@ -66,7 +67,7 @@ TAG_PARAM = {
 
 
 def _monitor(m: MonitorRow) -> Monitor:
-    monitor_service.show_maintenance([m], windows.active_monitor_ids(now(), [m.user_id]))
+    monitor_service.show_maintenance([m], windows.active_monitor_ids(now(), [m.team_id]))
     return Monitor.of(m, **monitor_service.figures(m, now=now(), settings=settings()))
 
 
@@ -101,7 +102,9 @@ def list_monitors() -> Any:
     )
     if "\x00" in filters.search or len(filters.search) > 2048:
         raise validation_error({"search": ["must be at most 2048 characters, without NUL"]})
-    listing = monitor_service.list_monitors(current_user, filters, page=page, limit=size, now=now())
+    listing = monitor_service.list_monitors(
+        current_acting(), filters, page=page, limit=size, now=now()
+    )
     summaries = [
         summary_json(m, uptime_24h=listing.uptime[m["id"]].get("24h"), tags=listing.tags[m["id"]])
         for m in listing.rows
@@ -117,7 +120,7 @@ def list_monitors() -> Any:
 def create() -> Any:
     """Create a monitor."""
     cfg = parse_monitor(json_body(), settings())
-    m = monitor_service.create_monitor(current_user, cfg, now=now(), settings=settings())
+    m = monitor_service.create_monitor(current_acting(), cfg, now=now(), settings=settings())
     ping_url = monitor_service.ping_url(m, settings()) if m.type == "heartbeat" else None
     return data_of(MonitorCreated.from_row(m, ping_url=ping_url)), 201
 
@@ -126,14 +129,14 @@ def create() -> Any:
 @doc("getMonitor", ok=data(Monitor), errors=(404,))
 def show(monitor_id: int) -> Any:
     """One monitor."""
-    return data_of(_monitor(monitor_service.get_owned(current_user, monitor_id)))
+    return data_of(_monitor(monitor_service.get_owned(current_acting(), monitor_id)))
 
 
 @bp.put("/<int:monitor_id>")
 @doc("updateMonitor", ok=data(Monitor), errors=(404,), body=MONITOR_UPDATE)
 def update(monitor_id: int) -> Any:
     """Change some of a monitor's fields."""
-    m = monitor_service.get_owned(current_user, monitor_id)
+    m = monitor_service.get_owned(current_acting(), monitor_id)
     cfg = parse_monitor_update(monitor_service.config_of(m), json_body(), settings())
     updated = monitor_service.update_monitor(m, cfg, now=now(), settings=settings())
     return data_of(_monitor(updated))
@@ -143,7 +146,7 @@ def update(monitor_id: int) -> Any:
 @doc("deleteMonitor", ok=Message, errors=(404,))
 def delete(monitor_id: int) -> Any:
     """Delete a monitor with its history."""
-    m = monitor_service.get_owned(current_user, monitor_id)
+    m = monitor_service.get_owned(current_acting(), monitor_id)
     monitor_service.delete_monitor(m)
     return json_response(Message(message="Monitor deleted"))
 
@@ -152,7 +155,7 @@ def delete(monitor_id: int) -> Any:
 @doc("pauseMonitor", ok=MonitorMessage, errors=(404, 409), body=PauseRequest, body_required=False)
 def pause(monitor_id: int) -> Any:
     """Pause checks."""
-    m = monitor_service.get_owned(current_user, monitor_id)
+    m = monitor_service.get_owned(current_acting(), monitor_id)
     reason = parse_pause(json_body(optional=True))
     m = monitor_service.pause_monitor(m, reason, now=now())
     return json_response(MonitorMessage(message="Monitor paused", data=_monitor(m)))
@@ -163,7 +166,7 @@ def pause(monitor_id: int) -> Any:
 def resume(monitor_id: int) -> Any:
     """Resume checks."""
     m = monitor_service.resume_monitor(
-        monitor_service.get_owned(current_user, monitor_id), now=now()
+        monitor_service.get_owned(current_acting(), monitor_id), now=now()
     )
     return json_response(MonitorMessage(message="Monitor resumed", data=_monitor(m)))
 
@@ -172,7 +175,7 @@ def resume(monitor_id: int) -> Any:
 @doc("rotatePingToken", ok=data(Monitor), errors=(404, 409))
 def rotate_ping_token(monitor_id: int) -> Any:
     """Give a heartbeat monitor a new ping URL; the old one stops working."""
-    m = monitor_service.get_owned(current_user, monitor_id)
+    m = monitor_service.get_owned(current_acting(), monitor_id)
     return data_of(_monitor(monitor_service.rotate_ping_token(m, now=now(), settings=settings())))
 
 
@@ -180,25 +183,29 @@ def rotate_ping_token(monitor_id: int) -> Any:
 @doc("getMonitorAlerts", ok=data(AlertSettings), errors=(404,))
 def get_alerts(monitor_id: int) -> Any:
     """Alert settings."""
-    m = monitor_service.get_owned(current_user, monitor_id)
+    m = monitor_service.get_owned(current_acting(), monitor_id)
     stored = monitor_service.alert_settings(m)
-    return data_of(AlertSettings.of(stored, current_user.email, locations=len(m.locations)))
+    return data_of(
+        AlertSettings.of(stored, outbox.team_recipients(m.team_id), locations=len(m.locations))
+    )
 
 
 @bp.put("/<int:monitor_id>/alerts")
 @doc("updateMonitorAlerts", ok=data(AlertSettings), errors=(404,), body=ALERT_SETTINGS_UPDATE)
 def put_alerts(monitor_id: int) -> Any:
     """Change alert settings."""
-    m = monitor_service.get_owned(current_user, monitor_id)
+    m = monitor_service.get_owned(current_acting(), monitor_id)
     stored = monitor_service.update_alert_settings(m, json_body())
-    return data_of(AlertSettings.of(stored, current_user.email, locations=len(m.locations)))
+    return data_of(
+        AlertSettings.of(stored, outbox.team_recipients(m.team_id), locations=len(m.locations))
+    )
 
 
 @bp.post("/<int:monitor_id>/badge-token")
 @doc("rotateBadgeToken", ok=data(Monitor), errors=(400, 404))
 def rotate_badge_token(monitor_id: int) -> Any:
     """Give the monitor's badges a new token; URLs with the old one answer 404."""
-    m = monitor_service.get_owned(current_user, monitor_id)
+    m = monitor_service.get_owned(current_acting(), monitor_id)
     rotated = monitor_service.rotate_badge_token(m, now=now())
     return data_of(_monitor(rotated))
 
@@ -209,11 +216,11 @@ def bulk() -> Any:
     """Pause, resume, delete or update many monitors."""
     req = parse_bulk(json_body(), settings())
     if req.tag is not None:
-        ids = monitor_service.ids_tagged(current_user, req.tag)
+        ids = monitor_service.ids_tagged(current_acting(), req.tag)
     else:
         ids = list(dict.fromkeys(req.monitor_ids or ()))
     result = monitor_service.bulk_action(
-        current_user,
+        current_acting(),
         req.action,
         ids,
         reason=req.reason or None,
@@ -230,10 +237,10 @@ def apply() -> Any:
     """Make your monitors match a whole desired set, in one transaction."""
     req = parse_body(ApplyRequest, json_body())
     desired = monitor_apply.validate(req, settings())
-    steps = monitor_apply.plan(current_user, desired, prune=req.prune, settings=settings())
+    steps = monitor_apply.plan(current_acting(), desired, prune=req.prune, settings=settings())
     applied = False
     if not req.dry_run:
-        applied = monitor_apply.apply(current_user, steps, now=now(), settings=settings())
+        applied = monitor_apply.apply(current_acting(), steps, now=now(), settings=settings())
     return data_of(ApplyResult.of(steps, dry_run=req.dry_run, applied=applied))
 
 
@@ -242,4 +249,4 @@ def apply() -> Any:
 def export() -> Any:
     """Your monitors as entries for apply, only the fields that differ from the defaults."""
     tags = tag_query(request.args)
-    return data_of(Export(monitors=monitor_apply.export(current_user, tags, settings())))
+    return data_of(Export(monitors=monitor_apply.export(current_acting(), tags, settings())))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint, request
-from flask_login import current_user
 
+from uptime_server.auth.teams import current_acting
 from uptime_server.models import NOTIFICATION_TYPES
 from uptime_server.notify.outbox import mail_domain
 from uptime_server.schemas.base import data, data_of, json_response, page_count
@@ -57,7 +57,7 @@ def _page_args() -> tuple[int, int]:
 @doc("activeNotifications", ok=ActiveNotifications)
 def active() -> Any:
     """Unresolved notifications."""
-    rows = notification_service.list_active(current_user)
+    rows = notification_service.list_active(current_acting())
     return json_response(
         ActiveNotifications(
             data=[Notification.of(n) for n in rows],
@@ -71,7 +71,7 @@ def active() -> Any:
 def recent() -> Any:
     """Notifications of the last 24 hours."""
     page, size = _page_args()
-    result = notification_service.list_recent(current_user, now=now(), page=page, limit=size)
+    result = notification_service.list_recent(current_acting(), now=now(), page=page, limit=size)
     pagination = RecentPages(
         page=page, limit=size, total=result.total, has_next=page * size < result.total
     )
@@ -102,7 +102,7 @@ def list_notifications() -> Any:
         status=choice_param(request.args, "status", STATUSES),
         since=time_param(request.args, "since"),
     )
-    result = notification_service.list_filtered(current_user, filters, page=page, limit=size)
+    result = notification_service.list_filtered(current_acting(), filters, page=page, limit=size)
     pages = page_count(result.total, size)
     pagination = NotificationPages(
         page=page,
@@ -121,7 +121,7 @@ def list_notifications() -> Any:
 @doc("getNotification", ok=data(NotificationDetail), errors=(404,))
 def show(notification_id: int) -> Any:
     """One notification, with each channel's delivery."""
-    note = notification_service.get_owned(current_user, notification_id)
+    note = notification_service.get_owned(current_acting(), notification_id)
     sent = [Delivery.of(row, name) for row, name in notification_service.deliveries(note)]
     return data_of(NotificationDetail(**Notification.of(note).__dict__, deliveries=sent))
 
@@ -131,7 +131,7 @@ def show(notification_id: int) -> Any:
 def acknowledge(notification_id: int) -> Any:
     """Acknowledge an active notification."""
     note = notification_service.acknowledge(
-        current_user, notification_id, now=now(), mail_domain=mail_domain(settings().mail_from)
+        current_acting(), notification_id, now=now(), mail_domain=mail_domain(settings().mail_from)
     )
     return json_response(Acknowledged.of(note))
 
@@ -140,5 +140,5 @@ def acknowledge(notification_id: int) -> Any:
 @doc("resolveNotification", ok=Resolved, errors=(404, 409))
 def resolve(notification_id: int) -> Any:
     """Resolve an active notification by hand."""
-    note = notification_service.resolve(current_user, notification_id, now=now())
+    note = notification_service.resolve(current_acting(), notification_id, now=now())
     return json_response(Resolved.of(note))

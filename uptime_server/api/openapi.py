@@ -23,7 +23,13 @@ from uptime_server import __version__
 from uptime_server.config import Settings
 from uptime_server.errors import STATUS_BY_CODE
 from uptime_server.schemas.errors import Error
-from uptime_server.wsgi.access import is_public, is_session_only, public
+from uptime_server.wsgi.access import (
+    is_agent_only,
+    is_public,
+    is_session_only,
+    is_team_free,
+    public,
+)
 from uptime_server.wsgi.operations import (
     JSON,
     Operation,
@@ -182,10 +188,11 @@ def _routes(app: Flask) -> Any:
         path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule)
         ids = tuple(path_id(name) for name in re.findall(r"<int:(\w+)>", rule.rule))
         for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
-            access = (is_public(view), is_session_only(view))
+            team_scoped = not (is_public(view) or is_team_free(view) or is_agent_only(view))
+            access = (is_public(view), is_session_only(view), team_scoped)
             yield path, method.lower(), operation, access, ids
     for path, method, operation in FAST_PATH_ROUTES:
-        yield path, method, operation, (True, False), ()
+        yield path, method, operation, (True, False, False), ()
 
 
 def _model_schemas(operations: Any) -> JSON:
@@ -207,14 +214,32 @@ def _response_json(response: Any, description: str = "OK") -> JSON:
     return json_response(ref(response.__name__), description)
 
 
+# Every operation that acts in a team takes it from this header (docs/teams.md).
+TEAM_HEADER = {
+    "name": "X-Uptime-Team",
+    "in": "header",
+    "required": False,
+    "schema": {"type": "string", "minLength": 1, "maxLength": 64},
+    "description": "The team to act in, by id or slug. Default: a session's personal team, "
+    "a token's own team. A team you are not in: 404 TEAM_NOT_FOUND.",
+}
+
+
 def _operation_json(
-    operation: Operation, path_ids: tuple[JSON, ...], is_public: bool, session_only: bool
+    operation: Operation,
+    path_ids: tuple[JSON, ...],
+    is_public: bool,
+    session_only: bool,
+    team_scoped: bool = False,
 ) -> JSON:
     responses: JSON = {
         str(status): _response_json(response, "Created" if status == 201 else "OK")
         for status, response in operation.ok.items()
     }
-    for status in operation.error_statuses(is_public=is_public, session_only=session_only):
+    statuses = set(operation.error_statuses(is_public=is_public, session_only=session_only))
+    if team_scoped:
+        statuses.add(404)  # TEAM_NOT_FOUND
+    for status in sorted(statuses):
         responses[str(status)] = {"$ref": f"#/components/responses/E{status}"}
     out: JSON = {
         "operationId": operation.op_id,
@@ -222,8 +247,9 @@ def _operation_json(
         "tags": [operation.tag],
         "responses": responses,
     }
-    if path_ids or operation.params:
-        out["parameters"] = [*path_ids, *operation.params]
+    params = [*path_ids, *operation.params, *([TEAM_HEADER] if team_scoped else [])]
+    if params:
+        out["parameters"] = params
     body = operation.body
     if body is not None:
         name = body.name if isinstance(body, RequestSchema) else body.__name__

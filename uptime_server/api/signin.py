@@ -25,7 +25,7 @@ from uptime_server.schemas.auth import CliSession
 from uptime_server.schemas.auth import User as UserOut
 from uptime_server.schemas.auth_requests import CliExchangeRequest, parse_cli_exchange
 from uptime_server.schemas.base import data, data_of
-from uptime_server.wsgi.access import login_limited, public, session_only
+from uptime_server.wsgi.access import login_limited, public, session_only, team_free
 from uptime_server.wsgi.context import now, settings
 from uptime_server.wsgi.operations import JSON, documenter, query, redirect_response
 
@@ -51,6 +51,7 @@ def redirect_uri(provider: str) -> str:
 
 
 @bp.get("/<provider>/login")
+@team_free
 @public
 @session_only
 @login_limited
@@ -110,6 +111,7 @@ def login(provider: str) -> Any:
 
 
 @bp.get("/<provider>/callback")
+@team_free
 @public
 @session_only
 @login_limited
@@ -147,6 +149,7 @@ def callback(provider: str) -> Any:
 
 
 @bp.post("/cli/exchange")
+@team_free
 @public
 @session_only
 @login_limited

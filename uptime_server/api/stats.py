@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint, request
-from flask_login import current_user
 
+from uptime_server.auth.teams import current_acting
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.schemas.base import data, data_of
 from uptime_server.schemas.checks import Statistics
@@ -41,7 +41,7 @@ doc = documenter("monitors")
 def show(monitor_id: int) -> Any:
     """Uptime and response-time statistics."""
     period, granularity = _params(request.args)
-    monitor = monitor_service.get_owned(current_user, monitor_id)
+    monitor = monitor_service.get_owned(current_acting(), monitor_id)
     stats = monitor_stats(
         monitor.id,
         period,

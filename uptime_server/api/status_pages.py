@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint
-from flask_login import current_user
 
 from uptime_server.api.body import json_body
+from uptime_server.auth.teams import current_acting
 from uptime_server.schemas.base import Message, data, data_of, json_response
 from uptime_server.schemas.status_pages import StatusPage, StatusPageIn, StatusPageList
 from uptime_server.services import status_pages as status_page_service
+from uptime_server.wsgi.access import requires
 from uptime_server.wsgi.context import now, settings
 from uptime_server.wsgi.operations import documenter
 
@@ -37,15 +38,16 @@ def _out(row: Any) -> StatusPage:
 @doc("listStatusPages", ok=StatusPageList)
 def list_pages() -> Any:
     """List the caller's status pages."""
-    rows = status_page_service.list_pages(current_user)
+    rows = status_page_service.list_pages(current_acting())
     return json_response(StatusPageList(data=[_out(r) for r in rows]))
 
 
 @bp.post("")
+@requires("admin")
 @doc("createStatusPage", ok={201: data(StatusPage)}, errors=(403, 409), body=StatusPageIn)
 def create() -> Any:
     """Create a status page."""
-    row = status_page_service.create_page(current_user, json_body(), now=now())
+    row = status_page_service.create_page(current_acting(), json_body(), now=now())
     return data_of(_out(row)), 201
 
 
@@ -53,10 +55,11 @@ def create() -> Any:
 @doc("getStatusPage", ok=data(StatusPage), errors=(404,), params=(KEY_PARAM,))
 def show(page: str) -> Any:
     """One status page's configuration."""
-    return data_of(_out(status_page_service.get_owned(current_user, page)))
+    return data_of(_out(status_page_service.get_owned(current_acting(), page)))
 
 
 @bp.put("/<page>")
+@requires("admin")
 @doc(
     "updateStatusPage",
     ok=data(StatusPage),
@@ -66,15 +69,16 @@ def show(page: str) -> Any:
 )
 def update(page: str) -> Any:
     """Change some of a status page's fields."""
-    row = status_page_service.get_owned(current_user, page)
+    row = status_page_service.get_owned(current_acting(), page)
     new = status_page_service.update_page(row, json_body(), now=now())
     return data_of(_out(new))
 
 
 @bp.delete("/<page>")
+@requires("admin")
 @doc("deleteStatusPage", ok=Message, errors=(404,), params=(KEY_PARAM,))
 def delete(page: str) -> Any:
     """Delete a status page."""
-    row = status_page_service.get_owned(current_user, page)
+    row = status_page_service.get_owned(current_acting(), page)
     status_page_service.delete_page(row)
     return json_response(Message(message="Status page deleted"))

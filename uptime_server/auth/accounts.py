@@ -27,6 +27,7 @@ class Account:
     created_at: datetime
     last_login: datetime | None
     is_admin: bool
+    personal_team_id: int | None
 
     # flask-login's user protocol: an account is always a signed-in, active user.
     is_authenticated: ClassVar[bool] = True
@@ -47,6 +48,8 @@ class LiveSession:
     created_at: datetime
     expires_at: datetime
     account: Account
+    # The user's role in their personal team (None: no longer a member).
+    team_role: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,7 @@ class LiveToken:
 
     id: int
     user_id: int
+    team_id: int
     name: str
     scope: str
     prefix: str
@@ -62,6 +66,8 @@ class LiveToken:
     expires_at: datetime | None
     last_used_at: datetime | None
     account: Account
+    # The user's current role in the token's team (None: no longer a member).
+    team_role: str | None = None
 
 
 # The columns each query selects, in the dataclasses' field order.
@@ -73,6 +79,7 @@ ACCOUNT_COLUMNS = (
     User.created_at,
     User.last_login,
     User.is_admin,
+    User.personal_team,
 )
 SESSION_COLUMNS = (
     Session.id,
@@ -84,6 +91,7 @@ SESSION_COLUMNS = (
 TOKEN_COLUMNS = (
     ApiToken.id,
     ApiToken.user,
+    ApiToken.team,
     ApiToken.name,
     ApiToken.scope,
     ApiToken.prefix,
@@ -94,12 +102,14 @@ TOKEN_COLUMNS = (
 
 
 def live_session(row: tuple[object, ...]) -> LiveSession:
-    """A row of ``SESSION_COLUMNS`` then ``ACCOUNT_COLUMNS``."""
+    """A row of ``SESSION_COLUMNS``, ``ACCOUNT_COLUMNS``, then the membership's role."""
     split = len(SESSION_COLUMNS)
-    return LiveSession(*row[:split], Account(*row[split:]))  # type: ignore[arg-type]
+    account = Account(*row[split:-1])  # type: ignore[arg-type]
+    return LiveSession(*row[:split], account, row[-1])  # type: ignore[arg-type]
 
 
 def live_token(row: tuple[object, ...]) -> LiveToken:
-    """A row of ``TOKEN_COLUMNS`` then ``ACCOUNT_COLUMNS``."""
+    """A row of ``TOKEN_COLUMNS``, ``ACCOUNT_COLUMNS``, then the membership's role."""
     split = len(TOKEN_COLUMNS)
-    return LiveToken(*row[:split], Account(*row[split:]))  # type: ignore[arg-type]
+    account = Account(*row[split:-1])  # type: ignore[arg-type]
+    return LiveToken(*row[:split], account, row[-1])  # type: ignore[arg-type]

@@ -30,6 +30,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from flask import Request, g
+from peewee import JOIN
 
 from uptime_server.auth.accounts import (
     ACCOUNT_COLUMNS,
@@ -39,7 +40,7 @@ from uptime_server.auth.accounts import (
     live_token,
 )
 from uptime_server.db import INT64_MAX, Prepared
-from uptime_server.models import ApiToken, User
+from uptime_server.models import ApiToken, Membership, User
 
 TOKEN_PREFIX = "upt_"
 _ALPHABET = string.digits + string.ascii_letters
@@ -55,6 +56,7 @@ TOUCH_INTERVAL = timedelta(minutes=1)
 SCOPE_METHODS = {
     "read": frozenset({"GET"}),
     "write": frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"}),
+    "admin": frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"}),
 }
 
 
@@ -93,13 +95,20 @@ def well_formed(token: str) -> bool:
 
 
 def create_token(
-    user: User | Account, *, name: str, scope: str, expires_in: int | None, now: datetime
+    user: User | Account,
+    *,
+    team_id: int,
+    name: str,
+    scope: str,
+    expires_in: int | None,
+    now: datetime,
 ) -> tuple[str, ApiToken]:
-    """Mint a token for *user*; return (secret, row). The secret is shown once."""
+    """Mint a token for *user* in *team_id*; return (secret, row). The secret is shown once."""
     token = new_token()
     expires_at = None if expires_in is None else now + timedelta(seconds=expires_in)
     row = ApiToken.create(
         user=user.id,
+        team=team_id,
         name=name,
         scope=scope,
         token_hash=hash_token(token),
@@ -110,16 +119,25 @@ def create_token(
     return token, row
 
 
-def list_tokens(user: User | Account) -> list[ApiToken]:
-    return list(ApiToken.select().where(ApiToken.user == user.id).order_by(ApiToken.id))
+def list_tokens(team_id: int, user_id: int | None) -> list[ApiToken]:
+    """The tokens of *team_id*: *user_id*'s only, or everyone's (None)."""
+    where = ApiToken.team == team_id
+    if user_id is not None:
+        where &= ApiToken.user == user_id
+    return list(ApiToken.select().where(where).order_by(ApiToken.id))
 
 
-def revoke_token(user: User | Account, token_id: int) -> bool:
-    """Delete *user*'s token *token_id*; False when there is none (or it is another's)."""
+def revoke_token(team_id: int, user_id: int | None, token_id: int) -> ApiToken | None:
+    """Delete token *token_id* of *team_id* (of *user_id* only, unless None); the row deleted."""
     if not 0 < token_id <= INT64_MAX:  # no such id, and SQLite could not bind it
-        return False
-    query = ApiToken.delete().where(ApiToken.id == token_id, ApiToken.user == user.id)
-    return query.execute() == 1
+        return None
+    where = (ApiToken.id == token_id) & (ApiToken.team == team_id)
+    if user_id is not None:
+        where &= ApiToken.user == user_id
+    row = ApiToken.get_or_none(where)
+    if row is None or ApiToken.delete().where(ApiToken.id == row.id).execute() != 1:
+        return None
+    return row
 
 
 class BearerRefused(Exception):
@@ -145,8 +163,13 @@ def authenticate(token: str, *, now: datetime) -> LiveToken:
 # token and its account read as one tuple.
 _TOKEN = Prepared(
     lambda token_hash: (
-        ApiToken.select(*TOKEN_COLUMNS, *ACCOUNT_COLUMNS)
+        ApiToken.select(*TOKEN_COLUMNS, *ACCOUNT_COLUMNS, Membership.role)
         .join(User)
+        .join(
+            Membership,
+            JOIN.LEFT_OUTER,
+            on=(Membership.team == ApiToken.team) & (Membership.user == ApiToken.user),
+        )
         .where(ApiToken.token_hash == token_hash)
         .limit(1)
         .tuples()
@@ -192,3 +215,8 @@ def scope_refusal(scope: str, method: str) -> str | None:
     if method in SCOPE_METHODS.get(scope, frozenset()):
         return None
     return f"A {scope} token cannot make {method} requests: create a write token"
+
+
+def role_of_scope(scope: str) -> str | None:
+    """The highest role a *scope* token acts with (ping: none)."""
+    return {"read": "viewer", "write": "member", "admin": "admin"}.get(scope)

@@ -38,7 +38,7 @@ def monitor_for(token: str) -> Monitor | None:
         return None
     # Only the columns a badge reads: a full row costs more to build than the query.
     return (
-        Monitor.select(Monitor.id, Monitor.user, Monitor.status, Monitor.paused)
+        Monitor.select(Monitor.id, Monitor.team, Monitor.status, Monitor.paused)
         .where((Monitor.badge_token == token) & (Monitor.badges == True))  # noqa: E712
         .first()
     )

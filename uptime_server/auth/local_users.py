@@ -15,6 +15,7 @@ from typing import Any
 
 from uptime_server.auth.admins import grant_if_listed, holders
 from uptime_server.auth.sessions import create_session
+from uptime_server.auth.teams import create_personal_team
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.db import database, write_tx
@@ -36,6 +37,7 @@ def mint_local_session(
         user = _account_of(email)
         if user is None:
             user = User.create(email=email, name=name or email.split("@")[0], created_at=now)
+            create_personal_team(user, now=now)
         # Only these columns: a whole-row save could put back an admin flag
         # `uptime server admin revoke` took away meanwhile.
         changes: dict[Any, Any] = {User.last_login: now}

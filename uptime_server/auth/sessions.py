@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from flask import Flask, Request, Response, g, request
 from flask_login import LoginManager
+from peewee import JOIN
 
 from uptime_server.auth import api_tokens
 from uptime_server.auth.accounts import (
@@ -30,7 +31,7 @@ from uptime_server.clock import Clock, utc
 from uptime_server.config import Settings
 from uptime_server.db import Prepared
 from uptime_server.errors import ApiError
-from uptime_server.models import Session, User
+from uptime_server.models import Membership, Session, User
 
 COOKIE_NAME = "session_cookie"
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -67,7 +68,16 @@ def find_session(token: str, *, now: datetime, max_age: int | None = None) -> Li
 
 
 def _session_query() -> Any:
-    return Session.select(*SESSION_COLUMNS, *ACCOUNT_COLUMNS).join(User)
+    # With the role in the personal team: the usual request needs no other query.
+    return (
+        Session.select(*SESSION_COLUMNS, *ACCOUNT_COLUMNS, Membership.role)
+        .join(User)
+        .join(
+            Membership,
+            JOIN.LEFT_OUTER,
+            on=(Membership.team == User.personal_team) & (Membership.user == User.id),
+        )
+    )
 
 
 # Every API request looks its session up: the statements are prepared once,

@@ -22,6 +22,7 @@ import peewee
 
 from uptime_server.auth import admins as admin_rights
 from uptime_server.auth.provider_profiles import Profile
+from uptime_server.auth.teams import create_personal_team
 from uptime_server.db import exclude_writers, write_tx
 from uptime_server.errors import ApiError
 from uptime_server.models import Identity, User
@@ -123,6 +124,7 @@ def _sign_up(profile: Profile, provider: str, allowed: Sequence[str], now: datet
         created_at=now,
     )
     _create_identity(user, profile, provider, now)
+    create_personal_team(user, now=now)
     log.info("new user %s signed up with %s", user.id, provider)
     return user
 

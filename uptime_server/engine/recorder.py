@@ -43,7 +43,6 @@ from uptime_server.models import (
     AlertSettings,
     Monitor,
     Notification,
-    User,
 )
 from uptime_server.notify import outbox
 from uptime_server.notify.message import (
@@ -258,14 +257,14 @@ class Recorder:
         alerts = AlertSettings.get_or_none(AlertSettings.monitor == monitor.id) or AlertSettings(
             monitor=monitor.id
         )
-        owner_email = User.get_by_id(monitor.user_id).email
+        team_emails = outbox.team_recipients(monitor.team_id)
 
         def enqueue(note: Notification, content: AlertContent | None = None) -> None:
             outbox.enqueue(
                 note,
                 monitor,
                 alerts,
-                owner_email=owner_email,
+                default_recipients=team_emails,
                 mail_domain=self.mail_domain,
                 now=now,
                 content=content,
@@ -345,6 +344,7 @@ class Recorder:
                 return Notification.create(
                     monitor=monitor.id,
                     user=monitor.user_id,
+                    team=monitor.team_id,
                     type="cert_expiry",
                     message=f"{message} (not after {format_utc(seen.not_after)})",
                     status="active",
@@ -368,6 +368,7 @@ class Recorder:
         return Notification.create(
             monitor=monitor.id,
             user=monitor.user_id,
+            team=monitor.team_id,
             type="downtime",
             message=notification_message("downtime", monitor.name, error, None),
             status="active",
@@ -387,6 +388,7 @@ class Recorder:
         return Notification.create(
             monitor=monitor.id,
             user=monitor.user_id,
+            team=monitor.team_id,
             type="recovery",
             message=notification_message("recovery", monitor.name, "", active.duration),
             status="resolved",
@@ -422,6 +424,7 @@ class Recorder:
         return Notification.create(
             monitor=monitor.id,
             user=monitor.user_id,
+            team=monitor.team_id,
             type=kind,
             message=notification_message(kind, monitor.name, error, duration),
             status="resolved",

@@ -33,7 +33,7 @@ from peewee import ModelSelect, fn
 from uptime_server.config import Settings
 from uptime_server.db import database, retry_locked, write_tx
 from uptime_server.maintenance import windows
-from uptime_server.models import AlertSettings, Monitor, Notification, User
+from uptime_server.models import AlertSettings, Monitor, Notification
 from uptime_server.notify import outbox
 from uptime_server.notify.noise import reminder_notification
 
@@ -100,7 +100,7 @@ class ReminderSweep:
         # Whether its monitor is in maintenance is asked before the write lock
         # is taken: no schedule is evaluated while it is held.
         owner = (
-            Notification.select(Notification.monitor, Notification.user)
+            Notification.select(Notification.monitor, Notification.team)
             .where(Notification.id == note_id)
             .tuples()
             .first()
@@ -146,7 +146,7 @@ class ReminderSweep:
                 reminder,
                 monitor,
                 alerts,
-                owner_email=User.get_by_id(monitor.user_id).email,
+                default_recipients=outbox.team_recipients(monitor.team_id),
                 mail_domain=self.mail_domain,
                 now=now,
             )

@@ -9,7 +9,7 @@ there.
 **The open-window cache.** The recorder asks before every batch, the API on
 every monitor read. The windows are read each time (one indexed query), but
 their schedules are evaluated at most once every ``OPEN_TTL`` seconds per
-user: each window's open spans over [t, t + OPEN_TTL) are kept, per user,
+team: each window's open spans over [t, t + OPEN_TTL) are kept, per team,
 keyed by the window's whole schedule. An answer for a time in that interval
 is exact, and a window created, edited, started, ended or deleted (in any
 process) has another schedule, so it is evaluated afresh at once. A schedule
@@ -38,7 +38,7 @@ COSTLY_TTL = timedelta(minutes=10)
 
 def covered_ids(window: MaintenanceWindow) -> set[int]:
     """The owner's monitors the window covers (ids of deleted monitors dropped)."""
-    mine = Monitor.user == window.user_id
+    mine = Monitor.team == window.team_id
     ids: set[int] = set()
     if window.monitor_ids:
         query = Monitor.select(Monitor.id).where(mine & Monitor.id.in_(window.monitor_ids))
@@ -50,13 +50,13 @@ def covered_ids(window: MaintenanceWindow) -> set[int]:
 
 
 # The recorder asks these on every batch: the SQL text is built once per database and
-# number of users (or monitors), not by peewee each time.
+# number of teams (or monitors), not by peewee each time.
 _WINDOWS_OF = Prepared(
-    lambda user_ids: MaintenanceWindow.select().where(MaintenanceWindow.user.in_(user_ids))
+    lambda team_ids: MaintenanceWindow.select().where(MaintenanceWindow.team.in_(team_ids))
 )
 _OWNERS_OF = Prepared(
     lambda monitor_ids: (
-        Monitor.select(Monitor.id, Monitor.user).where(Monitor.id.in_(monitor_ids)).tuples()
+        Monitor.select(Monitor.id, Monitor.team).where(Monitor.id.in_(monitor_ids)).tuples()
     )
 )
 
@@ -74,18 +74,18 @@ class _Open:
 
 
 class OpenWindows:
-    """Per user, each window's open spans over the next few seconds (see the module doc)."""
+    """Per team, each window's open spans over the next few seconds (see the module doc)."""
 
     def __init__(self) -> None:
-        self._users: dict[int, dict[Schedule, _Open]] = {}
+        self._teams: dict[int, dict[Schedule, _Open]] = {}
         self._lock = threading.Lock()
 
     def open_now(
-        self, user_id: int, windows: list[MaintenanceWindow], now: datetime
+        self, team_id: int, windows: list[MaintenanceWindow], now: datetime
     ) -> list[MaintenanceWindow]:
-        """Those of *windows* (all of *user_id*'s) that are open at *now*."""
+        """Those of *windows* (all of *team_id*'s) that are open at *now*."""
         with self._lock:
-            known = self._users.get(user_id, {})
+            known = self._teams.get(team_id, {})
         kept: dict[Schedule, _Open] = {}
         found = []
         for window in windows:
@@ -97,16 +97,16 @@ class OpenWindows:
             if entry.covers(now):
                 found.append(window)
         with self._lock:
-            self._users[user_id] = kept
+            self._teams[team_id] = kept
         return found
 
-    def forget(self, user_ids: Iterable[int] | None = None) -> None:
-        """Drop what is kept of these users (None: of everyone)."""
+    def forget(self, team_ids: Iterable[int] | None = None) -> None:
+        """Drop what is kept of these teams (None: of everyone)."""
         with self._lock:
-            if user_ids is None:
-                self._users.clear()
-            for user_id in user_ids or ():
-                self._users.pop(user_id, None)
+            if team_ids is None:
+                self._teams.clear()
+            for team_id in team_ids or ():
+                self._teams.pop(team_id, None)
 
 
 def _evaluate(schedule: Schedule, now: datetime) -> _Open:
@@ -122,21 +122,21 @@ def _evaluate(schedule: Schedule, now: datetime) -> _Open:
 OPEN = OpenWindows()
 
 
-def _open_windows(now: datetime, user_ids: Iterable[int] | None) -> list[MaintenanceWindow]:
-    """The windows of *user_ids* (None: everyone's) open at *now*."""
-    asked = None if user_ids is None else sorted(set(user_ids))
+def _open_windows(now: datetime, team_ids: Iterable[int] | None) -> list[MaintenanceWindow]:
+    """The windows of *team_ids* (None: everyone's) open at *now*."""
+    asked = None if team_ids is None else sorted(set(team_ids))
     query = MaintenanceWindow.select() if asked is None else _WINDOWS_OF.rows(asked)
-    by_user: dict[int, list[MaintenanceWindow]] = {}
+    by_team: dict[int, list[MaintenanceWindow]] = {}
     for window in query:
-        by_user.setdefault(window.user_id, []).append(window)
-    OPEN.forget(set(asked or ()) - by_user.keys())  # their last windows deleted
-    return [w for user_id, ws in by_user.items() for w in OPEN.open_now(user_id, ws, now)]
+        by_team.setdefault(window.team_id, []).append(window)
+    OPEN.forget(set(asked or ()) - by_team.keys())  # their last windows deleted
+    return [w for team_id, ws in by_team.items() for w in OPEN.open_now(team_id, ws, now)]
 
 
-def active_monitor_ids(now: datetime, user_ids: Iterable[int] | None = None) -> set[int]:
-    """Ids of the monitors in maintenance at *now* (of *user_ids*' windows; None: everyone's)."""
+def active_monitor_ids(now: datetime, team_ids: Iterable[int] | None = None) -> set[int]:
+    """Ids of the monitors in maintenance at *now* (of *team_ids*' windows; None: everyone's)."""
     found: set[int] = set()
-    for window in _open_windows(now, user_ids):
+    for window in _open_windows(now, team_ids):
         found |= covered_ids(window)
     return found
 
@@ -153,7 +153,7 @@ def in_maintenance(now: datetime, monitor_ids: Iterable[int]) -> set[int]:
     tagged = tags_by_monitor(owner_of) if any(w.tags for w in windows) else {}
     found: set[int] = set()
     for window in windows:
-        mine = {mid for mid, user_id in owner_of.items() if user_id == window.user_id}
+        mine = {mid for mid, team_id in owner_of.items() if team_id == window.team_id}
         found |= mine & set(window.monitor_ids or ())
         if window.tags:
             found |= {mid for mid in mine if set(window.tags) <= set(tagged[mid])}

@@ -145,6 +145,26 @@ class BaseModel(pw.Model):
         legacy_table_names = False
 
 
+ROLES = ("viewer", "member", "admin", "owner")  # lowest first (auth/teams.py)
+
+
+class Team(BaseModel):
+    """Who owns monitors, channels, status pages, windows and tokens (migration 0018).
+
+    Every user gets a personal team at sign-up (``User.personal_team``); it is
+    an ordinary team, open to invitations. Ids are never reused: an audit
+    event or an old CLI default must never name somebody else's new team.
+    """
+
+    id = NeverReusedIdField()
+    name = pw.CharField(max_length=200)
+    slug = pw.CharField(max_length=64, unique=True)
+    created_at = UTCDateTimeField()
+
+    class Meta:
+        table_name = "teams"
+
+
 class User(BaseModel):
     id = NeverReusedIdField()
     email = pw.CharField(max_length=320, index=True)
@@ -155,6 +175,9 @@ class User(BaseModel):
     # May manage probe agents (auth/admins.py): set at sign-in from
     # UPTIME_ADMINS, or by `uptime server admin grant`.
     is_admin = pw.BooleanField(default=False)
+    # The team made at sign-up: a session's team when it names none (null
+    # once that team is deleted; auth/teams.py then takes the oldest membership).
+    personal_team = pw.ForeignKeyField(Team, null=True, on_delete="SET NULL", index=False)
 
     # flask-login protocol
     is_authenticated = True
@@ -195,7 +218,67 @@ class Session(BaseModel):
         table_name = "sessions"
 
 
-TOKEN_SCOPES = ("read", "write", "ping")
+class Membership(BaseModel):
+    """A user's role in a team (``ROLES``); a team always keeps an owner."""
+
+    id = pw.AutoField()
+    team = pw.ForeignKeyField(Team, backref="memberships", on_delete="CASCADE", index=False)
+    user = pw.ForeignKeyField(User, backref="memberships", on_delete="CASCADE")
+    role = pw.CharField(max_length=16)
+    created_at = UTCDateTimeField()
+
+    class Meta:
+        table_name = "memberships"
+        indexes = ((("team", "user"), True),)
+
+
+class Invitation(BaseModel):
+    """An invitation to a team, sent by email; only the SHA-256 of its token is kept.
+
+    Single use: accepting sets ``accepted_at``/``accepted_by`` in a conditional
+    update. ``email`` is only where the link went: whoever opens it joins.
+    """
+
+    id = NeverReusedIdField()
+    team = pw.ForeignKeyField(Team, backref="invitations", on_delete="CASCADE")
+    email = pw.CharField(max_length=320)
+    role = pw.CharField(max_length=16)
+    token_hash = pw.CharField(max_length=64, unique=True)
+    invited_by = pw.ForeignKeyField(User, null=True, on_delete="SET NULL", index=False)
+    created_at = UTCDateTimeField()
+    expires_at = UTCDateTimeField()
+    accepted_at = UTCDateTimeField(null=True)
+    accepted_by = pw.ForeignKeyField(User, null=True, on_delete="SET NULL", index=False)
+
+    class Meta:
+        table_name = "invitations"
+
+
+class AuditEvent(BaseModel):
+    """Who did what to a team's things, when, and with which session or token.
+
+    ``actor_name`` is copied so the line still reads after the account is
+    gone; ``details`` never holds a secret value (services/audit.py).
+    """
+
+    id = NeverReusedIdField()
+    team = pw.ForeignKeyField(Team, on_delete="CASCADE", index=False)
+    at = UTCDateTimeField()
+    actor = pw.ForeignKeyField(User, null=True, on_delete="SET NULL", index=False)
+    actor_name = pw.CharField(max_length=200, default="")
+    via_type = pw.CharField(max_length=16)  # session | token | system
+    via_id = pw.BigIntegerField(null=True)
+    action = pw.CharField(max_length=64)
+    target_type = pw.CharField(max_length=32, null=True)
+    target_id = pw.BigIntegerField(null=True)
+    details = JSONField(default=dict)
+
+    class Meta:
+        table_name = "audit_events"
+        indexes = ((("team", "at"), False),)
+
+
+TOKEN_SCOPES = ("read", "write", "admin", "ping")
 
 
 class ApiToken(BaseModel):
@@ -207,6 +290,9 @@ class ApiToken(BaseModel):
 
     id = NeverReusedIdField()
     user = pw.ForeignKeyField(User, backref="api_tokens", on_delete="CASCADE")
+    # The team the token acts in; its scope's role, capped by its user's
+    # current role there (auth/teams.py).
+    team = pw.ForeignKeyField(Team, on_delete="CASCADE")
     name = pw.CharField(max_length=100)
     scope = pw.CharField(max_length=8)
     token_hash = pw.CharField(max_length=64, unique=True)
@@ -297,7 +383,9 @@ class CliTicket(BaseModel):
 
 class Monitor(BaseModel):
     id = NeverReusedIdField()
+    # Who created it; the team owns it (migration 0018).
     user = pw.ForeignKeyField(User, backref="monitors", on_delete="CASCADE")
+    team = pw.ForeignKeyField(Team, on_delete="CASCADE", index=False)
     name = pw.CharField(max_length=200)
     url = pw.CharField(max_length=2048, null=True)
     type = pw.CharField(max_length=16)
@@ -327,7 +415,7 @@ class Monitor(BaseModel):
     expected_values = JSONField(null=True)
     count = pw.IntegerField(null=True)
     max_packet_loss = pw.FloatField(null=True)
-    # The stable name ``uptime apply`` matches by (migration 0007); unique per user.
+    # The stable name ``uptime apply`` matches by (migration 0007); unique per team.
     key = pw.CharField(max_length=100, null=True)
     # Heartbeat monitors (migration 0005): a schedule of period or cron (in
     # timezone) plus grace, and the ping token: its SHA-256 is the lookup
@@ -393,8 +481,8 @@ class Monitor(BaseModel):
     class Meta:
         table_name = "monitors"
         indexes = (
-            (("user", "id"), False),
-            (("user", "key"), True),
+            (("team", "id"), False),
+            (("team", "key"), True),
         )
 
     @property
@@ -408,7 +496,7 @@ class Monitor(BaseModel):
 
 
 # The status filter of the monitor list.
-Monitor.add_index(Monitor.index(Monitor.user, Monitor.status, name="monitors_user_status"))
+Monitor.add_index(Monitor.index(Monitor.team, Monitor.status, name="monitors_team_status"))
 
 
 class MonitorLocation(BaseModel):
@@ -530,7 +618,8 @@ class Rollup(BaseModel):
 class Notification(BaseModel):
     id = NeverReusedIdField()
     monitor = pw.ForeignKeyField(Monitor, backref="notifications", on_delete="CASCADE")
-    user = pw.ForeignKeyField(User, on_delete="CASCADE")
+    user = pw.ForeignKeyField(User, on_delete="CASCADE")  # the monitor's creator
+    team = pw.ForeignKeyField(Team, on_delete="CASCADE", index=False)  # the monitor's team
     type = pw.CharField(max_length=16)  # NOTIFICATION_TYPES
     message = pw.TextField()
     status = pw.CharField(max_length=16)  # active | resolved
@@ -539,6 +628,9 @@ class Notification(BaseModel):
     duration = pw.IntegerField(null=True)
     acknowledged = pw.BooleanField(default=False)
     acknowledged_at = UTCDateTimeField(null=True)
+    # Who acknowledged and who resolved it by hand (null: nobody, or the engine).
+    acknowledged_by = pw.ForeignKeyField(User, null=True, on_delete="SET NULL", index=False)
+    resolved_by = pw.ForeignKeyField(User, null=True, on_delete="SET NULL", index=False)
     email_sent_at = UTCDateTimeField(null=True)
     error_status_code = pw.IntegerField(null=True)
     error_response_time = pw.IntegerField(null=True)
@@ -555,7 +647,7 @@ class Notification(BaseModel):
     class Meta:
         table_name = "notifications"
         indexes = (
-            (("user", "started_at"), False),
+            (("team", "started_at"), False),
             (("monitor", "status"), False),
             # Downtime overlapping a stats window: incidents resolved after
             # its start (or still open), a short range however long the history.
@@ -604,6 +696,7 @@ class Channel(BaseModel):
 
     id = NeverReusedIdField()
     user = pw.ForeignKeyField(User, backref="channels", on_delete="CASCADE")
+    team = pw.ForeignKeyField(Team, on_delete="CASCADE", index=False)
     name = pw.CharField(max_length=200)
     type = pw.CharField(max_length=16)  # email | slack | webhook | pagerduty | apprise
     config = JSONField(default=dict)
@@ -612,7 +705,7 @@ class Channel(BaseModel):
 
     class Meta:
         table_name = "channels"
-        indexes = ((("user", "name"), True),)  # the CLI names channels
+        indexes = ((("team", "name"), True),)  # the CLI names channels
 
 
 class StatusPage(BaseModel):
@@ -624,6 +717,7 @@ class StatusPage(BaseModel):
 
     id = pw.AutoField()
     user = pw.ForeignKeyField(User, backref="status_pages", on_delete="CASCADE")
+    team = pw.ForeignKeyField(Team, on_delete="CASCADE")
     slug = pw.CharField(max_length=64, unique=True)
     title = pw.CharField(max_length=200)
     description = pw.TextField(default="")
@@ -683,6 +777,7 @@ class MaintenanceWindow(BaseModel):
 
     id = NeverReusedIdField()
     user = pw.ForeignKeyField(User, backref="maintenance_windows", on_delete="CASCADE")
+    team = pw.ForeignKeyField(Team, on_delete="CASCADE")
     title = pw.CharField(max_length=200)
     monitor_ids = JSONField(default=list)
     tags = JSONField(default=list)
@@ -703,7 +798,11 @@ class MaintenanceWindow(BaseModel):
 
 
 MODELS: list[type[BaseModel]] = [
+    Team,
     User,
+    Membership,
+    Invitation,
+    AuditEvent,
     Identity,
     Session,
     ApiToken,

@@ -37,6 +37,7 @@ def reminder_notification(downtime: Notification, monitor: Monitor, at: datetime
     return Notification.create(
         monitor=monitor.id,
         user=monitor.user_id,
+        team=monitor.team_id,
         type="reminder",
         message=notification_message("reminder", monitor.name, downtime.error_message, duration),
         status="resolved",

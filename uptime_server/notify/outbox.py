@@ -16,7 +16,15 @@ from email.utils import parseaddr
 from typing import Any
 
 from uptime_server.clock import isoformat, utc
-from uptime_server.models import AlertSettings, Channel, Monitor, Notification, Outbox
+from uptime_server.models import (
+    AlertSettings,
+    Channel,
+    Membership,
+    Monitor,
+    Notification,
+    Outbox,
+    User,
+)
 from uptime_server.notify.message import AlertContent, subject
 
 
@@ -100,12 +108,28 @@ def message_id(notification_id: int, channel: str, domain: str) -> str:
     return f"<uptime-n{notification_id}-{channel}-{secrets.token_hex(6)}@{domain}>"
 
 
+def team_recipients(team_id: int) -> list[str]:
+    """Where a monitor's email goes when its alert settings list no one: the
+    addresses of its team's members with role member or above (docs/teams.md)."""
+    rows = (
+        User.select(User.email)
+        .join(Membership, on=(Membership.user == User.id))
+        .where((Membership.team == team_id) & Membership.role.in_(ALERTED_ROLES))
+        .order_by(Membership.id)
+        .tuples()
+    )
+    return list(dict.fromkeys(email for (email,) in rows if email))
+
+
+ALERTED_ROLES = ("member", "admin", "owner")
+
+
 def enqueue(
     notification: Notification,
     monitor: Monitor,
     alerts: AlertSettings,
     *,
-    owner_email: str,
+    default_recipients: list[str],
     mail_domain: str,
     now: datetime,
     content: AlertContent | None = None,
@@ -124,7 +148,7 @@ def enqueue(
             Outbox.create(
                 notification=notification,
                 channel="email",
-                recipients=list(alerts.email_recipients or [owner_email]),
+                recipients=list(alerts.email_recipients or default_recipients),
                 subject=subject(content),
                 payload=payload,
                 message_id=message_id(notification.id, "email", mail_domain),
@@ -158,7 +182,7 @@ def channels_of(monitor: Monitor, channel_ids: list[int]) -> list[Channel]:
         return []
     return list(
         Channel.select()
-        .where(Channel.id.in_(channel_ids) & (Channel.user == monitor.user_id))
+        .where(Channel.id.in_(channel_ids) & (Channel.team == monitor.team_id))
         .order_by(Channel.id)
     )
 

@@ -17,6 +17,12 @@ IsAdmin = Annotated[
 ]
 
 
+class TeamRef(ResponseModel):
+    id: int
+    name: str
+    slug: str
+
+
 class User(ResponseModel):
     id: int
     email: str
@@ -26,10 +32,18 @@ class User(ResponseModel):
     created_at: UtcTime
     last_login: UtcTime | None
     is_admin: IsAdmin
+    team: Annotated[
+        TeamRef | None,
+        Field(description="The team this request acts in (X-Uptime-Team, else the default)"),
+    ] = None
+    role: Annotated[
+        str | None, Field(description="The caller's role there (a token's: capped by its scope)")
+    ] = None
 
     @classmethod
-    def of(cls, row: Any, provider: str | None) -> Self:
-        return cls.from_row(row, provider=provider)
+    def of(cls, row: Any, provider: str | None, team: Any = None, role: str | None = None) -> Self:
+        ref = None if team is None else TeamRef(id=team.id, name=team.name, slug=team.slug)
+        return cls.from_row(row, provider=provider, team=ref, role=role)
 
 
 class Account(ResponseModel):

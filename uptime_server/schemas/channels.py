@@ -340,6 +340,7 @@ def public_config(kind: str, config: Mapping[str, Any]) -> dict[str, Any]:
 
 class Channel(ResponseModel):
     id: int
+    team_id: Annotated[int, Field(description="The team that owns it")]
     name: str
     type: ChannelType
     config: dict[str, Any] = Field(description="The type's fields; secrets as a hint (****abcd)")

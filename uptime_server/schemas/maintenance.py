@@ -188,6 +188,7 @@ class MaintenanceStart(BaseModel):
 
 class Maintenance(ResponseModel):
     id: int
+    team_id: Annotated[int, Field(description="The team that owns it")]
     title: str
     monitor_ids: list[int]
     tags: list[str]

@@ -70,6 +70,7 @@ class LocationState(ResponseModel):
 
 class Monitor(ResponseModel):
     id: int
+    team_id: Annotated[int, Field(description="The team that owns it")]
     name: str
     url: str | None
     type: MonitorType
@@ -177,6 +178,7 @@ class Monitor(ResponseModel):
 
 class MonitorSummary(ResponseModel):
     id: int
+    team_id: Annotated[int, Field(description="The team that owns it")]
     name: str
     url: str | None
     type: MonitorType
@@ -207,6 +209,7 @@ def summary_json(
     """
     return {
         "id": row["id"],
+        "team_id": row["team"],
         "name": row["name"],
         "url": row["url"],
         "type": row["type"],
@@ -225,6 +228,7 @@ def summary_json(
 
 class MonitorCreated(ResponseModel):
     id: int
+    team_id: Annotated[int, Field(description="The team that owns it")]
     name: str
     url: str | None
     type: MonitorType
@@ -289,11 +293,11 @@ class AlertSettings(ResponseModel):
     ]
 
     @classmethod
-    def of(cls, row: Any, owner_email: str, *, locations: int) -> Self:
-        # No recipients stored means the monitor owner's address.
+    def of(cls, row: Any, team_emails: list[str], *, locations: int) -> Self:
+        # No recipients stored means the team's members (member or above).
         return cls.from_row(
             row,
-            email_recipients=row.email_recipients or [owner_email],
+            email_recipients=row.email_recipients or team_emails,
             effective_min_failed_locations=quorum.min_failed(row.min_failed_locations, locations),
         )
 

@@ -20,6 +20,7 @@ class ErrorDetails(ResponseModel):
 
 class Notification(ResponseModel):
     id: int
+    team_id: Annotated[int, Field(description="The team that owns it")]
     monitor_id: int
     monitor_name: str
     monitor_url: str | None

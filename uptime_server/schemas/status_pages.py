@@ -125,6 +125,7 @@ class StatusPage(ResponseModel):
     """A page as its owner sees it."""
 
     id: int
+    team_id: Annotated[int, Field(description="The team that owns it")]
     slug: str
     title: str
     description: str

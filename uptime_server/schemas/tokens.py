@@ -13,7 +13,7 @@ from uptime_server.schemas.requests import Rule, parse_body
 MIN_EXPIRES_IN = 60
 MAX_EXPIRES_IN = 10 * 365 * 86400  # ten years
 
-Scope = Literal["read", "write", "ping"]
+Scope = Literal["read", "write", "admin", "ping"]
 
 
 class TokenCreate(BaseModel):
@@ -25,9 +25,10 @@ class TokenCreate(BaseModel):
         BeforeValidator(strip),
         Rule("must be 1 to 100 characters", on=("string_too_short", "string_too_long")),
     ] = Field(description="1 to 100 characters after stripping; no control characters.")
-    scope: Annotated[Scope, Rule("must be one of read, write, ping")] = Field(
-        description="read: every GET; write: everything but tokens and sign-in; "
-        "ping: heartbeat ping endpoints only."
+    scope: Annotated[Scope, Rule("must be one of read, write, admin, ping")] = Field(
+        description="In the request's team, at most as its creator's role there: read "
+        "(viewer: every GET); write (member: monitors, windows, notifications); admin "
+        "(admin: also channels, status pages, invitations); ping: heartbeat pings only."
     )
     expires_in: Annotated[
         Annotated[int, Field(ge=MIN_EXPIRES_IN, le=MAX_EXPIRES_IN)] | None,
@@ -46,6 +47,8 @@ def parse_token_create(body: Any) -> TokenCreate:
 
 class Token(ResponseModel):
     id: int
+    team_id: int
+    user_id: Annotated[int, Field(description="Whose token it is")]
     name: str
     scope: Scope
     prefix: Annotated[str, Field(description="The token's first characters, to recognise it")]

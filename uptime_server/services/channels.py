@@ -1,6 +1,6 @@
-"""Channels of one user: create, list, edit, delete, test; and monitors' channel lists.
+"""Channels of one team: create, list, edit, delete, test; and monitors' channel lists.
 
-Another user's channel is ``CHANNEL_NOT_FOUND``, as if it did not exist, and
+Another team's channel is ``CHANNEL_NOT_FOUND``, as if it did not exist, and
 an id of one in a monitor's ``channel_ids`` is a VALIDATION_ERROR that says no
 more than an unknown id would. Deleting a channel takes it out of every
 monitor's list and gives up its undelivered messages in the same
@@ -14,10 +14,11 @@ from typing import Any
 
 from peewee import IntegrityError
 
+from uptime_server.auth.teams import Acting
 from uptime_server.config import Settings
 from uptime_server.db import INT64_MAX, write_tx
 from uptime_server.errors import ApiError, validation_error
-from uptime_server.models import AlertSettings, Channel, Monitor, Outbox, User
+from uptime_server.models import AlertSettings, Channel, Monitor, Outbox
 from uptime_server.notify.channels import ChannelSender
 from uptime_server.notify.channels.message import ChannelMessage
 from uptime_server.notify.message import AlertContent
@@ -32,26 +33,26 @@ def not_found() -> ApiError:
     return ApiError("CHANNEL_NOT_FOUND", "Channel not found")
 
 
-def get_owned(user: User, channel_id: int) -> Channel:
+def get_owned(acting: Acting, channel_id: int) -> Channel:
     if not 0 < channel_id <= INT64_MAX:
         raise not_found()
-    row = Channel.get_or_none((Channel.id == channel_id) & (Channel.user == user.id))
+    row = Channel.get_or_none((Channel.id == channel_id) & (Channel.team == acting.team_id))
     if row is None:
         raise not_found()
     return row
 
 
-def list_channels(user: User) -> list[Channel]:
-    return list(Channel.select().where(Channel.user == user.id).order_by(Channel.id))
+def list_channels(acting: Acting) -> list[Channel]:
+    return list(Channel.select().where(Channel.team == acting.team_id).order_by(Channel.id))
 
 
-def monitors_using(user: User) -> dict[int, list[int]]:
-    """Channel id → ids of the user's monitors whose alert settings list it."""
+def monitors_using(acting: Acting) -> dict[int, list[int]]:
+    """Channel id → ids of the team's monitors whose alert settings list it."""
     used: dict[int, list[int]] = {}
     rows = (
         AlertSettings.select(AlertSettings.monitor, AlertSettings.channel_ids)
         .join(Monitor, on=(AlertSettings.monitor == Monitor.id))
-        .where(Monitor.user == user.id)
+        .where(Monitor.team == acting.team_id)
         .order_by(AlertSettings.monitor)
     )
     for row in rows:
@@ -64,19 +65,24 @@ def _name_taken(name: str) -> ApiError:
     return validation_error({"name": [f"another of your channels is named {name[:200]!r}"]})
 
 
-def create_channel(user: User, body: ChannelCreate, *, now: datetime) -> Channel:
+def create_channel(acting: Acting, body: ChannelCreate, *, now: datetime) -> Channel:
     with write_tx():
-        if Channel.select().where(Channel.user == user.id).count() >= MAX_CHANNELS_PER_USER:
+        if Channel.select().where(Channel.team == acting.team_id).count() >= MAX_CHANNELS_PER_USER:
             raise ApiError(
                 "QUOTA_EXCEEDED",
-                f"Channel limit reached ({MAX_CHANNELS_PER_USER} per user)",
+                f"Channel limit reached ({MAX_CHANNELS_PER_USER} per team)",
                 {"limit": [str(MAX_CHANNELS_PER_USER)]},
             )
-        if Channel.select().where((Channel.user == user.id) & (Channel.name == body.name)).exists():
+        if (
+            Channel.select()
+            .where((Channel.team == acting.team_id) & (Channel.name == body.name))
+            .exists()
+        ):
             raise _name_taken(body.name)
         try:
             return Channel.create(
-                user=user.id,
+                user=acting.user_id,
+                team=acting.team_id,
                 name=body.name,
                 type=body.type,
                 config=body.config,
@@ -93,7 +99,7 @@ def update_channel(
     with write_tx():
         if name is not None and name != channel.name:
             taken = Channel.select().where(
-                (Channel.user == channel.user_id)
+                (Channel.team == channel.team_id)
                 & (Channel.name == name)
                 & (Channel.id != channel.id)
             )
@@ -114,7 +120,7 @@ def delete_channel(channel: Channel) -> None:
         for row in (
             AlertSettings.select()
             .join(Monitor, on=(AlertSettings.monitor == Monitor.id))
-            .where(Monitor.user == channel.user_id)
+            .where(Monitor.team == channel.team_id)
         ):
             if channel.id in (row.channel_ids or []):
                 AlertSettings.update(
@@ -126,14 +132,14 @@ def delete_channel(channel: Channel) -> None:
         channel.delete_instance()
 
 
-def check_channel_ids(user_id: int, channel_ids: list[int]) -> None:
-    """Every id must be one of the user's channels; others read as unknown."""
+def check_channel_ids(team_id: int, channel_ids: list[int]) -> None:
+    """Every id must be one of the team's channels; others read as unknown."""
     if not channel_ids:
         return
     owned = {
         c.id
         for c in Channel.select(Channel.id).where(
-            Channel.id.in_(channel_ids) & (Channel.user == user_id)
+            Channel.id.in_(channel_ids) & (Channel.team == team_id)
         )
     }
     unknown = [i for i in channel_ids if i not in owned]

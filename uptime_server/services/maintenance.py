@@ -1,10 +1,10 @@
-"""Maintenance windows of one user: create, list, edit, delete, open and end by hand
+"""Maintenance windows of one team: create, list, edit, delete, open and end by hand
 (docs/maintenance.md); which monitors are in maintenance at a moment is
 ``maintenance.windows.active_monitor_ids``.
 
 A window covers its ``monitor_ids`` and its owner's monitors carrying *all*
-of its ``tags`` (the ``GET /monitors?tag=`` rule). Another user's window is
-``MAINTENANCE_NOT_FOUND``, as if it did not exist; another user's monitor id
+of its ``tags`` (the ``GET /monitors?tag=`` rule). Another team's window is
+``MAINTENANCE_NOT_FOUND``, as if it did not exist; another team's monitor id
 in ``monitor_ids`` is a VALIDATION_ERROR that says no more than an unknown id.
 """
 
@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from uptime_server.auth.teams import Acting
 from uptime_server.db import INT64_MAX, write_tx
 from uptime_server.errors import ApiError, validation_error
 from uptime_server.maintenance.schedule import Schedule, Span, spans, union_seconds
 from uptime_server.maintenance.windows import covered_ids
-from uptime_server.models import MaintenanceWindow, Monitor, User
+from uptime_server.models import MaintenanceWindow, Monitor
 from uptime_server.schemas.maintenance import MaintenanceBody
 
 MAX_WINDOWS_PER_USER = 200
@@ -26,31 +27,31 @@ def not_found() -> ApiError:
     return ApiError("MAINTENANCE_NOT_FOUND", "Maintenance window not found")
 
 
-def get_owned(user: User, window_id: int) -> MaintenanceWindow:
+def get_owned(acting: Acting, window_id: int) -> MaintenanceWindow:
     if not 0 < window_id <= INT64_MAX:
         raise not_found()
     row = MaintenanceWindow.get_or_none(
-        (MaintenanceWindow.id == window_id) & (MaintenanceWindow.user == user.id)
+        (MaintenanceWindow.id == window_id) & (MaintenanceWindow.team == acting.team_id)
     )
     if row is None:
         raise not_found()
     return row
 
 
-def list_windows(user: User) -> list[MaintenanceWindow]:
+def list_windows(acting: Acting) -> list[MaintenanceWindow]:
     return list(
         MaintenanceWindow.select()
-        .where(MaintenanceWindow.user == user.id)
+        .where(MaintenanceWindow.team == acting.team_id)
         .order_by(MaintenanceWindow.id)
     )
 
 
-def _check_monitor_ids(user_id: int, monitor_ids: list[int]) -> None:
+def _check_monitor_ids(team_id: int, monitor_ids: list[int]) -> None:
     wanted = set(monitor_ids)
     owned = {
         mid
         for (mid,) in Monitor.select(Monitor.id)
-        .where((Monitor.user == user_id) & Monitor.id.in_(list(wanted)))
+        .where((Monitor.team == team_id) & Monitor.id.in_(list(wanted)))
         .tuples()
     }
     unknown = sorted(wanted - owned)
@@ -60,18 +61,22 @@ def _check_monitor_ids(user_id: int, monitor_ids: list[int]) -> None:
         )
 
 
-def create_window(user: User, body: MaintenanceBody, *, now: datetime) -> MaintenanceWindow:
+def create_window(acting: Acting, body: MaintenanceBody, *, now: datetime) -> MaintenanceWindow:
     with write_tx():
-        count = MaintenanceWindow.select().where(MaintenanceWindow.user == user.id).count()
+        count = MaintenanceWindow.select().where(MaintenanceWindow.team == acting.team_id).count()
         if count >= MAX_WINDOWS_PER_USER:
             raise ApiError(
                 "QUOTA_EXCEEDED",
-                f"Maintenance window limit reached ({MAX_WINDOWS_PER_USER} per user)",
+                f"Maintenance window limit reached ({MAX_WINDOWS_PER_USER} per team)",
                 {"limit": [str(MAX_WINDOWS_PER_USER)]},
             )
-        _check_monitor_ids(user.id, body.monitor_ids)
+        _check_monitor_ids(acting.team_id, body.monitor_ids)
         return MaintenanceWindow.create(
-            user=user.id, **body.columns(), created_at=now, updated_at=now
+            user=acting.user_id,
+            team=acting.team_id,
+            **body.columns(),
+            created_at=now,
+            updated_at=now,
         )
 
 
@@ -80,7 +85,7 @@ def update_window(
 ) -> MaintenanceWindow:
     """Replace the window's title, coverage and schedule (opening by hand is kept)."""
     with write_tx():
-        _check_monitor_ids(window.user_id, body.monitor_ids)
+        _check_monitor_ids(window.team_id, body.monitor_ids)
         MaintenanceWindow.update(**body.columns(), updated_at=now).where(
             MaintenanceWindow.id == window.id
         ).execute()
@@ -124,7 +129,7 @@ def maintenance_seconds(monitor: Monitor, lo: datetime, hi: datetime) -> int:
     no longer counts as it was (its runs stay out of the roll-ups).
     """
     found: list[Span] = []
-    for window in MaintenanceWindow.select().where(MaintenanceWindow.user == monitor.user_id):
+    for window in MaintenanceWindow.select().where(MaintenanceWindow.team == monitor.team_id):
         window_spans = spans(Schedule.of(window), lo, hi)
         if window_spans and monitor.id in covered_ids(window):
             found += window_spans

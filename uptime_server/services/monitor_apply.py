@@ -1,9 +1,9 @@
-"""Monitors as code on the server: plan and apply a user's whole desired set at once.
+"""Monitors as code on the server: plan and apply a team's whole desired set at once.
 
 ``plan`` validates every entry (the monitor as a create would, its alert
 settings as a PUT over the defaults would) and answers one VALIDATION_ERROR
 naming every bad field as ``monitors[i].field`` before anything is looked
-up. It then matches entries to the user's monitors (docs/monitors-as-code.md,
+up. It then matches entries to the team's monitors (docs/monitors-as-code.md,
 "Matching") and compares each whole configuration, normalised by the same
 models that store it, so a second apply of the same file finds nothing to do.
 
@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from uptime_server.auth.teams import Acting
 from uptime_server.config import Settings
 from uptime_server.db import write_tx
 from uptime_server.errors import ApiError, validation_error
-from uptime_server.models import AlertSettings, Monitor, User
+from uptime_server.models import AlertSettings, Monitor
 from uptime_server.models.tags import tags_by_monitor
 from uptime_server.schemas.monitor_apply import ApplyRequest, alert_defaults, entry_of
 from uptime_server.schemas.monitor_config import (
@@ -103,9 +104,9 @@ def validate(request: ApplyRequest, settings: Settings) -> list[Desired]:
     return desired
 
 
-def plan(user: User, desired: list[Desired], *, prune: bool, settings: Settings) -> list[Step]:
-    """What applying *desired* would do to the user's monitors, in entry order, then the rest."""
-    monitors = list(Monitor.select().where(Monitor.user == user.id).order_by(Monitor.id))
+def plan(acting: Acting, desired: list[Desired], *, prune: bool, settings: Settings) -> list[Step]:
+    """What applying *desired* would do to the team's monitors, in entry order, then the rest."""
+    monitors = list(Monitor.select().where(Monitor.team == acting.team_id).order_by(Monitor.id))
     matched = _match(desired, monitors)
     tags = tags_by_monitor(m.id for m in matched.values())
     stored_alerts = {
@@ -135,7 +136,7 @@ def plan(user: User, desired: list[Desired], *, prune: bool, settings: Settings)
     return steps
 
 
-def apply(user: User, steps: list[Step], *, now: datetime, settings: Settings) -> bool:
+def apply(acting: Acting, steps: list[Step], *, now: datetime, settings: Settings) -> bool:
     """Write *steps* in one transaction; whether anything changed."""
     order = ("delete", "update", "create")
     todo = sorted((s for s in steps if s.action in order), key=lambda s: order.index(s.action))
@@ -153,21 +154,21 @@ def apply(user: User, steps: list[Step], *, now: datetime, settings: Settings) -
                 )
             else:
                 monitor = monitor_service.create_monitor(
-                    user, desired.config, now=now, settings=settings
+                    acting, desired.config, now=now, settings=settings
                 )
             monitor_service.store_alert_settings(monitor, desired.alerts)
     # Again once committed: the services' own purges ran inside this
     # transaction, and a render between them and the commit read the old rows.
     render_purges.forget_badges(s.monitor.badge_token for s in todo if s.monitor is not None)
-    render_purges.forget_pages_of([user.id])
+    render_purges.forget_pages_of([acting.team_id])
     return True
 
 
-def export(user: User, tags: list[str], settings: Settings) -> list[dict[str, Any]]:
+def export(acting: Acting, tags: list[str], settings: Settings) -> list[dict[str, Any]]:
     """The user's monitors (carrying all of *tags*) as entries, in id order."""
-    query = Monitor.select().where(Monitor.user == user.id)
+    query = Monitor.select().where(Monitor.team == acting.team_id)
     if tags:
-        query = query.where(Monitor.id.in_(monitor_service.ids_tagged(user, tags)))
+        query = query.where(Monitor.id.in_(monitor_service.ids_tagged(acting, tags)))
     monitors = list(query.order_by(Monitor.id))
     tag_map = tags_by_monitor(m.id for m in monitors)
     alerts = {

@@ -1,4 +1,4 @@
-"""Monitors of one user: listing, life cycle (create, update, pause, resume,
+"""Monitors of one team: listing, life cycle (create, update, pause, resume,
 delete, bulk), alert settings, and the figures shown beside a monitor.
 
 State-changing writes are conditional on the monitor's current state (paused
@@ -17,6 +17,7 @@ from peewee import SQL, NodeList, fn
 
 from uptime_server.auth import ping_tokens
 from uptime_server.auth.badge_tokens import ensure_token, new_token
+from uptime_server.auth.teams import Acting
 from uptime_server.checks import quorum
 from uptime_server.config import Settings
 from uptime_server.db import INT64_MAX, Prepared, is_sqlite, write_tx
@@ -32,7 +33,7 @@ from uptime_server.models import (
     Monitor,
     MonitorLocation,
     Notification,
-    User,
+    Team,
 )
 from uptime_server.models.tags import having_all, replace_tags, tags_by_monitor, tags_of
 from uptime_server.schemas.monitor_config import (
@@ -68,16 +69,16 @@ MAX_ID = INT64_MAX  # ids are 64-bit; a larger one cannot exist (nor be bound in
 
 
 _OWNED = Prepared(
-    lambda monitor_id, user_id: (
-        Monitor.select().where((Monitor.id == monitor_id) & (Monitor.user == user_id)).limit(1)
+    lambda monitor_id, team_id: (
+        Monitor.select().where((Monitor.id == monitor_id) & (Monitor.team == team_id)).limit(1)
     )
 )
 
 
-def get_owned(user: User, monitor_id: int) -> Monitor:
+def get_owned(acting: Acting, monitor_id: int) -> Monitor:
     if not 0 < monitor_id <= MAX_ID:
         raise monitor_not_found()
-    monitor = _OWNED.first(monitor_id, user.id)
+    monitor = _OWNED.first(monitor_id, acting.team_id)
     if monitor is None:
         raise monitor_not_found()
     return monitor
@@ -93,7 +94,7 @@ class Filters:
 
 @dataclass(frozen=True)
 class Listing:
-    """One page of a user's monitors (``SUMMARY_COLUMNS`` by name, the status
+    """One page of a team's monitors (``SUMMARY_COLUMNS`` by name, the status
     shown), with their 24-hour uptime and their tags."""
 
     rows: list[dict[str, Any]]
@@ -105,6 +106,7 @@ class Listing:
 # Only the summary's columns, as dicts: building full rows costs more than the query.
 SUMMARY_COLUMNS = (
     "id",
+    "team",
     "name",
     "url",
     "type",
@@ -123,12 +125,12 @@ _SUMMARY = [getattr(Monitor, name) for name in SUMMARY_COLUMNS]
 # The list without filters, the one a dashboard polls: statements built once
 # (re-measured: bench/README.md#second-copies-re-measured-issue-30).
 _COUNT_ALL = Prepared(
-    lambda user_id: Monitor.select(fn.COUNT(Monitor.id)).where(Monitor.user == user_id).tuples()
+    lambda team_id: Monitor.select(fn.COUNT(Monitor.id)).where(Monitor.team == team_id).tuples()
 )
 _PAGE_ALL = Prepared(
-    lambda user_id, size, offset: (
+    lambda team_id, size, offset: (
         Monitor.select(*_SUMMARY)
-        .where(Monitor.user == user_id)
+        .where(Monitor.team == team_id)
         .order_by(Monitor.id)
         .limit(size)
         .offset(offset)
@@ -137,18 +139,20 @@ _PAGE_ALL = Prepared(
 )
 
 
-def list_monitors(user: User, filters: Filters, *, page: int, limit: int, now: datetime) -> Listing:
-    in_maintenance = maintenance_windows.active_monitor_ids(now, [user.id])
+def list_monitors(
+    acting: Acting, filters: Filters, *, page: int, limit: int, now: datetime
+) -> Listing:
+    in_maintenance = maintenance_windows.active_monitor_ids(now, [acting.team_id])
     # A page past the end is answered without asking the database for an
     # offset that may not even fit its integer type.
     offset = (page - 1) * limit
     rows: list[dict[str, Any]] = []
     if filters == Filters():
-        (total,) = _COUNT_ALL.first(user.id)  # type: ignore[misc]
+        (total,) = _COUNT_ALL.first(acting.team_id)  # type: ignore[misc]
         if offset < total:
-            rows = _PAGE_ALL.rows(user.id, limit, offset)
+            rows = _PAGE_ALL.rows(acting.team_id, limit, offset)
     else:
-        query = _filtered(user, filters, list(in_maintenance))
+        query = _filtered(acting, filters, list(in_maintenance))
         total = query.count()
         if offset < total:
             rows = list(query.order_by(Monitor.id).paginate(page, limit).dicts())
@@ -161,8 +165,8 @@ def list_monitors(user: User, filters: Filters, *, page: int, limit: int, now: d
     return Listing(rows, total, uptime, tags_by_monitor(ids))
 
 
-def _filtered(user: User, filters: Filters, in_maintenance: list[int]) -> Any:
-    query = Monitor.select(*_SUMMARY).where(Monitor.user == user.id)
+def _filtered(acting: Acting, filters: Filters, in_maintenance: list[int]) -> Any:
+    query = Monitor.select(*_SUMMARY).where(Monitor.team == acting.team_id)
     if filters.status == "maintenance":
         query = query.where(Monitor.id.in_(in_maintenance))
     elif filters.status:
@@ -189,10 +193,10 @@ def show_maintenance(rows: Iterable[Monitor], in_maintenance: set[int]) -> None:
             m.status = "maintenance"
 
 
-def ids_tagged(user: User, tags: list[str]) -> list[int]:
-    """The ids of the user's monitors carrying every one of *tags*, in id order."""
+def ids_tagged(acting: Acting, tags: list[str]) -> list[int]:
+    """The ids of the team's monitors carrying every one of *tags*, in id order."""
     query = Monitor.select(Monitor.id).where(
-        (Monitor.user == user.id) & having_all(Monitor.id, tags)
+        (Monitor.team == acting.team_id) & having_all(Monitor.id, tags)
     )
     return [mid for (mid,) in query.order_by(Monitor.id).tuples()]
 
@@ -248,7 +252,7 @@ def rotate_ping_token(monitor: Monitor, *, now: datetime, settings: Settings) ->
     if monitor.type != "heartbeat":
         raise ApiError("MONITOR_TYPE_NOT_SUPPORTED", "Only heartbeat monitors have a ping token")
     with write_tx():
-        owned = (Monitor.id == monitor.id) & (Monitor.user == monitor.user_id)
+        owned = (Monitor.id == monitor.id) & (Monitor.team == monitor.team_id)
         if not Monitor.update(updated_at=now, **_token_columns(settings)).where(owned).execute():
             raise monitor_not_found()
     return Monitor.get_by_id(monitor.id)
@@ -283,23 +287,26 @@ def check_runs(monitor: Monitor, *, since: datetime, until: datetime, limit: int
     )
 
 
-def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: Settings) -> Monitor:
+def create_monitor(
+    acting: Acting, cfg: MonitorConfig, *, now: datetime, settings: Settings
+) -> Monitor:
     columns = cfg.model_dump()
     first_due = _first_due(columns, now)
     with write_tx():
-        _lock_owner(user.id)
-        count = Monitor.select(fn.COUNT(Monitor.id)).where(Monitor.user == user.id).scalar()
-        if count >= settings.max_monitors_per_user:
+        _lock_owner(acting.team_id)
+        count = Monitor.select(fn.COUNT(Monitor.id)).where(Monitor.team == acting.team_id).scalar()
+        if count >= settings.max_monitors_per_team:
             raise ApiError(
                 "QUOTA_EXCEEDED",
-                f"Monitor limit reached ({settings.max_monitors_per_user} per user)",
-                {"limit": [str(settings.max_monitors_per_user)]},
+                f"Monitor limit reached ({settings.max_monitors_per_team} per team)",
+                {"limit": [str(settings.max_monitors_per_team)]},
             )
         tags = columns.pop("tags")
-        _check_key_free(user.id, cfg.key, None)
+        _check_key_free(acting.team_id, cfg.key, None)
         token = _token_columns(settings) if cfg.type == "heartbeat" else {}
         monitor = Monitor.create(
-            user=user.id,
+            user=acting.user_id,
+            team=acting.team_id,
             status="pending",
             created_at=now,
             updated_at=now,
@@ -310,12 +317,12 @@ def create_monitor(user: User, cfg: MonitorConfig, *, now: datetime, settings: S
         replace_tags(monitor.id, tags)
         AlertSettings.create(monitor=monitor)
         _sync_locations(monitor, first_due)
-    render_purges.forget_pages_of([user.id])  # a page may show it already, by tag
+    render_purges.forget_pages_of([acting.team_id])  # a page may show it already, by tag
     return monitor
 
 
-def _lock_owner(user_id: int) -> None:
-    """Queue this user's creates (and key changes) one behind the other until commit.
+def _lock_owner(team_id: int) -> None:
+    """Queue this team's creates (and key changes) one behind the other until commit.
 
     So the count holds, and a key found free stays free until it is written.
     PostgreSQL: a row lock on the user (NO KEY UPDATE: it does not hold up
@@ -324,7 +331,7 @@ def _lock_owner(user_id: int) -> None:
     write transaction already admits one writer at a time.
     """
     if not is_sqlite():
-        User.select(User.id).where(User.id == user_id).for_update("FOR NO KEY UPDATE").execute()
+        Team.select(Team.id).where(Team.id == team_id).for_update("FOR NO KEY UPDATE").execute()
 
 
 def update_monitor(
@@ -359,9 +366,9 @@ def update_monitor(
         due = now  # no longer waiting for a heartbeat's deadline: checked at once
     with write_tx():
         if "key" in changes:
-            _lock_owner(monitor.user_id)
-            _check_key_free(monitor.user_id, cfg.key, monitor.id)
-        owned = (Monitor.id == monitor.id) & (Monitor.user == monitor.user_id)
+            _lock_owner(monitor.team_id)
+            _check_key_free(monitor.team_id, cfg.key, monitor.id)
+        owned = (Monitor.id == monitor.id) & (Monitor.team == monitor.team_id)
         if not Monitor.update(updated_at=now, **changes).where(owned).execute():
             raise monitor_not_found()
         if tags is not None:
@@ -389,12 +396,12 @@ def update_monitor(
     return fresh
 
 
-def _check_key_free(user_id: int, key: str | None, monitor_id: int | None) -> None:
-    """VALIDATION_ERROR when another of the user's monitors has *key* already."""
+def _check_key_free(team_id: int, key: str | None, monitor_id: int | None) -> None:
+    """VALIDATION_ERROR when another of the team's monitors has *key* already."""
     if key is None:
         return
     taken = Monitor.select(Monitor.id).where(
-        (Monitor.user == user_id) & (Monitor.key == key) & (Monitor.id != (monitor_id or 0))
+        (Monitor.team == team_id) & (Monitor.key == key) & (Monitor.id != (monitor_id or 0))
     )
     holder = taken.scalar()
     if holder is not None:
@@ -556,7 +563,7 @@ def location_states(
 
 
 def bulk_action(
-    user: User,
+    acting: Acting,
     action: str,
     ids: list[int],
     *,
@@ -571,7 +578,8 @@ def bulk_action(
     first; one invalid result fails the whole request before anything changes.
     """
     owned = {
-        m.id: m for m in Monitor.select().where((Monitor.user == user.id) & Monitor.id.in_(ids))
+        m.id: m
+        for m in Monitor.select().where((Monitor.team == acting.team_id) & Monitor.id.in_(ids))
     }
     configs = _bulk_configs(owned, patch or {}, settings) if action == "update" else {}
     succeeded: list[int] = []
@@ -642,7 +650,7 @@ def store_alert_settings(monitor: Monitor, new: AlertSettingsIn) -> None:
     Its ``channel_ids`` must name the owner's channels (checked here, so
     ``apply`` and single updates refuse the same ids).
     """
-    channel_service.check_channel_ids(monitor.user_id, new.channel_ids)
+    channel_service.check_channel_ids(monitor.team_id, new.channel_ids)
     before = AlertSettings.get_or_none(AlertSettings.monitor == monitor.id)
     previous = before.reminder_interval if before is not None else None
     preserve = [getattr(AlertSettings, k) for k in ALERT_FIELDS]

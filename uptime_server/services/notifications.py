@@ -1,4 +1,4 @@
-"""Notifications of one user: listing, filtering, acknowledge, resolve by hand.
+"""Notifications of one team: listing, filtering, acknowledge, resolve by hand.
 
 Writes are conditional on the notification still being active, so they
 compose with the check engine, which resolves notifications in its own
@@ -14,9 +14,10 @@ from datetime import datetime, timedelta
 
 from peewee import ModelSelect
 
+from uptime_server.auth.teams import Acting
 from uptime_server.db import INT64_MAX, write_tx
 from uptime_server.errors import ApiError
-from uptime_server.models import Channel, Monitor, Notification, Outbox, User
+from uptime_server.models import Channel, Monitor, Notification, Outbox
 from uptime_server.notify import outbox
 
 RECENT_WINDOW = timedelta(hours=24)
@@ -47,20 +48,20 @@ def not_active(note: Notification) -> ApiError:
     )
 
 
-def _owned(user: User) -> ModelSelect:
+def _owned(acting: Acting) -> ModelSelect:
     """The user's notifications with their monitor, newest first."""
     return (
         Notification.select(Notification, Monitor)
         .join(Monitor, on=(Notification.monitor == Monitor.id))
-        .where(Notification.user == user.id)
+        .where(Notification.team == acting.team_id)
         .order_by(Notification.started_at.desc(), Notification.id.desc())
     )
 
 
-def get_owned(user: User, notification_id: int) -> Notification:
+def get_owned(acting: Acting, notification_id: int) -> Notification:
     if not 0 < notification_id <= INT64_MAX:
         raise not_found()  # cannot exist, and would not bind as a database integer
-    note = _owned(user).where(Notification.id == notification_id).first()
+    note = _owned(acting).where(Notification.id == notification_id).first()
     if note is None:
         raise not_found()
     return note
@@ -76,17 +77,17 @@ def deliveries(note: Notification) -> list[tuple[Outbox, str | None]]:
     return [(r, names.get(r.channel_id)) for r in rows]
 
 
-def list_active(user: User) -> list[Notification]:
-    return list(_owned(user).where(Notification.status == "active"))
+def list_active(acting: Acting) -> list[Notification]:
+    return list(_owned(acting).where(Notification.status == "active"))
 
 
-def list_recent(user: User, *, now: datetime, page: int, limit: int) -> Page:
-    query = _owned(user).where(Notification.started_at >= now - RECENT_WINDOW)
+def list_recent(acting: Acting, *, now: datetime, page: int, limit: int) -> Page:
+    query = _owned(acting).where(Notification.started_at >= now - RECENT_WINDOW)
     return _page(query, page, limit)
 
 
-def list_filtered(user: User, filters: Filters, *, page: int, limit: int) -> Page:
-    query = _owned(user)
+def list_filtered(acting: Acting, filters: Filters, *, page: int, limit: int) -> Page:
+    query = _owned(acting)
     if filters.monitor_id is not None:
         query = query.where(Notification.monitor == filters.monitor_id)
     if filters.type is not None:
@@ -108,7 +109,7 @@ def _page(query: ModelSelect, page: int, limit: int) -> Page:
 
 
 def acknowledge(
-    user: User, notification_id: int, *, now: datetime, mail_domain: str = "uptime.local"
+    acting: Acting, notification_id: int, *, now: datetime, mail_domain: str = "uptime.local"
 ) -> Notification:
     """Mark an active notification acknowledged; a second call keeps the first time.
 
@@ -116,7 +117,7 @@ def acknowledge(
     PagerDuty channel of the monitor in the outbox, in the same transaction.
     """
     with write_tx():
-        note = get_owned(user, notification_id)
+        note = get_owned(acting, notification_id)
         if note.status != "active":
             raise not_active(note)
         if not note.acknowledged:
@@ -128,10 +129,10 @@ def acknowledge(
             )
             if changed:
                 outbox.enqueue_acknowledgement(note, note.monitor, mail_domain=mail_domain, now=now)
-    return get_owned(user, notification_id)
+    return get_owned(acting, notification_id)
 
 
-def resolve(user: User, notification_id: int, *, now: datetime) -> Notification:
+def resolve(acting: Acting, notification_id: int, *, now: datetime) -> Notification:
     """Resolve an active notification by hand (no email is sent).
 
     A downtime resolved while its monitor still fails suppresses new
@@ -140,7 +141,7 @@ def resolve(user: User, notification_id: int, *, now: datetime) -> Notification:
     first passing run.
     """
     with write_tx():
-        note = get_owned(user, notification_id)
+        note = get_owned(acting, notification_id)
         if note.status != "active":
             raise not_active(note)
         if note.type == "downtime":
@@ -152,4 +153,4 @@ def resolve(user: User, notification_id: int, *, now: datetime) -> Notification:
         if not note.resolve_if_active(now):
             # Resolved by a check run meanwhile: undo the monitor change too.
             raise not_active(Notification.get_by_id(note.id))
-    return get_owned(user, notification_id)
+    return get_owned(acting, notification_id)

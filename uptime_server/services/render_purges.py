@@ -62,13 +62,13 @@ def forget_monitors(monitors: Iterable[Monitor]) -> None:
     """Drop what shows these monitors: their badges, and their owners' status pages."""
     rows = list(monitors)
     forget_badges(m.badge_token for m in rows)
-    forget_pages_of({m.user_id for m in rows})
+    forget_pages_of({m.team_id for m in rows})
 
 
-def forget_pages_of(user_ids: Iterable[int]) -> None:
+def forget_pages_of(team_ids: Iterable[int]) -> None:
     """Drop the status pages of these users (a monitor of theirs may be on any of them)."""
-    owners = list(set(user_ids))
+    owners = list(set(team_ids))
     if not owners or not any(cache.count() for cache in list(_page_caches)):
         return  # nothing kept: no need to look the slugs up
-    slugs = StatusPage.select(StatusPage.slug).where(StatusPage.user.in_(owners)).tuples()
+    slugs = StatusPage.select(StatusPage.slug).where(StatusPage.team.in_(owners)).tuples()
     forget_pages(slug for (slug,) in slugs)

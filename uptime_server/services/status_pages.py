@@ -1,4 +1,4 @@
-"""Status pages of one user: create, list, change, delete, and which monitors a group shows.
+"""Status pages of one team: create, list, change, delete, and which monitors a group shows.
 
 A page names monitors by id (and by tag); only the owner's monitors may be
 named, and an id that is not the owner's is refused exactly like one that
@@ -16,9 +16,10 @@ from typing import Any
 
 import peewee
 
+from uptime_server.auth.teams import Acting
 from uptime_server.db import write_tx
 from uptime_server.errors import ApiError, validation_error
-from uptime_server.models import Monitor, StatusPage, User
+from uptime_server.models import Monitor, StatusPage
 from uptime_server.models.tags import having_any
 from uptime_server.schemas.requests import parse_body, require_object
 from uptime_server.schemas.status_pages import StatusPageIn
@@ -31,31 +32,35 @@ def not_found() -> ApiError:
     return ApiError("STATUS_PAGE_NOT_FOUND", "Status page not found")
 
 
-def list_pages(user: User) -> list[StatusPage]:
-    return list(StatusPage.select().where(StatusPage.user == user.id).order_by(StatusPage.id))
+def list_pages(acting: Acting) -> list[StatusPage]:
+    return list(
+        StatusPage.select().where(StatusPage.team == acting.team_id).order_by(StatusPage.id)
+    )
 
 
-def get_owned(user: User, key: str) -> StatusPage:
-    """The caller's page by id (all digits) or slug; another user's is not found."""
+def get_owned(acting: Acting, key: str) -> StatusPage:
+    """The caller's page by id (all digits) or slug; another team's is not found."""
     # ASCII digits only: "²" is a digit to str.isdigit, not to int().
     by_id = key.isascii() and key.isdigit() and len(key) < 19
     where = StatusPage.id == int(key) if by_id else StatusPage.slug == key
-    page = StatusPage.get_or_none(where & (StatusPage.user == user.id))
+    page = StatusPage.get_or_none(where & (StatusPage.team == acting.team_id))
     if page is None:
         raise not_found()
     return page
 
 
-def create_page(user: User, body: Any, *, now: datetime) -> StatusPage:
-    config = _parse(user, require_object(body))
-    if StatusPage.select().where(StatusPage.user == user.id).count() >= MAX_PAGES_PER_USER:
+def create_page(acting: Acting, body: Any, *, now: datetime) -> StatusPage:
+    config = _parse(acting.team_id, require_object(body))
+    if StatusPage.select().where(StatusPage.team == acting.team_id).count() >= MAX_PAGES_PER_USER:
         raise ApiError(
             "QUOTA_EXCEEDED",
-            f"Status page limit reached ({MAX_PAGES_PER_USER} per user)",
+            f"Status page limit reached ({MAX_PAGES_PER_USER} per team)",
             {"limit": [str(MAX_PAGES_PER_USER)]},
         )
     with _slug_guard(config.slug), write_tx():
-        page = StatusPage.create(user=user.id, created_at=now, updated_at=now, **_row(config))
+        page = StatusPage.create(
+            user=acting.user_id, team=acting.team_id, created_at=now, updated_at=now, **_row(config)
+        )
     render_purges.forget_pages([page.slug])
     return page
 
@@ -67,8 +72,8 @@ def update_page(page: StatusPage, patch: Any, *, now: datetime) -> StatusPage:
     if "groups" not in patch:
         # Monitors deleted since the last edit leave the stored groups here,
         # so that they do not make an edit of something else invalid.
-        stored["groups"] = _without_missing(page.user_id, stored["groups"])
-    config = _parse(page.user_id, {**stored, **patch})
+        stored["groups"] = _without_missing(page.team_id, stored["groups"])
+    config = _parse(page.team_id, {**stored, **patch})
     with _slug_guard(config.slug), write_tx():
         StatusPage.update(updated_at=now, **_row(config)).where(StatusPage.id == page.id).execute()
     render_purges.forget_pages([page.slug, config.slug])  # the old address and the new
@@ -81,7 +86,7 @@ def delete_page(page: StatusPage) -> None:
     render_purges.forget_pages([page.slug])
 
 
-def monitors_for_group(owner_id: int, group: Mapping[str, Any]) -> list[int]:
+def monitors_for_group(team_id: int, group: Mapping[str, Any]) -> list[int]:
     """The ids of the monitors one group shows, in order, each once.
 
     The group's ``monitor_ids`` as given, then the owner's monitors carrying
@@ -93,7 +98,7 @@ def monitors_for_group(owner_id: int, group: Mapping[str, Any]) -> list[int]:
     if tags:
         tagged = (
             Monitor.select(Monitor.id)
-            .where((Monitor.user == owner_id) & having_any(Monitor.id, tags))
+            .where((Monitor.team == team_id) & having_any(Monitor.id, tags))
             .order_by(Monitor.id)
             .tuples()
         )
@@ -101,22 +106,22 @@ def monitors_for_group(owner_id: int, group: Mapping[str, Any]) -> list[int]:
     return list(dict.fromkeys(ids))
 
 
-def _parse(owner: User | int, body: dict[str, Any]) -> StatusPageIn:
+def _parse(owner: int, body: dict[str, Any]) -> StatusPageIn:
     config = parse_body(StatusPageIn, body)
     named = {mid for group in config.groups for mid in group.monitor_ids}
     named |= {int(k) for group in config.groups for k in group.labels}
     missing = sorted(named - _owned_ids(owner, named))
     if missing:
-        # The same words for another user's monitor and for none at all.
+        # The same words for another team's monitor and for none at all.
         ids = ", ".join(map(str, missing))
         raise validation_error({"groups": [f"no monitor of yours has the id {ids}"]})
     return config
 
 
-def _without_missing(owner_id: int, groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _without_missing(team_id: int, groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
     named = {mid for g in groups for mid in g.get("monitor_ids") or []}
     named |= {int(k) for g in groups for k in g.get("labels") or {}}
-    owned = _owned_ids(owner_id, named)
+    owned = _owned_ids(team_id, named)
     return [
         {
             **g,
@@ -127,12 +132,11 @@ def _without_missing(owner_id: int, groups: list[dict[str, Any]]) -> list[dict[s
     ]
 
 
-def _owned_ids(owner: User | int, ids: Iterable[int]) -> set[int]:
+def _owned_ids(owner: int, ids: Iterable[int]) -> set[int]:
     wanted = list(ids)
     if not wanted:
         return set()
-    owner_id = owner if isinstance(owner, int) else owner.id
-    rows = Monitor.select(Monitor.id).where((Monitor.user == owner_id) & Monitor.id.in_(wanted))
+    rows = Monitor.select(Monitor.id).where((Monitor.team == owner) & Monitor.id.in_(wanted))
     return {m.id for m in rows}
 
 

@@ -35,7 +35,7 @@ _SPEED_COLOURS = ((200, BRIGHTGREEN), (500, GREEN), (1000, YELLOW), (2000, ORANG
 def figure(monitor: Monitor, kind: str, now: datetime) -> tuple[str, str, str]:
     if kind == "status":
         status = "paused" if monitor.paused else monitor.status
-        if not monitor.paused and monitor.id in active_monitor_ids(now, [monitor.user_id]):
+        if not monitor.paused and monitor.id in active_monitor_ids(now, [monitor.team_id]):
             status = "maintenance"
         message, colour = _STATUS.get(status, (status.replace("_", " "), GREY))
         return "status", message, colour

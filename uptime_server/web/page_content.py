@@ -73,17 +73,17 @@ def overall(statuses: Iterable[str]) -> str:
 
 def build(page: StatusPage, now: datetime) -> dict[str, Any]:
     """The page's content: the ``PublicPage`` shape (schemas/status_pages.py)."""
-    groups = [(g, monitors_for_group(page.user_id, g)) for g in page.groups]
+    groups = [(g, monitors_for_group(page.team_id, g)) for g in page.groups]
     ids = list(dict.fromkeys(mid for _, mids in groups for mid in mids))
     monitors = {
         m.id: m
         for m in Monitor.select(
             Monitor.id, Monitor.name, Monitor.url, Monitor.status, Monitor.paused
-        ).where((Monitor.user == page.user_id) & Monitor.id.in_(ids or [0]))
+        ).where((Monitor.team == page.team_id) & Monitor.id.in_(ids or [0]))
     }
     # A monitor in an open maintenance window shows `maintenance` (the stored
     # status stays the checks' own; docs/maintenance.md).
-    show_maintenance(monitors.values(), active_monitor_ids(now, [page.user_id]))
+    show_maintenance(monitors.values(), active_monitor_ids(now, [page.team_id]))
     today = int(now.timestamp()) // DAY * DAY
     first_day = today - (DAYS - 1) * DAY
     days = [(day, _date(day)) for day in range(first_day, today + DAY, DAY)]

@@ -44,3 +44,35 @@ def is_login_limited(view: Callable[..., Any]) -> bool:
 
 def is_session_only(view: Callable[..., Any] | None) -> bool:
     return bool(view is not None and getattr(view, "uptime_session_only", False))
+
+
+def requires(role: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark the least team role a view takes (default: viewer for GET, member otherwise).
+
+    The app's guard resolves the request's team (auth/teams.py) and refuses a
+    lower role with 403 FORBIDDEN, naming the role needed (docs/teams.md).
+    """
+
+    def mark(view: Callable[..., Any]) -> Callable[..., Any]:
+        view.uptime_role = role  # type: ignore[attr-defined]
+        return view
+
+    return mark
+
+
+def team_free(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a view that acts in no team of the header's (sign-in, teams by path, agents)."""
+    view.uptime_team_free = True  # type: ignore[attr-defined]
+    return view
+
+
+def is_team_free(view: Callable[..., Any] | None) -> bool:
+    return bool(view is not None and getattr(view, "uptime_team_free", False))
+
+
+def role_needed(view: Callable[..., Any] | None, method: str) -> str:
+    """The least role *view* takes for *method* (see ``requires``)."""
+    declared = getattr(view, "uptime_role", None) if view is not None else None
+    if declared is not None:
+        return declared
+    return "viewer" if method in ("GET", "HEAD", "OPTIONS") else "member"
