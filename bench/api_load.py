@@ -12,6 +12,10 @@ endpoint over ``--connections`` keep-alive connections for ``--seconds``:
 - ``GET /api/v1/monitors/{id}`` cycling over the 50 monitors with 30 days of history;
 - ``GET /api/v1/monitors?limit=100`` (a list page of 100).
 
+The two API endpoints name their team, as a script or the CLI with
+``--team`` does: ``X-Uptime-Team: <slug>`` (docs/teams.md), the user's
+personal team by its slug.
+
 Each line gives requests/s, wrk's latency percentiles, and the errors (socket
 errors and non-2xx answers, which must be none), beside the goal (issue 17).
 Rounds alternate the endpoints; the best round of each counts, since the
@@ -55,7 +59,7 @@ from bench.target import daemon_env, free_port, start_daemon, start_target, stop
 from uptime_server import db, migrations
 from uptime_server.auth.local_users import mint_local_session
 from uptime_server.config import load_settings
-from uptime_server.models import Monitor, MonitorLocation
+from uptime_server.models import Monitor, MonitorLocation, Team, User
 
 SECRET = "bench-api-load"
 GOALS = {"/healthz": 2000, "GET /api/v1/monitors/{id}": 1000, "GET /api/v1/monitors?limit=100": 300}
@@ -76,6 +80,10 @@ class Round:
     gross_cpu_ms: float = 0.0  # the same, idle included
 
 
+# The cases that send X-Uptime-Team (the module doc).
+TEAMED = frozenset({"GET /api/v1/monitors/{id}", "GET /api/v1/monitors?limit=100"})
+
+
 def idle_cpu_rate(pid: int, seconds: float = 3.0) -> float:
     """CPU seconds per second the daemon spends with no request (scheduler, delivery)."""
     before, at = tree_cpu_s(pid), time.monotonic()
@@ -83,8 +91,9 @@ def idle_cpu_rate(pid: int, seconds: float = 3.0) -> float:
     return (tree_cpu_s(pid) - before) / (time.monotonic() - at)
 
 
-def seed(env: dict[str, str], count: int, target_url: str) -> tuple[str, list[int]]:
-    """The database of *count* monitors; a session token and the ids with 30 days of history.
+def seed(env: dict[str, str], count: int, target_url: str) -> tuple[str, list[int], str]:
+    """The database of *count* monitors; a session token, the ids with 30 days of
+    history and the team's slug.
 
     The monitors check *target_url* (a local server that answers 200), their
     first checks spread over their 60 s interval: the daemon's scheduler does
@@ -106,12 +115,19 @@ def seed(env: dict[str, str], count: int, target_url: str) -> tuple[str, list[in
                 MonitorLocation.monitor == monitor_id
             ).execute()
         ids = [m for (m,) in Monitor.select(Monitor.id).order_by(Monitor.id).limit(50).tuples()]
+        user = User.get(User.email == EMAIL)
+        slug = Team.get_by_id(user.personal_team_id).slug
     database.close()
-    return token, ids
+    return token, ids, slug
 
 
 def wrk(
-    url: str, paths: list[str], token: str, connections: int, seconds: float
+    url: str,
+    paths: list[str],
+    token: str,
+    connections: int,
+    seconds: float,
+    team: str | None = None,
 ) -> tuple[Round, float]:
     """One wrk run; with the wall-clock seconds it took."""
     started = time.monotonic()
@@ -120,7 +136,7 @@ def wrk(
         connections=connections,
         seconds=seconds,
         paths=paths,
-        headers=[f"Cookie: session_cookie={token}"],
+        headers=[f"Cookie: session_cookie={token}"] + ([f"X-Uptime-Team: {team}"] if team else []),
         latency=True,
     )
     took = time.monotonic() - started
@@ -172,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             env["UPTIME_REUSE_PORT"] = "true"
         (data_dir / "target").mkdir()
         target = start_target(data_dir / "target", prefer_nginx=False)
-        token, ids = seed(env, args.monitors, target.http_url)
+        token, ids, team = seed(env, args.monitors, target.http_url)
         daemons = [start_daemon(env)]
         base = f"http://127.0.0.1:{port}"
         cases = {
@@ -191,13 +207,14 @@ def main(argv: list[str] | None = None) -> int:
                 daemons.append(
                     start_daemon(env, "--no-scheduler", log_name=f"api-{n}.log", shares_port=True)
                 )
-            for paths in cases.values():  # warm-up: connections, caches
-                wrk(base, paths, token, args.connections, 1)
+            for label, paths in cases.items():  # warm-up: connections, caches
+                wrk(base, paths, token, args.connections, 1, team if label in TEAMED else None)
             idle = sum(idle_cpu_rate(d.pid) for d in daemons)
             for _ in range(args.rounds):
                 for label, paths in cases.items():
                     cpu_before = sum(tree_cpu_s(d.pid) for d in daemons)
-                    got, took = wrk(base, paths, token, args.connections, args.seconds)
+                    named = team if label in TEAMED else None
+                    got, took = wrk(base, paths, token, args.connections, args.seconds, named)
                     used = sum(tree_cpu_s(d.pid) for d in daemons) - cpu_before
                     got.gross_cpu_ms = 1000 * used / max(got.requests, 1)
                     got.cpu_ms = 1000 * (used - idle * took) / max(got.requests, 1)

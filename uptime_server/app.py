@@ -222,6 +222,8 @@ def _api_guard() -> None:
     refusal = scope_refusal(token.scope, request.method) if token is not None else None
     if refusal:
         raise errors.ApiError("FORBIDDEN", refusal)
+    if token is not None and token.team_role is None:
+        raise teams.token_orphaned()
     if is_team_free(view):
         return
     acting = g.uptime_acting = teams.for_request(request)

@@ -22,9 +22,14 @@ class TokenUser(ApiUser):
         return self.client.open(path, method=method, headers=headers, **kwargs)
 
 
-def mint(owner: ApiUser, scope: str = "write", **more: Any) -> TokenUser:
-    """A new token of *owner*'s, created through the API with their session."""
-    response = owner.post(TOKENS, json={"name": f"{scope} token", "scope": scope, **more})
+def mint(
+    owner: ApiUser, scope: str = "write", *, team: str | None = None, **more: Any
+) -> TokenUser:
+    """A new token of *owner*'s, created through the API with their session (in *team*,
+    id or slug, else their personal team)."""
+    headers = {} if team is None else {"X-Uptime-Team": team}
+    body = {"name": f"{scope} token", "scope": scope, **more}
+    response = owner.post(TOKENS, json=body, headers=headers)
     assert response.status_code == 201, response.get_json()
     token = response.get_json()["data"]["token"]
     return TokenUser(owner.client.application.test_client(), token, owner.user)

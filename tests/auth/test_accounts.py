@@ -48,7 +48,14 @@ def test_a_session_comes_back_with_its_account(db: Any) -> None:
             found = find_session(token, now=now)
             assert isinstance(found, LiveSession)
             assert found == LiveSession(
-                row.id, user.id, "local", now, now + timedelta(hours=1), _account(user), "owner"
+                row.id,
+                user.id,
+                "local",
+                now,
+                now + timedelta(hours=1),
+                _account(user),
+                "owner",
+                user.email[0],  # the personal team's slug: the address's local part
             )
             assert found.expires_at.tzinfo is UTC and found.account.created_at.tzinfo is UTC
             assert found.account.get_id() == str(user.id)
@@ -70,6 +77,6 @@ def test_a_token_comes_back_with_its_account(db: Any) -> None:
     found = authenticate(secret, now=now)
     assert isinstance(found, LiveToken)
     assert found == LiveToken(
-        row.id, bob.id, team, "ci", "read", secret[:12], now, None, now, _account(bob), "owner"
+        row.id, bob.id, team, "ci", "read", secret[:12], now, None, now, _account(bob), "owner", "b"
     )
     assert found.account.is_admin is True and found.account.last_login == now

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint
+from flask import Blueprint, request
 from flask_login import current_user
 
 from uptime_server.api.body import json_body
@@ -55,22 +55,7 @@ def acting_in(team: str, needed: str = "viewer", what: str | None = None) -> Act
     the header); each also declares it with ``requires``, which the role
     tests and the token-scope tests read.
     """
-    token = current_token()
-    session = current_session()
-    account: Any = current_user
-    default = (
-        (token.team_id, token.team_role)
-        if token is not None
-        else (account.personal_team_id, session.team_role if session else None)
-    )
-    acting = teams.resolve(
-        user_id=account.id,
-        user_name=account.name or account.email,
-        default=default,
-        header=team,
-        token=token,
-        session_id=session.id if session is not None else None,
-    )
+    acting = teams.for_request(request, team)
     teams.require(acting, needed, what)
     return acting
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import ClassVar
 
-from uptime_server.models import ApiToken, Session, User
+from uptime_server.models import ApiToken, Membership, Session, Team, User
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +48,10 @@ class LiveSession:
     created_at: datetime
     expires_at: datetime
     account: Account
-    # The user's role in their personal team (None: no longer a member).
+    # The user's role in their personal team (None: no longer a member), and
+    # its slug: a request naming that team by slug needs no other query.
     team_role: str | None = None
+    team_slug: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +68,10 @@ class LiveToken:
     expires_at: datetime | None
     last_used_at: datetime | None
     account: Account
-    # The user's current role in the token's team (None: no longer a member).
+    # The user's current role in the token's team (None: no longer a member),
+    # and the team's slug.
     team_role: str | None = None
+    team_slug: str | None = None
 
 
 # The columns each query selects, in the dataclasses' field order.
@@ -101,15 +105,20 @@ TOKEN_COLUMNS = (
 )
 
 
+# The caller's role in the default team (a LEFT JOIN of memberships: null when
+# no longer a member) and that team's slug.
+TEAM_COLUMNS = (Membership.role, Team.slug)
+
+
 def live_session(row: tuple[object, ...]) -> LiveSession:
-    """A row of ``SESSION_COLUMNS``, ``ACCOUNT_COLUMNS``, then the membership's role."""
+    """A row of ``SESSION_COLUMNS``, ``ACCOUNT_COLUMNS``, then ``TEAM_COLUMNS``."""
     split = len(SESSION_COLUMNS)
-    account = Account(*row[split:-1])  # type: ignore[arg-type]
-    return LiveSession(*row[:split], account, row[-1])  # type: ignore[arg-type]
+    account = Account(*row[split:-2])  # type: ignore[arg-type]
+    return LiveSession(*row[:split], account, *row[-2:])  # type: ignore[arg-type]
 
 
 def live_token(row: tuple[object, ...]) -> LiveToken:
-    """A row of ``TOKEN_COLUMNS``, ``ACCOUNT_COLUMNS``, then the membership's role."""
+    """A row of ``TOKEN_COLUMNS``, ``ACCOUNT_COLUMNS``, then ``TEAM_COLUMNS``."""
     split = len(TOKEN_COLUMNS)
-    account = Account(*row[split:-1])  # type: ignore[arg-type]
-    return LiveToken(*row[:split], account, row[-1])  # type: ignore[arg-type]
+    account = Account(*row[split:-2])  # type: ignore[arg-type]
+    return LiveToken(*row[:split], account, *row[-2:])  # type: ignore[arg-type]

@@ -34,13 +34,14 @@ from peewee import JOIN
 
 from uptime_server.auth.accounts import (
     ACCOUNT_COLUMNS,
+    TEAM_COLUMNS,
     TOKEN_COLUMNS,
     Account,
     LiveToken,
     live_token,
 )
 from uptime_server.db import INT64_MAX, Prepared
-from uptime_server.models import ApiToken, Membership, User
+from uptime_server.models import ApiToken, Membership, Team, User
 
 TOKEN_PREFIX = "upt_"
 _ALPHABET = string.digits + string.ascii_letters
@@ -163,13 +164,14 @@ def authenticate(token: str, *, now: datetime) -> LiveToken:
 # token and its account read as one tuple.
 _TOKEN = Prepared(
     lambda token_hash: (
-        ApiToken.select(*TOKEN_COLUMNS, *ACCOUNT_COLUMNS, Membership.role)
+        ApiToken.select(*TOKEN_COLUMNS, *ACCOUNT_COLUMNS, *TEAM_COLUMNS)
         .join(User)
         .join(
             Membership,
             JOIN.LEFT_OUTER,
             on=(Membership.team == ApiToken.team) & (Membership.user == ApiToken.user),
         )
+        .join(Team, JOIN.LEFT_OUTER, on=(Team.id == Membership.team))
         .where(ApiToken.token_hash == token_hash)
         .limit(1)
         .tuples()

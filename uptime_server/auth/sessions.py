@@ -23,6 +23,7 @@ from uptime_server.auth import api_tokens
 from uptime_server.auth.accounts import (
     ACCOUNT_COLUMNS,
     SESSION_COLUMNS,
+    TEAM_COLUMNS,
     Account,
     LiveSession,
     live_session,
@@ -31,7 +32,7 @@ from uptime_server.clock import Clock, utc
 from uptime_server.config import Settings
 from uptime_server.db import Prepared
 from uptime_server.errors import ApiError
-from uptime_server.models import Membership, Session, User
+from uptime_server.models import Membership, Session, Team, User
 
 COOKIE_NAME = "session_cookie"
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -70,13 +71,14 @@ def find_session(token: str, *, now: datetime, max_age: int | None = None) -> Li
 def _session_query() -> Any:
     # With the role in the personal team: the usual request needs no other query.
     return (
-        Session.select(*SESSION_COLUMNS, *ACCOUNT_COLUMNS, Membership.role)
+        Session.select(*SESSION_COLUMNS, *ACCOUNT_COLUMNS, *TEAM_COLUMNS)
         .join(User)
         .join(
             Membership,
             JOIN.LEFT_OUTER,
             on=(Membership.team == User.personal_team) & (Membership.user == User.id),
         )
+        .join(Team, JOIN.LEFT_OUTER, on=(Team.id == Membership.team))
     )
 
 

@@ -58,6 +58,10 @@ def team_not_found() -> ApiError:
     return ApiError("TEAM_NOT_FOUND", "Team not found")
 
 
+def token_orphaned() -> ApiError:
+    return ApiError("UNAUTHORIZED", "This API token's user is no longer a member of its team")
+
+
 def forbidden(needed: str, current: str, what: str | None = None) -> ApiError:
     doing = what or "do this"
     return ApiError(
@@ -119,19 +123,19 @@ def resolve(
     *,
     user_id: int,
     user_name: str,
-    default: tuple[int | None, str | None],
+    default: tuple[int | None, str | None, str | None],
     header: str | None,
     token: Any | None,
     session_id: int | None,
 ) -> Acting:
     """The team and role of a request (see the module doc); TEAM_NOT_FOUND otherwise.
 
-    *default* is (team id, role) read with the credential: the token's team,
-    or the user's personal team (role None when no longer a member).
+    *default* is (team id, role, slug) read with the credential: the token's
+    team, or the user's personal team (role None when no longer a member).
     """
-    team_id, role = default
+    team_id, role, slug = default
     asked = (header or "").strip()
-    if asked and not (team_id is not None and asked == str(team_id)):
+    if asked and not (team_id is not None and asked in (str(team_id), slug)):
         if token is not None:
             raise team_not_found()  # a token acts in its own team only
         found = membership(user_id, asked)
@@ -140,9 +144,7 @@ def resolve(
         team_id, role = found
     elif team_id is None or role is None:
         if token is not None:
-            raise ApiError(
-                "UNAUTHORIZED", "This API token's user is no longer a member of its team"
-            )
+            raise token_orphaned()
         found = _OLDEST.first(user_id)
         if found is None:
             raise ApiError(
@@ -157,8 +159,9 @@ def resolve(
     return Acting(team_id, role, user_id, user_name, "session", session_id)
 
 
-def for_request(req: Request) -> Acting:
-    """The team and role of a signed-in API request *req* (see ``resolve``)."""
+def for_request(req: Request, team: str | None = None) -> Acting:
+    """The team and role of a signed-in API request *req* (see ``resolve``): in
+    *team* (id or slug) if given, else in the one its header names."""
     from uptime_server.auth.api_tokens import current_token
     from uptime_server.auth.sessions import current_session
 
@@ -166,14 +169,16 @@ def for_request(req: Request) -> Acting:
     session = current_session()
     account: Any = current_user
     if token is not None:
-        default = (token.team_id, token.team_role)
+        default = (token.team_id, token.team_role, token.team_slug)
+    elif session is not None:
+        default = (account.personal_team_id, session.team_role, session.team_slug)
     else:
-        default = (account.personal_team_id, session.team_role if session else None)
+        default = (account.personal_team_id, None, None)
     return resolve(
         user_id=account.id,
         user_name=account.name or account.email,
         default=default,
-        header=req.headers.get(HEADER),
+        header=req.headers.get(HEADER) if team is None else team,
         token=token,
         session_id=session.id if session is not None else None,
     )
