@@ -231,7 +231,9 @@ def _api_guard() -> None:
     if acting.allows(needed):
         return
     if token is not None and not teams.at_least(teams.SCOPE_ROLE[token.scope], needed):
-        raise teams.forbidden(needed, acting.role, f"do this: create a {_scope_for(needed)} token")
+        scope = _scope_for(needed)
+        article = "an" if scope == "admin" else "a"
+        raise teams.forbidden(needed, acting.role, f"do this: create {article} {scope} token")
     raise teams.forbidden(needed, acting.role)
 
 

@@ -109,3 +109,19 @@ def test_without_its_personal_team_a_session_falls_back_to_another(
     assert acting(bob).get_json()["data"]["team"] is None
     error = assert_error(bob.get("/api/v1/monitors"), 404, "TEAM_NOT_FOUND")
     assert "no team" in error["message"]
+
+
+def test_a_slug_has_a_letter_so_it_never_reads_as_an_id(alice: Any) -> None:
+    error = assert_error(
+        alice.post("/api/v1/teams", json={"name": "Year", "slug": "2024"}), 400, "VALIDATION_ERROR"
+    )
+    assert "slug" in error["details"]
+    made = alice.post("/api/v1/teams", json={"name": "2024"}).get_json()["data"]
+    assert made["slug"] == "team-2024"
+    assert alice.get("/api/v1/teams/team-2024").get_json()["data"]["id"] == made["id"]
+
+
+def test_the_header_is_case_blind_for_a_token_too(alice: Any) -> None:
+    token = mint(alice, "read")
+    assert acting(token, "ALICE").get_json()["data"]["team"]["slug"] == "alice"
+    assert acting(alice, "Alice").get_json()["data"]["team"]["slug"] == "alice"

@@ -19,7 +19,7 @@ app = typer.Typer(
     help="API tokens for scripts and CI (use one with UPTIME_TOKEN).", no_args_is_help=True
 )
 
-Scope = Literal["read", "write", "ping"]
+Scope = Literal["read", "write", "admin", "ping"]
 
 
 @app.command()
@@ -29,8 +29,9 @@ def create(
     scope: Annotated[
         Scope,
         typer.Option(
-            help="read: every GET; write: everything but tokens and sign-in; "
-            "ping: heartbeat pings only."
+            help="In the current team, at most your role there: read (viewer: every GET); "
+            "write (member: monitors, windows, notifications); admin (also channels, "
+            "status pages, invitations); ping: heartbeat pings only."
         ),
     ],
     expires: ExpiresOpt = None,

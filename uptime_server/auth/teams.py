@@ -135,7 +135,7 @@ def resolve(
     """
     team_id, role, slug = default
     asked = (header or "").strip()
-    if asked and not (team_id is not None and asked in (str(team_id), slug)):
+    if asked and not (team_id is not None and asked.lower() in (str(team_id), slug)):
         if token is not None:
             raise team_not_found()  # a token acts in its own team only
         found = membership(user_id, asked)
@@ -188,9 +188,17 @@ SLUG_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62})$"
 
 
 def slug_of(text: str) -> str:
-    """A URL-safe slug of *text* (a-z, 0-9 and dashes), never empty."""
+    """A URL-safe slug of *text* (a-z, 0-9 and dashes) with a letter in it: all
+    digits would read as an id."""
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:56].strip("-")
-    return slug or "team"
+    if not slug:
+        return "team"
+    return slug if is_slug(slug) else f"team-{slug}"[:56]
+
+
+def is_slug(text: str) -> bool:
+    """A team slug: SLUG_PATTERN, and not all digits and dashes (those read as an id)."""
+    return re.fullmatch(SLUG_PATTERN, text) is not None and re.search("[a-z]", text) is not None
 
 
 def free_slug(base: str) -> str:

@@ -123,9 +123,12 @@ SLUG_LENGTH = 64
 
 
 def slug_base(text: str) -> str:
-    """A URL-safe slug of *text* (lower case, a-z 0-9 and dashes), never empty."""
+    """A URL-safe slug of *text* (lower case, a-z 0-9 and dashes) with a letter in
+    it (one of digits only would read as a team id), never empty."""
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[: SLUG_LENGTH - 8].strip("-")
-    return slug or "team"
+    if not slug:
+        return "team"
+    return slug if re.search("[a-z]", slug) else f"team-{slug}"
 
 
 def _personal_teams(db: peewee.Database) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
-from uptime_server.auth.teams import SLUG_PATTERN
+from uptime_server.auth.teams import SLUG_PATTERN, is_slug
 from uptime_server.schemas.base import ResponseModel, UtcTime
 from uptime_server.schemas.field_rules import no_control, strip
 from uptime_server.schemas.requests import Rule, parse_body
@@ -19,10 +19,22 @@ Name = Annotated[
     BeforeValidator(strip),
     Rule("must be 1 to 200 characters", on=("string_too_short", "string_too_long")),
 ]
+
+
+def _has_letter(slug: str) -> str:
+    if not is_slug(slug):
+        raise ValueError("all digits: it would read as a team id")
+    return slug
+
+
 Slug = Annotated[
     str,
     Field(pattern=SLUG_PATTERN, max_length=64),
-    Rule("must be 1 to 64 lower-case letters, digits and dashes, starting with a letter or digit"),
+    AfterValidator(_has_letter),
+    Rule(
+        "must be 1 to 64 lower-case letters, digits and dashes, starting with a letter or "
+        "digit, with at least one letter"
+    ),
 ]
 
 

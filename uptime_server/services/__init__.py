@@ -1,10 +1,12 @@
 """What a view calls: one module per resource, each the work behind its endpoints.
 
 ``monitors``, ``monitor_apply`` (monitors as code), ``channels``, ``maintenance``,
-``notifications``, ``status_pages``, ``agents`` (claims, leases and results of
-probe agents) and ``metrics`` (the database figures of /metrics) take a user
-and validated input, check ownership, write in one transaction and return
-models or plain values; views only parse and serialise. A service that
+``notifications``, ``status_pages``, ``teams`` (teams and their members),
+``audit`` (the team's audit log), ``agents`` (claims, leases and results of
+probe agents) and ``metrics`` (the database figures of /metrics) take the
+caller's ``auth.teams.Acting`` (team, role, user, credential) and validated
+input, scope every read and write to the team, write in one transaction and
+return models or plain values; views only parse and serialise. A service that
 changes what a public render shows drops that render after its commit
 (``services.render_purges``): no view does.
 

@@ -26,7 +26,7 @@ from uptime_server.notify.outbox import mail_domain, message_id
 from uptime_server.notify.transports import DeliveryError
 from uptime_server.schemas.channels import ChannelCreate
 
-MAX_CHANNELS_PER_USER = 100
+MAX_CHANNELS_PER_TEAM = 100
 
 
 def not_found() -> ApiError:
@@ -67,11 +67,11 @@ def _name_taken(name: str) -> ApiError:
 
 def create_channel(acting: Acting, body: ChannelCreate, *, now: datetime) -> Channel:
     with write_tx():
-        if Channel.select().where(Channel.team == acting.team_id).count() >= MAX_CHANNELS_PER_USER:
+        if Channel.select().where(Channel.team == acting.team_id).count() >= MAX_CHANNELS_PER_TEAM:
             raise ApiError(
                 "QUOTA_EXCEEDED",
-                f"Channel limit reached ({MAX_CHANNELS_PER_USER} per team)",
-                {"limit": [str(MAX_CHANNELS_PER_USER)]},
+                f"Channel limit reached ({MAX_CHANNELS_PER_TEAM} per team)",
+                {"limit": [str(MAX_CHANNELS_PER_TEAM)]},
             )
         if (
             Channel.select()

@@ -20,7 +20,7 @@ from uptime_server.maintenance.windows import covered_ids
 from uptime_server.models import MaintenanceWindow, Monitor
 from uptime_server.schemas.maintenance import MaintenanceBody
 
-MAX_WINDOWS_PER_USER = 200
+MAX_WINDOWS_PER_TEAM = 200
 
 
 def not_found() -> ApiError:
@@ -64,11 +64,11 @@ def _check_monitor_ids(team_id: int, monitor_ids: list[int]) -> None:
 def create_window(acting: Acting, body: MaintenanceBody, *, now: datetime) -> MaintenanceWindow:
     with write_tx():
         count = MaintenanceWindow.select().where(MaintenanceWindow.team == acting.team_id).count()
-        if count >= MAX_WINDOWS_PER_USER:
+        if count >= MAX_WINDOWS_PER_TEAM:
             raise ApiError(
                 "QUOTA_EXCEEDED",
-                f"Maintenance window limit reached ({MAX_WINDOWS_PER_USER} per team)",
-                {"limit": [str(MAX_WINDOWS_PER_USER)]},
+                f"Maintenance window limit reached ({MAX_WINDOWS_PER_TEAM} per team)",
+                {"limit": [str(MAX_WINDOWS_PER_TEAM)]},
             )
         _check_monitor_ids(acting.team_id, body.monitor_ids)
         return MaintenanceWindow.create(

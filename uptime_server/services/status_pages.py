@@ -25,7 +25,7 @@ from uptime_server.schemas.requests import parse_body, require_object
 from uptime_server.schemas.status_pages import StatusPageIn
 from uptime_server.services import render_purges
 
-MAX_PAGES_PER_USER = 100
+MAX_PAGES_PER_TEAM = 100
 
 
 def not_found() -> ApiError:
@@ -51,11 +51,11 @@ def get_owned(acting: Acting, key: str) -> StatusPage:
 
 def create_page(acting: Acting, body: Any, *, now: datetime) -> StatusPage:
     config = _parse(acting.team_id, require_object(body))
-    if StatusPage.select().where(StatusPage.team == acting.team_id).count() >= MAX_PAGES_PER_USER:
+    if StatusPage.select().where(StatusPage.team == acting.team_id).count() >= MAX_PAGES_PER_TEAM:
         raise ApiError(
             "QUOTA_EXCEEDED",
-            f"Status page limit reached ({MAX_PAGES_PER_USER} per team)",
-            {"limit": [str(MAX_PAGES_PER_USER)]},
+            f"Status page limit reached ({MAX_PAGES_PER_TEAM} per team)",
+            {"limit": [str(MAX_PAGES_PER_TEAM)]},
         )
     with _slug_guard(config.slug), write_tx():
         page = StatusPage.create(
