@@ -73,7 +73,7 @@ def test_it_mails_a_link_that_another_account_accepts(alice, bob, settings, cloc
     assert members == {alice.user.id: "owner", bob.user.id: "member"}
 
     # Single use, whoever tries again.
-    assert_error(accept(bob, token), 404, "NOT_FOUND")["message"] == NOT_FOUND_OR_EXPIRED
+    assert assert_error(accept(bob, token), 404, "NOT_FOUND")["message"] == NOT_FOUND_OR_EXPIRED
     error = assert_error(accept(alice, token), 404, "NOT_FOUND")
     assert error["message"] == NOT_FOUND_OR_EXPIRED
 
