@@ -27,6 +27,7 @@ from uptime_server.api import (
     checks,
     health,
     home,
+    invitations,
     maintenance,
     metrics,
     monitors,
@@ -56,7 +57,7 @@ from uptime_server.fast_paths.public_pages import PublicPages
 from uptime_server.models import AgentToken
 from uptime_server.services import render_purges
 from uptime_server.services.metrics import metrics_cache_for
-from uptime_server.web import public
+from uptime_server.web import invite, public
 from uptime_server.web.render_cache import RenderCache
 from uptime_server.wsgi import errors as error_writer
 from uptime_server.wsgi import rate_storage
@@ -88,9 +89,10 @@ API_BLUEPRINTS = (
     agents,
     agent,
     teams_api,
+    invitations,
     openapi,
 )
-ROOT_BLUEPRINTS = (health, home, metrics, public)
+ROOT_BLUEPRINTS = (health, home, metrics, public, invite)
 
 
 def create_app(

@@ -96,6 +96,10 @@ SPEC_OPERATIONS = {
     ("get", "/api/v1/teams/{team}/members"),
     ("put", "/api/v1/teams/{team}/members/{user_id}"),
     ("delete", "/api/v1/teams/{team}/members/{user_id}"),
+    ("post", "/api/v1/teams/{team}/invitations"),
+    ("get", "/api/v1/teams/{team}/invitations"),
+    ("delete", "/api/v1/teams/{team}/invitations/{invitation_id}"),
+    ("post", "/api/v1/invitations/accept"),
     ("get", "/api/v1/openapi.json"),
     ("get", "/healthz"),
     ("get", "/metrics"),
@@ -178,6 +182,7 @@ SESSION_ONLY = {
     "/api/v1/auth/logout",
     "/api/v1/tokens",
     "/api/v1/tokens/{token_id}",
+    "/api/v1/invitations/accept",  # joins the person signed in
 }
 # Paths whose other methods take a token too: a token does not mint agent tokens.
 SESSION_ONLY_OPERATIONS = {

@@ -35,6 +35,7 @@ SESSION_ONLY = {
     ("POST", "/api/v1/agents"),
     ("DELETE", "/api/v1/agents/1"),
     ("POST", "/api/v1/teams"),
+    ("POST", "/api/v1/invitations/accept"),  # joins the person, not a token
 }
 
 

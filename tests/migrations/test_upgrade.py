@@ -99,3 +99,19 @@ def test_after_the_upgrade_a_deleted_id_is_not_handed_out_again(v010_db):
 
     assert newest == 6
     assert add_monitor() == 7
+
+
+@sqlite_only
+def test_0018s_outbox_rebuild_keeps_the_counter_and_allows_rows_of_no_notification(v010_db):
+    migrations.migrate(v010_db, until=17)
+    newest = v010_db.execute_sql("SELECT MAX(id) FROM outbox").fetchone()[0]
+    v010_db.execute_sql(f"DELETE FROM outbox WHERE id = {newest}")
+
+    migrations.migrate(v010_db)
+
+    cursor = v010_db.execute_sql(
+        "INSERT INTO outbox (notification_id, channel, recipients, subject, payload, message_id,"
+        " status, attempts, next_attempt_at, created_at, event) VALUES (NULL, 'email', '[]', '',"
+        " '{}', '<i@x>', 'pending', 0, '2026-01-01', '2026-01-01', 'invitation')"
+    )
+    assert cursor.lastrowid == newest + 1  # the deleted id is not handed out again

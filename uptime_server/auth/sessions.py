@@ -234,6 +234,11 @@ def check_csrf(base_url: str) -> None:
         )
 
 
+def same_origin(url: str, base_url: str) -> bool:
+    """Whether *url* (an Origin or Referer) is of the site at *base_url*."""
+    return _origin_of(url) == _origin_of(base_url) != "null"
+
+
 def _origin_of(url: str) -> str:
     try:
         parts = urlsplit(url)

@@ -17,6 +17,12 @@ filter, notifications by time) become per-team ones. Adding a NOT NULL column
 with REFERENCES to an existing SQLite table is allowed while foreign keys are
 off, which they are during a migration; the run's foreign_key_check then
 proves every row found its team.
+
+``outbox.notification_id`` becomes nullable: an invitation's email is an
+outbox row about no notification (event ``invitation``). SQLite drops a NOT
+NULL only by rebuilding the table (as 0002 did): the same DDL without it, the
+rows copied with their ids, the AUTOINCREMENT counter carried over so no id
+is handed out twice, the indexes made again.
 """
 
 from __future__ import annotations
@@ -110,13 +116,60 @@ _PG_NOT_NULL = tuple(
     for table in (*_OWNED, "api_tokens")
 )
 
+_OUTBOX_COLUMNS = (
+    "id",
+    "notification_id",
+    "channel",
+    "recipients",
+    "target",
+    "subject",
+    "payload",
+    "message_id",
+    "status",
+    "attempts",
+    "next_attempt_at",
+    "last_error",
+    "sent_at",
+    "lease_owner",
+    "lease_expires_at",
+    "created_at",
+    "channel_id",
+    "event",
+)
+_OUTBOX_COPY = ", ".join(f'"{c}"' for c in _OUTBOX_COLUMNS)
+_SQLITE_OUTBOX = (
+    'CREATE TABLE "outbox_new" ("id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, '
+    '"notification_id" INTEGER, "channel" VARCHAR(16) NOT NULL, "recipients" TEXT NOT NULL, '
+    '"target" VARCHAR(2048), "subject" TEXT NOT NULL, "payload" TEXT NOT NULL, '
+    '"message_id" VARCHAR(255) NOT NULL, "status" VARCHAR(16) NOT NULL, '
+    '"attempts" INTEGER NOT NULL, "next_attempt_at" DATETIME NOT NULL, "last_error" TEXT, '
+    '"sent_at" DATETIME, "lease_owner" VARCHAR(64), "lease_expires_at" DATETIME, '
+    '"created_at" DATETIME NOT NULL, "channel_id" INTEGER, '
+    """"event" VARCHAR(16) NOT NULL DEFAULT 'alert', """
+    'FOREIGN KEY ("notification_id") REFERENCES "notifications" ("id") ON DELETE CASCADE)',
+    f'INSERT INTO "outbox_new" ({_OUTBOX_COPY}) SELECT {_OUTBOX_COPY} FROM "outbox"',
+    # The counter of the old table, not the highest id left: a deleted row's
+    # id must not come back.
+    "DELETE FROM sqlite_sequence WHERE name = 'outbox_new'",
+    "INSERT INTO sqlite_sequence (name, seq) "
+    "SELECT 'outbox_new', seq FROM sqlite_sequence WHERE name = 'outbox'",
+    'DROP TABLE "outbox"',
+    'ALTER TABLE "outbox_new" RENAME TO "outbox"',
+    'CREATE INDEX "outbox_notification_id" ON "outbox" ("notification_id")',
+    'CREATE UNIQUE INDEX "outbox_message_id" ON "outbox" ("message_id")',
+    'CREATE INDEX "outbox_status_next_attempt_at" ON "outbox" ("status", "next_attempt_at")',
+)
+_PG_OUTBOX = ('ALTER TABLE "outbox" ALTER COLUMN "notification_id" DROP NOT NULL',)
+
 SQLITE = (
     *_tables("INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT", "DATETIME", "INTEGER"),
     *_columns("INTEGER NOT NULL DEFAULT 0"),
+    *_SQLITE_OUTBOX,
 )
 POSTGRESQL = (
     *_tables("SERIAL NOT NULL PRIMARY KEY", "TIMESTAMP", "BIGINT"),
     *_columns("INTEGER"),
+    *_PG_OUTBOX,
 )
 
 SLUG_LENGTH = 64

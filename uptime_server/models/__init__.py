@@ -735,13 +735,17 @@ class Outbox(BaseModel):
     """A message waiting for delivery; claimed with a lease like a check."""
 
     id = NeverReusedIdField()
-    notification = pw.ForeignKeyField(Notification, backref="outbox", on_delete="CASCADE")
+    # Null for a message about no notification: a team invitation (0018).
+    notification = pw.ForeignKeyField(
+        Notification, backref="outbox", on_delete="CASCADE", null=True
+    )
     # email | slack for the implicit per-monitor channels of the alert
     # settings; a channel's type for a row of a named channel (channel_id).
     channel = pw.CharField(max_length=16)
     channel_id = pw.IntegerField(null=True)  # no foreign key: a sent row outlives its channel
-    # What the row reports: "alert" (the notification itself) or
-    # "acknowledge" (pagerduty only: someone acknowledged it in uptime).
+    # What the row reports: "alert" (the notification itself),
+    # "acknowledge" (pagerduty only: someone acknowledged it in uptime) or
+    # "invitation" (an email inviting someone to a team; no notification).
     event = pw.CharField(max_length=16, default="alert")
     recipients = JSONField(default=list)
     target = pw.CharField(max_length=2048, null=True)  # slack webhook URL

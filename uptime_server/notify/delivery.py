@@ -13,6 +13,10 @@ How "exactly once" is kept, as far as a mail server can be told:
   written first on the next iteration. Only a crash between "accepted" and
   "marked" can send a message twice, and then it carries the same Message-ID
   (the file outbox even overwrites the same file).
+- Rows of no notification (a team invitation, ``notify.invitation``) are
+  claimed alike; they wait on nothing, and nothing waits on them. One is
+  sent only while its invitation is still pending, and its link is dropped
+  from the row once it is sent or given up.
 - Per monitor and channel, messages leave in order: a row waits while an older
   row of the same monitor and channel (the implicit email/Slack one, or a
   named channel by id) is still pending, so a DOWN held back by a mail outage
@@ -34,12 +38,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from peewee import SQL, Expression, ModelSelect, fn
+from peewee import JOIN, SQL, Expression, ModelSelect, fn
 
 from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.db import database, locked, retry_locked, write_tx
-from uptime_server.models import Channel, Notification, Outbox
+from uptime_server.models import Channel, Invitation, Notification, Outbox
+from uptime_server.notify import invitation
 from uptime_server.notify.channels import ChannelSender
 from uptime_server.notify.channels.message import ChannelMessage
 from uptime_server.notify.message import AlertContent, build_email, single_line, slack_payload
@@ -72,9 +77,10 @@ class _Sent:
     """A send the server accepted but the database has not recorded yet."""
 
     outbox_id: int
-    notification_id: int
+    notification_id: int | None
     channel: str
     at: datetime
+    payload: dict[str, object] | None = None  # written instead of the stored one
 
 
 class DeliveryLoop:
@@ -171,6 +177,9 @@ class DeliveryLoop:
             self._mark_sent(row)
 
     def _send(self, row: Outbox) -> None:
+        if row.event == invitation.EVENT:
+            self._send_invitation(row)
+            return
         if row.channel_id is not None:
             self._send_to_channel(row)
             return
@@ -195,6 +204,27 @@ class DeliveryLoop:
         else:
             self.slack.post(row.target or "", payload)
 
+    def _send_invitation(self, row: Outbox) -> None:
+        """A team invitation's email, while the invitation can still be accepted."""
+        try:
+            content = invitation.from_json(row.payload)
+            message = invitation.build_invitation_email(
+                content,
+                sender=self.settings.mail_from,
+                recipients=list(row.recipients),
+                message_id=row.message_id,
+            )
+        except (ValueError, TypeError, KeyError) as exc:
+            raise PermanentDeliveryError(f"cannot build the message: {exc}") from None
+        pending = Invitation.select().where(
+            (Invitation.id == content.invitation_id)
+            & Invitation.accepted_at.is_null()
+            & (Invitation.expires_at > self.clock.now())
+        )
+        if not pending.exists():
+            raise PermanentDeliveryError("the invitation was revoked, accepted or has expired")
+        self.email.send(message)
+
     def _send_to_channel(self, row: Outbox) -> None:
         """A row of a named channel: its config is read now, so an edit applies to retries."""
         channel = Channel.get_or_none(Channel.id == row.channel_id)
@@ -216,7 +246,7 @@ class DeliveryLoop:
 
     def _mark_sent(self, row: Outbox) -> None:
         self.sent += 1
-        done = _Sent(row.id, row.notification_id, row.channel, self.clock.now())
+        done = _Sent(row.id, row.notification_id, row.channel, self.clock.now(), _scrubbed(row))
         try:
             retry_locked(_write_sent)(done)
         except Exception:  # remembered and written next iteration
@@ -263,7 +293,11 @@ class DeliveryLoop:
         )
 
     def _give_up(self, row: Outbox, error: str) -> None:
-        self._finish(row, attempts=row.attempts + 1, status="failed", last_error=_clip(error))
+        scrubbed = _scrubbed(row)
+        extra = {} if scrubbed is None else {"payload": scrubbed}
+        self._finish(
+            row, attempts=row.attempts + 1, status="failed", last_error=_clip(error), **extra
+        )
         log.error(
             "%s %s (outbox %s) failed permanently: %s",
             row.channel,
@@ -309,7 +343,7 @@ def _due(now: datetime) -> ModelSelect:
     )
     return (
         Outbox.select(Outbox.id)
-        .join(Notification, on=(Outbox.notification == Notification.id))
+        .join(Notification, JOIN.LEFT_OUTER, on=(Outbox.notification == Notification.id))
         .where(_claimable(now) & ~fn.EXISTS(earlier_pending))
         .order_by(Outbox.next_attempt_at, Outbox.id)
     )
@@ -346,7 +380,15 @@ def _incident_id(notification_id: int, content: AlertContent) -> int:
     return found.id if found else notification_id
 
 
+def _scrubbed(row: Outbox) -> dict[str, object] | None:
+    """An invitation row's payload without its link (None: the row keeps its payload)."""
+    if row.event != invitation.EVENT or not isinstance(row.payload, dict):
+        return None
+    return invitation.scrubbed(row.payload)
+
+
 def _write_sent(done: _Sent) -> None:
+    extra = {} if done.payload is None else {"payload": done.payload}
     with write_tx():
         Outbox.update(
             status="sent",
@@ -355,8 +397,9 @@ def _write_sent(done: _Sent) -> None:
             last_error=None,
             lease_owner=None,
             lease_expires_at=None,
+            **extra,
         ).where((Outbox.id == done.outbox_id) & (Outbox.status != "sent")).execute()
-        if done.channel == "email":
+        if done.channel == "email" and done.notification_id is not None:
             Notification.update(email_sent_at=done.at).where(
                 (Notification.id == done.notification_id) & Notification.email_sent_at.is_null()
             ).execute()

@@ -289,16 +289,10 @@ def build_email(
     `date` defaults to the event time rather than "now", so the message is a
     pure function of its inputs and a retry produces the same bytes.
     """
-    _check_address_list([sender], "sender")
-    _check_address_list(recipients, "recipients")
-    if not _MESSAGE_ID.fullmatch(message_id):
-        raise ValueError(f"malformed Message-ID: {message_id!r}")
+    msg = envelope(sender=sender, recipients=recipients, message_id=message_id)
     when = date or content.event_time
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    msg = EmailMessage(policy=policy.SMTP)
-    msg["From"] = sender
-    msg["To"] = ", ".join(recipients)
     msg["Subject"] = subject(content)
     msg["Date"] = format_datetime(when.astimezone(UTC))
     msg["Message-ID"] = message_id
@@ -306,6 +300,22 @@ def build_email(
     body = text_body(content)
     # Quoted-printable keeps the wire 7-bit for servers without 8BITMIME.
     msg.set_content(body, cte="7bit" if body.isascii() else "quoted-printable")
+    return msg
+
+
+def envelope(*, sender: str, recipients: list[str], message_id: str) -> EmailMessage:
+    """A new message with From and To, once the addresses and *message_id* are checked.
+
+    Every email of ours starts here (alerts, invitations), so a value that
+    would become several header lines or addresses never gets in.
+    """
+    _check_address_list([sender], "sender")
+    _check_address_list(recipients, "recipients")
+    if not _MESSAGE_ID.fullmatch(message_id):
+        raise ValueError(f"malformed Message-ID: {message_id!r}")
+    msg = EmailMessage(policy=policy.SMTP)
+    msg["From"] = sender
+    msg["To"] = ", ".join(recipients)
     return msg
 
 

@@ -84,7 +84,7 @@ def show(acting: Acting) -> TeamView:
     return _view(Team.get_by_id(acting.team_id), acting.role, acting.user_id)
 
 
-def _check_quota(user_id: int, settings: Settings) -> None:
+def check_quota(user_id: int, settings: Settings) -> None:
     held = Membership.select().where(Membership.user == user_id).count()
     if held >= settings.max_teams_per_user:
         raise ApiError(
@@ -109,7 +109,7 @@ def create(
 ) -> TeamView:
     """A new team with *user* as its owner."""
     with write_tx():
-        _check_quota(user.id, settings)
+        check_quota(user.id, settings)
         wanted = slug or teams.free_slug(teams.slug_of(name))
         if Team.select().where(Team.slug == wanted).exists():
             raise _slug_taken(wanted)
