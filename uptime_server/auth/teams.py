@@ -132,11 +132,11 @@ def resolve(
     team_id, role = default
     asked = (header or "").strip()
     if asked and not (team_id is not None and asked == str(team_id)):
-        if token is not None:
-            raise team_not_found()  # a token acts in its own team only
         found = membership(user_id, asked)
         if found is None:
             raise team_not_found()
+        if token is not None and found[0] != team_id:
+            raise team_not_found()  # a token acts in its own team only (named by id or slug)
         team_id, role = found
     elif team_id is None or role is None:
         if token is not None:
