@@ -207,3 +207,19 @@ def test_an_admin_cannot_remove_an_owner_by_a_token(
     me = f"/api/v1/teams/ops/members/{alice.user.id}"
     assert_error(client.delete(me, headers=token), 403, "FORBIDDEN")
     assert role_of(ops, alice) == "owner"
+
+
+@pytest.mark.parametrize("key", ["id", "slug"])
+def test_a_personal_team_left_is_not_found_when_named(
+    alice: Any, bob: Any, ops: int, clock: Any, key: str
+) -> None:
+    """Alice leaves her personal team (bob owns it too): naming it is 404, not another team."""
+    personal = alice.user.personal_team_id
+    join(personal, bob, "owner", clock)
+    assert alice.delete(f"/api/v1/teams/alice/members/{alice.user.id}").status_code == 200
+    named = {"X-Uptime-Team": str(personal) if key == "id" else "alice"}
+    assert_error(alice.get("/api/v1/monitors", headers=named), 404, "TEAM_NOT_FOUND")
+    assert_error(alice.get("/api/v1/auth/user", headers=named), 404, "TEAM_NOT_FOUND")
+    # Without the header her session falls back to the team she is still in.
+    me = alice.get("/api/v1/auth/user").get_json()["data"]
+    assert (me["team"]["id"], me["role"]) == (ops, "owner")

@@ -131,7 +131,9 @@ def resolve(
     """
     team_id, role = default
     asked = (header or "").strip()
-    if asked and not (team_id is not None and asked == str(team_id)):
+    # The default team named by its id needs no lookup, unless the caller is
+    # no longer in it: then it is looked up, and not found, like any other.
+    if asked and not (team_id is not None and role is not None and asked == str(team_id)):
         found = membership(user_id, asked)
         if found is None:
             raise team_not_found()
