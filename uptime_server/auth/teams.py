@@ -135,12 +135,15 @@ def resolve(
     """
     team_id, role, slug = default
     asked = (header or "").strip()
-    if asked and not (team_id is not None and asked.lower() in (str(team_id), slug)):
-        if token is not None:
-            raise team_not_found()  # a token acts in its own team only
+    # The default team named by its id or slug needs no lookup, unless the
+    # caller is no longer in it: then it is looked up, and not found, like any other.
+    named_default = team_id is not None and asked.lower() in (str(team_id), slug)
+    if asked and not (named_default and role is not None):
         found = membership(user_id, asked)
         if found is None:
             raise team_not_found()
+        if token is not None and found[0] != team_id:
+            raise team_not_found()  # a token acts in its own team only (named by id or slug)
         team_id, role = found
     elif team_id is None or role is None:
         if token is not None:
