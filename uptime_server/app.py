@@ -22,6 +22,7 @@ from uptime_server import db, errors
 from uptime_server.api import (
     agent,
     agents,
+    audit,
     auth,
     channels,
     checks,
@@ -88,6 +89,7 @@ API_BLUEPRINTS = (
     agents,
     agent,
     teams_api,
+    audit,
     openapi,
 )
 ROOT_BLUEPRINTS = (health, home, metrics, public)

@@ -96,6 +96,7 @@ SPEC_OPERATIONS = {
     ("get", "/api/v1/teams/{team}/members"),
     ("put", "/api/v1/teams/{team}/members/{user_id}"),
     ("delete", "/api/v1/teams/{team}/members/{user_id}"),
+    ("get", "/api/v1/teams/{team}/audit"),
     ("get", "/api/v1/openapi.json"),
     ("get", "/healthz"),
     ("get", "/metrics"),
