@@ -172,7 +172,7 @@ def apply(acting: Acting, steps: list[Step], *, now: datetime, settings: Setting
             name: sum(1 for s in steps if s.action == action)
             for name, action in APPLY_COUNTS.items()
         }
-        audit.record(acting, "monitors.apply", None, None, counts, at=now)
+        audit.record(acting, "monitors.apply", "team", acting.team_id, counts, at=now)
     if not todo:
         return False
     # Again once committed: the services' own purges ran inside this
