@@ -194,6 +194,9 @@ def test_channel_lines_name_fields_never_secrets(alice):
     assert r.status_code == 201, r.get_json()
     cid = r.get_json()["data"]["id"]
     assert line(alice, "channel.create")["details"] == {"name": "hook", "type": "webhook"}
+    as_read = r.get_json()["data"]["config"]  # secrets as hints: sent back, they stay
+    assert alice.put(f"/api/v1/channels/{cid}", json={"config": as_read}).status_code == 200
+    assert audit_of(alice, action="channel.update") == []
     new_secret = "whsec-rotated-9876543210zyxwvutsrq"
     r = alice.put(
         f"/api/v1/channels/{cid}",
@@ -222,6 +225,8 @@ def test_status_page_and_maintenance_lines(alice, clock):
     assert r.status_code == 201, r.get_json()
     pid = r.get_json()["data"]["id"]
     assert alice.put("/api/v1/status-pages/acme", json={"title": "Acme Corp"}).status_code == 200
+    same = alice.put("/api/v1/status-pages/acme", json={"title": "Acme Corp"})
+    assert same.status_code == 200  # no change: no line
     assert alice.delete("/api/v1/status-pages/acme").status_code == 200
     assert line(alice, "status_page.create")["details"] == {"slug": "acme", "title": "Acme"}
     assert line(alice, "status_page.update")["details"] == {
@@ -236,6 +241,7 @@ def test_status_page_and_maintenance_lines(alice, clock):
     wid = r.get_json()["data"]["id"]
     path = f"/api/v1/maintenance/{wid}"
     assert alice.put(path, json={"title": "db upgrade"}).status_code == 200
+    assert alice.put(path, json={"title": "db upgrade"}).status_code == 200  # no change: no line
     assert alice.post(f"{path}/start", json={"duration": 600}).status_code == 200
     assert alice.post(f"{path}/end").status_code == 200
     assert alice.delete(path).status_code == 200

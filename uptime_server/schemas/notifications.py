@@ -47,7 +47,11 @@ class Notification(ResponseModel):
 
     @classmethod
     def of(cls, row: Any) -> Self:
-        """*row* read with its monitor and acting users joined (no query here)."""
+        """*row* read with its monitor and acting users joined (no query here).
+
+        Read as ``services.notifications`` reads it: ``acker`` and ``resolver``
+        are the users joined for ``acknowledged_by`` and ``resolved_by``.
+        """
         acker, resolver = getattr(row, "acker", None), getattr(row, "resolver", None)
         return cls.from_row(
             row,
