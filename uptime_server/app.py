@@ -22,6 +22,7 @@ from uptime_server import db, errors
 from uptime_server.api import (
     agent,
     agents,
+    audit,
     auth,
     channels,
     checks,
@@ -90,6 +91,7 @@ API_BLUEPRINTS = (
     agent,
     teams_api,
     invitations,
+    audit,
     openapi,
 )
 ROOT_BLUEPRINTS = (health, home, metrics, public, invite)

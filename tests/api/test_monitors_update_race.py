@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.api.shapes import create
+from tests.conftest import acting_of
 from tests.outcomes import outcome
 from uptime_server.engine.recorder import Recorder
 from uptime_server.errors import ApiError
@@ -39,7 +40,8 @@ ENGINE_STATE = (
 
 def edit(monitor: Monitor, patch: dict[str, Any], settings: Any, clock: Any) -> Monitor:
     cfg = parse_monitor_update(monitor_service.config_of(monitor), patch, settings)
-    return monitor_service.update_monitor(monitor, cfg, now=clock.now(), settings=settings)
+    acting = acting_of(monitor.user)
+    return monitor_service.update_monitor(acting, monitor, cfg, now=clock.now(), settings=settings)
 
 
 def state_of(monitor_id: int) -> dict[str, Any]:
@@ -75,7 +77,7 @@ def test_a_pause_during_an_edit_survives_it(alice, settings, clock):
     mid = create(alice)
     read_for_edit = monitor_service.get_owned(alice.acting, mid)
     monitor_service.pause_monitor(
-        monitor_service.get_owned(alice.acting, mid), "deploy", now=clock.now()
+        alice.acting, monitor_service.get_owned(alice.acting, mid), "deploy", now=clock.now()
     )
 
     edit(read_for_edit, {"check_interval": 120}, settings, clock)
@@ -88,7 +90,7 @@ def test_a_pause_during_an_edit_survives_it(alice, settings, clock):
 def test_an_edit_of_a_monitor_deleted_meanwhile_is_not_found(alice, settings, clock):
     mid = create(alice)
     read_for_edit = monitor_service.get_owned(alice.acting, mid)
-    monitor_service.delete_monitor(read_for_edit)
+    monitor_service.delete_monitor(alice.acting, read_for_edit, now=clock.now())
 
     with pytest.raises(ApiError) as raised:
         edit(read_for_edit, {"name": "ghost"}, settings, clock)

@@ -25,6 +25,8 @@ NOTIFICATION_FIELDS = {
     "notification_method",
     "acknowledged",
     "acknowledged_at",
+    "acknowledged_by",
+    "resolved_by",
     "email_sent_at",
     "error_details",
 }
@@ -76,6 +78,8 @@ def test_an_outage_shows_as_active_with_every_field(alice, api_prod, checks):
         "notification_method": "email",
         "acknowledged": False,
         "acknowledged_at": None,
+        "acknowledged_by": None,
+        "resolved_by": None,
         "email_sent_at": None,
         "error_details": {
             "status_code": 503,

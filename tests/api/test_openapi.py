@@ -100,6 +100,7 @@ SPEC_OPERATIONS = {
     ("get", "/api/v1/teams/{team}/invitations"),
     ("delete", "/api/v1/teams/{team}/invitations/{invitation_id}"),
     ("post", "/api/v1/invitations/accept"),
+    ("get", "/api/v1/teams/{team}/audit"),
     ("get", "/api/v1/openapi.json"),
     ("get", "/healthz"),
     ("get", "/metrics"),

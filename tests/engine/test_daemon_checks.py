@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import acting_of
 from uptime_cli.main import app as cli
 from uptime_server.models import CheckRun, MonitorLocation
 from uptime_server.schemas.monitor_config import MonitorConfig
@@ -85,7 +86,7 @@ def test_check_once_runs_every_due_check_once_and_exits_0(
     due = [make_monitor(f"due{i}", due=now - timedelta(seconds=i)) for i in range(3)]
     later = make_monitor("later", due=now + timedelta(hours=1))
     paused = make_monitor("paused", due=now - timedelta(seconds=5))
-    monitors.pause_monitor(paused, None, now=now)
+    monitors.pause_monitor(acting_of(paused.user), paused, None, now=now)
     for key, value in settings_env.items():
         monkeypatch.setenv(key, value)
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from tests.conftest import acting_of
 from tests.threads import run_at_once
 from uptime_server.engine.dispatcher import (
     FIRST_SPREAD_CAP,
@@ -34,7 +35,7 @@ def claimed_ids(claims):
 def test_it_claims_due_unpaused_monitors_of_its_location(make_monitor, settings, clock):
     due = [make_monitor(f"due{i}") for i in range(3)]
     paused = make_monitor("paused")
-    monitor_service.pause_monitor(paused, None, now=clock.now())
+    monitor_service.pause_monitor(acting_of(paused.user), paused, None, now=clock.now())
     make_monitor("eu", locations=["eu"])
     later = make_monitor("later")
     MonitorLocation.update(next_check_at=clock.now() + timedelta(seconds=1)).where(
@@ -211,7 +212,7 @@ def test_scheduler_lag_is_how_late_the_oldest_claimable_check_is(make_monitor, s
     # The one definition behind /healthz, /metrics and a running scheduler.
     now = clock.now()
     local, eu, paused = make_monitor("local"), make_monitor("eu", locations=["eu"]), make_monitor()
-    monitor_service.pause_monitor(paused, None, now=now)
+    monitor_service.pause_monitor(acting_of(paused.user), paused, None, now=now)
     for monitor, late in ((local, 30), (eu, 90), (paused, 600)):
         MonitorLocation.update(next_check_at=now - timedelta(seconds=late)).where(
             MonitorLocation.monitor == monitor.id
@@ -235,7 +236,7 @@ def test_the_oldest_due_of_a_location_is_the_first_claimable_in_index_order(
     future due time count, a row without a due time never does."""
     now = clock.now()
     leased, paused, unscheduled, expired, future = (make_monitor(f"m{i}") for i in range(5))
-    monitor_service.pause_monitor(paused, None, now=now)
+    monitor_service.pause_monitor(acting_of(paused.user), paused, None, now=now)
     for monitor, due in ((leased, -300), (paused, -200), (expired, -100), (future, 50)):
         MonitorLocation.update(next_check_at=now + timedelta(seconds=due)).where(
             MonitorLocation.monitor == monitor.id

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 
+from tests.conftest import acting_of
 from tests.engine.traces import traces
 from tests.outcomes import outcome
 from uptime_server.engine.recorder import Recorder
@@ -78,7 +79,7 @@ def test_threshold_and_alert_flags_gate_the_outbox(db, monitor, settings, clock)
 
 
 def test_a_paused_monitor_keeps_its_status(db, monitor, settings, clock):
-    monitors.pause_monitor(monitor, "maintenance", now=clock.now())
+    monitors.pause_monitor(acting_of(monitor.user), monitor, "maintenance", now=clock.now())
     [done] = Recorder(settings).record([outcome(monitor, clock, False)], now=clock.now())
     assert done.skipped == "paused" and done.run_id is not None
     assert Monitor.get_by_id(monitor.id).status == "pending"
@@ -157,7 +158,7 @@ def replace_monitor(monitor, owner, at):
     again before migration 0002, and a restored backup can do the same.
     """
     row = Monitor.select().where(Monitor.id == monitor.id).dicts().get()
-    monitors.delete_monitor(monitor)
+    monitors.delete_monitor(acting_of(monitor.user), monitor, now=at)
     row.update(user=owner.id, name="newcomer", created_at=at, updated_at=at)
     Monitor.insert(row).execute()
     AlertSettings.create(monitor=monitor.id)

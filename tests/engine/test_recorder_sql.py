@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 
+from tests.conftest import acting_of
 from tests.outcomes import outcome_at as run
 from uptime_server.engine import recorder_sql
 from uptime_server.engine.recorder import Recorder, StaleState
@@ -64,7 +65,7 @@ def test_locations_combine_within_a_batch(make_monitor, settings, clock):
 def test_a_deleted_monitor_is_skipped_and_the_rest_recorded(make_monitor, settings, clock):
     gone, kept = make_monitor("gone"), make_monitor("kept")
     outcomes = [run(gone, clock.now(), True), run(kept, clock.now(), True)]
-    monitor_service.delete_monitor(gone)
+    monitor_service.delete_monitor(acting_of(gone.user), gone, now=clock.now())
     done = Recorder(settings).record(outcomes, now=clock.now())
     assert [d.skipped for d in done] == ["deleted", None]
     assert [r.monitor_id for r in CheckRun.select()] == [kept.id]

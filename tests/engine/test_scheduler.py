@@ -16,6 +16,7 @@ from datetime import timedelta
 import peewee
 import pytest
 
+from tests.conftest import acting_of
 from tests.engine.traces import traces
 from tests.outcomes import outcome
 from uptime_server.app import create_app
@@ -235,7 +236,7 @@ def test_a_monitor_whose_next_due_time_fails_does_not_lose_the_batch(
 def test_a_paused_monitor_is_never_checked(make_monitor, make_scheduler, clock, target):
     paused = make_monitor("paused")
     make_monitor("running")
-    monitor_service.pause_monitor(paused, "maintenance", now=clock.now())
+    monitor_service.pause_monitor(acting_of(paused.user), paused, "maintenance", now=clock.now())
     scheduler = make_scheduler()
     for _ in range(10):
         step(clock, [scheduler], 5)

@@ -13,6 +13,7 @@ from datetime import timedelta
 
 from aiosmtpd.controller import Controller
 
+from tests.conftest import acting_of
 from tests.notify.conftest import RecordingHandler
 from tests.notify.world import (
     LOOPBACK,
@@ -163,7 +164,8 @@ def test_pausing_resolves_without_an_email(world, clock):
     m = world.monitor()
     world.check(m, status=503)
     world.deliver()
-    monitor_service.pause_monitor(Monitor.get_by_id(m.id), "maintenance", now=clock.now())
+    row = Monitor.get_by_id(m.id)
+    monitor_service.pause_monitor(acting_of(row.user), row, "maintenance", now=clock.now())
     world.check(m, status=200)
     world.deliver()
     assert subjects(world.inbox) == ["[Uptime] DOWN: api-prod"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import acting_of
 from tests.notify.receivers import Receiver, serve
 from tests.notify.world import make_monitor
 from tests.outcomes import outcome
@@ -247,11 +248,11 @@ def test_each_channel_gets_its_own_row_and_failures_stay_apart(
 
 
 def test_a_deleted_channel_gives_up_its_pending_messages(
-    receiver, add_channel, check, deliver, monitor
+    receiver, add_channel, check, deliver, monitor, clock
 ):
     channel = add_channel("webhook", {"url": receiver.url, "secret": SECRET})
     check(False)
-    channel_service.delete_channel(channel)
+    channel_service.delete_channel(acting_of(channel.user), channel, now=clock.now())
     deliver()
     row = Outbox.get()
     assert (row.status, row.last_error) == ("failed", "the channel was deleted")

@@ -73,9 +73,10 @@ def show(channel_id: int) -> Any:
 @doc("updateChannel", ok=data(Channel), errors=(404,), body=ChannelUpdate)
 def update(channel_id: int) -> Any:
     """Change a channel; omitted config fields, secrets included, keep their values."""
-    row = channel_service.get_owned(current_acting(), channel_id)
+    acting = current_acting()
+    row = channel_service.get_owned(acting, channel_id)
     name, config = parse_update(row.type, row.config, json_body(), settings())
-    return data_of(_channel(channel_service.update_channel(row, name, config, now=now())))
+    return data_of(_channel(channel_service.update_channel(acting, row, name, config, now=now())))
 
 
 @bp.delete("/<int:channel_id>")
@@ -83,7 +84,8 @@ def update(channel_id: int) -> Any:
 @doc("deleteChannel", ok=Message, errors=(404,))
 def delete(channel_id: int) -> Any:
     """Delete a channel; monitors stop using it."""
-    channel_service.delete_channel(channel_service.get_owned(current_acting(), channel_id))
+    acting = current_acting()
+    channel_service.delete_channel(acting, channel_service.get_owned(acting, channel_id), now=now())
     return json_response(Message(message="Channel deleted"))
 
 

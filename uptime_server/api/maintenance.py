@@ -59,17 +59,20 @@ def show(window_id: int) -> Any:
 @doc("updateMaintenance", ok=data(Maintenance), errors=(404,), body=MaintenanceBody)
 def update(window_id: int) -> Any:
     """Change a window; omitted fields keep their values, a new schedule replaces the old."""
-    row = maintenance_service.get_owned(current_acting(), window_id)
+    acting = current_acting()
+    row = maintenance_service.get_owned(acting, window_id)
     moment = now()
     body = parse_body(json_body(), current_fields(row), now=moment)
-    return _window(maintenance_service.update_window(row, body, now=moment))
+    return _window(maintenance_service.update_window(acting, row, body, now=moment))
 
 
 @bp.delete("/<int:window_id>")
 @doc("deleteMaintenance", ok=Message, errors=(404,))
 def delete(window_id: int) -> Any:
     """Delete a maintenance window."""
-    maintenance_service.delete_window(maintenance_service.get_owned(current_acting(), window_id))
+    acting = current_acting()
+    row = maintenance_service.get_owned(acting, window_id)
+    maintenance_service.delete_window(acting, row, now=now())
     return json_response(Message(message="Maintenance window deleted"))
 
 
@@ -83,14 +86,16 @@ def delete(window_id: int) -> Any:
 )
 def start(window_id: int) -> Any:
     """Open a window by hand now, for duration seconds or until ended."""
-    row = maintenance_service.get_owned(current_acting(), window_id)
+    acting = current_acting()
+    row = maintenance_service.get_owned(acting, window_id)
     body = parse_model(MaintenanceStart, json_body(optional=True))
-    return _window(maintenance_service.start_window(row, duration=body.duration, now=now()))
+    return _window(maintenance_service.start_window(acting, row, duration=body.duration, now=now()))
 
 
 @bp.post("/<int:window_id>/end")
 @doc("endMaintenance", ok=data(Maintenance), errors=(404,))
 def end(window_id: int) -> Any:
     """End a window now: the opening by hand and the scheduled occurrence running."""
-    row = maintenance_service.get_owned(current_acting(), window_id)
-    return _window(maintenance_service.end_window(row, now=now()))
+    acting = current_acting()
+    row = maintenance_service.get_owned(acting, window_id)
+    return _window(maintenance_service.end_window(acting, row, now=now()))

@@ -136,9 +136,10 @@ def show(monitor_id: int) -> Any:
 @doc("updateMonitor", ok=data(Monitor), errors=(404,), body=MONITOR_UPDATE)
 def update(monitor_id: int) -> Any:
     """Change some of a monitor's fields."""
-    m = monitor_service.get_owned(current_acting(), monitor_id)
+    acting = current_acting()
+    m = monitor_service.get_owned(acting, monitor_id)
     cfg = parse_monitor_update(monitor_service.config_of(m), json_body(), settings())
-    updated = monitor_service.update_monitor(m, cfg, now=now(), settings=settings())
+    updated = monitor_service.update_monitor(acting, m, cfg, now=now(), settings=settings())
     return data_of(_monitor(updated))
 
 
@@ -146,8 +147,8 @@ def update(monitor_id: int) -> Any:
 @doc("deleteMonitor", ok=Message, errors=(404,))
 def delete(monitor_id: int) -> Any:
     """Delete a monitor with its history."""
-    m = monitor_service.get_owned(current_acting(), monitor_id)
-    monitor_service.delete_monitor(m)
+    acting = current_acting()
+    monitor_service.delete_monitor(acting, monitor_service.get_owned(acting, monitor_id), now=now())
     return json_response(Message(message="Monitor deleted"))
 
 
@@ -155,9 +156,10 @@ def delete(monitor_id: int) -> Any:
 @doc("pauseMonitor", ok=MonitorMessage, errors=(404, 409), body=PauseRequest, body_required=False)
 def pause(monitor_id: int) -> Any:
     """Pause checks."""
-    m = monitor_service.get_owned(current_acting(), monitor_id)
+    acting = current_acting()
+    m = monitor_service.get_owned(acting, monitor_id)
     reason = parse_pause(json_body(optional=True))
-    m = monitor_service.pause_monitor(m, reason, now=now())
+    m = monitor_service.pause_monitor(acting, m, reason, now=now())
     return json_response(MonitorMessage(message="Monitor paused", data=_monitor(m)))
 
 
@@ -165,8 +167,9 @@ def pause(monitor_id: int) -> Any:
 @doc("resumeMonitor", ok=MonitorMessage, errors=(404, 409))
 def resume(monitor_id: int) -> Any:
     """Resume checks."""
+    acting = current_acting()
     m = monitor_service.resume_monitor(
-        monitor_service.get_owned(current_acting(), monitor_id), now=now()
+        acting, monitor_service.get_owned(acting, monitor_id), now=now()
     )
     return json_response(MonitorMessage(message="Monitor resumed", data=_monitor(m)))
 
@@ -175,8 +178,10 @@ def resume(monitor_id: int) -> Any:
 @doc("rotatePingToken", ok=data(Monitor), errors=(404, 409))
 def rotate_ping_token(monitor_id: int) -> Any:
     """Give a heartbeat monitor a new ping URL; the old one stops working."""
-    m = monitor_service.get_owned(current_acting(), monitor_id)
-    return data_of(_monitor(monitor_service.rotate_ping_token(m, now=now(), settings=settings())))
+    acting = current_acting()
+    m = monitor_service.get_owned(acting, monitor_id)
+    rotated = monitor_service.rotate_ping_token(acting, m, now=now(), settings=settings())
+    return data_of(_monitor(rotated))
 
 
 @bp.get("/<int:monitor_id>/alerts")
@@ -194,8 +199,9 @@ def get_alerts(monitor_id: int) -> Any:
 @doc("updateMonitorAlerts", ok=data(AlertSettings), errors=(404,), body=ALERT_SETTINGS_UPDATE)
 def put_alerts(monitor_id: int) -> Any:
     """Change alert settings."""
-    m = monitor_service.get_owned(current_acting(), monitor_id)
-    stored = monitor_service.update_alert_settings(m, json_body())
+    acting = current_acting()
+    m = monitor_service.get_owned(acting, monitor_id)
+    stored = monitor_service.update_alert_settings(acting, m, json_body(), now=now())
     return data_of(
         AlertSettings.of(stored, outbox.team_recipients(m.team_id), locations=len(m.locations))
     )
@@ -205,8 +211,9 @@ def put_alerts(monitor_id: int) -> Any:
 @doc("rotateBadgeToken", ok=data(Monitor), errors=(400, 404))
 def rotate_badge_token(monitor_id: int) -> Any:
     """Give the monitor's badges a new token; URLs with the old one answer 404."""
-    m = monitor_service.get_owned(current_acting(), monitor_id)
-    rotated = monitor_service.rotate_badge_token(m, now=now())
+    acting = current_acting()
+    m = monitor_service.get_owned(acting, monitor_id)
+    rotated = monitor_service.rotate_badge_token(acting, m, now=now())
     return data_of(_monitor(rotated))
 
 

@@ -69,8 +69,9 @@ def show(page: str) -> Any:
 )
 def update(page: str) -> Any:
     """Change some of a status page's fields."""
-    row = status_page_service.get_owned(current_acting(), page)
-    new = status_page_service.update_page(row, json_body(), now=now())
+    acting = current_acting()
+    row = status_page_service.get_owned(acting, page)
+    new = status_page_service.update_page(acting, row, json_body(), now=now())
     return data_of(_out(new))
 
 
@@ -79,6 +80,6 @@ def update(page: str) -> Any:
 @doc("deleteStatusPage", ok=Message, errors=(404,), params=(KEY_PARAM,))
 def delete(page: str) -> Any:
     """Delete a status page."""
-    row = status_page_service.get_owned(current_acting(), page)
-    status_page_service.delete_page(row)
+    acting = current_acting()
+    status_page_service.delete_page(acting, status_page_service.get_owned(acting, page), now=now())
     return json_response(Message(message="Status page deleted"))

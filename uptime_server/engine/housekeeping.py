@@ -29,7 +29,7 @@ from uptime_server.clock import Clock
 from uptime_server.config import Settings
 from uptime_server.db import database, write_tx
 from uptime_server.db.outages import OUTAGES, unavailable
-from uptime_server.models import CliTicket, OAuthState, Session
+from uptime_server.models import AuditEvent, CliTicket, OAuthState, Session
 from uptime_server.stats import retention
 
 log = logging.getLogger(__name__)
@@ -145,9 +145,18 @@ def purge_expired_sign_ins(now: datetime) -> int:
         )
 
 
+def prune_audit_log(now: datetime, retention_days: int) -> int:
+    """Delete audit lines older than *retention_days* (UPTIME_AUDIT_RETENTION_DAYS); how many."""
+    cutoff = now - timedelta(days=retention_days)
+    with database.connection_context(), write_tx():
+        return AuditEvent.delete().where(AuditEvent.at < cutoff).execute()
+
+
 def default_housekeeping(settings: Settings, clock: Clock | None = None) -> Housekeeping:
     """The daemon's housekeeping component with every default job registered."""
     housekeeping = Housekeeping(clock)
     housekeeping.register("purge-expired-sign-ins", 3600, purge_expired_sign_ins)
+    days = settings.audit_retention_days
+    housekeeping.register("prune-audit-log", 3600, lambda now: prune_audit_log(now, days))
     retention.register(housekeeping, settings)
     return housekeeping

@@ -654,16 +654,21 @@ class Notification(BaseModel):
             (("monitor", "type", "resolved_at"), False),
         )
 
-    def resolve_if_active(self, at: datetime) -> bool:
+    def resolve_if_active(self, at: datetime, *, by: int | None = None) -> bool:
         """Resolve this notification at *at*, unless someone already did.
 
         A conditional update (``status = 'active'``): of a check run, a hand
-        resolve and a pause racing for one incident, exactly one wins.
+        resolve and a pause racing for one incident, exactly one wins. *by*:
+        the user who resolved it by hand (None: the engine, a pause).
         """
         duration = max(0, int((at - self.started_at).total_seconds()))
         updated = (
             Notification.update(
-                status="resolved", resolved_at=at, duration=duration, next_reminder_at=None
+                status="resolved",
+                resolved_at=at,
+                duration=duration,
+                next_reminder_at=None,
+                resolved_by=by,
             )
             .where((Notification.id == self.id) & (Notification.status == "active"))
             .execute()

@@ -105,3 +105,15 @@ def page_count(total: int, limit: int) -> int:
 
 class Pages(PageCounts):
     pages: Count
+
+
+class UserRef(ResponseModel):
+    """A user as another object names them: who acted (docs/teams.md)."""
+
+    id: int
+    name: str
+
+    @classmethod
+    def maybe(cls, user_id: int | None, name: str | None) -> UserRef | None:
+        """The reference, or None without a user (nobody, or an account since deleted)."""
+        return None if user_id is None else cls(id=user_id, name=name or "")

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import Field
 
 from uptime_server.models import NOTIFICATION_TYPES
-from uptime_server.schemas.base import PageCounts, Pages, ResponseModel, UtcTime
+from uptime_server.schemas.base import PageCounts, Pages, ResponseModel, UserRef, UtcTime
 
 NotificationType = Literal[*NOTIFICATION_TYPES]  # type: ignore[valid-type]
 
@@ -33,6 +33,13 @@ class Notification(ResponseModel):
     notification_method: Literal["email"]
     acknowledged: bool
     acknowledged_at: UtcTime | None
+    acknowledged_by: Annotated[
+        UserRef | None, Field(description="Who acknowledged it; null: nobody (or deleted since)")
+    ]
+    resolved_by: Annotated[
+        UserRef | None,
+        Field(description="Who resolved it by hand; null: a check run, a pause, or nobody yet"),
+    ]
     email_sent_at: Annotated[
         UtcTime | None, Field(description="null until an email was handed over")
     ]
@@ -40,11 +47,18 @@ class Notification(ResponseModel):
 
     @classmethod
     def of(cls, row: Any) -> Self:
-        """*row* read with its monitor joined (no query here)."""
+        """*row* read with its monitor and acting users joined (no query here).
+
+        Read as ``services.notifications`` reads it: ``acker`` and ``resolver``
+        are the users joined for ``acknowledged_by`` and ``resolved_by``.
+        """
+        acker, resolver = getattr(row, "acker", None), getattr(row, "resolver", None)
         return cls.from_row(
             row,
             monitor_name=row.monitor.name,
             monitor_url=row.monitor.url,
+            acknowledged_by=_user(acker),
+            resolved_by=_user(resolver),
             notification_method="email",
             error_details=ErrorDetails(
                 status_code=row.error_status_code,
@@ -52,6 +66,11 @@ class Notification(ResponseModel):
                 error_message=row.error_message or "",
             ),
         )
+
+
+def _user(row: Any) -> UserRef | None:
+    """A user joined with a LEFT JOIN (an id of None: no one)."""
+    return None if row is None else UserRef.maybe(row.id, row.name)
 
 
 class Delivery(ResponseModel):

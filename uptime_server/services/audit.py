@@ -4,12 +4,13 @@
 change's transaction where there is one, so a change and its line land
 together. Details name fields and counts, never secret values (channel
 configs, tokens, headers). Lines older than ``UPTIME_AUDIT_RETENTION_DAYS``
-are pruned by housekeeping (``prune``). docs/teams.md#the-audit-log.
+are pruned by housekeeping (``engine.housekeeping.prune_audit_log``).
+docs/audit.md.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from uptime_server.auth.teams import Acting
@@ -68,9 +69,3 @@ def list_events(
         else:
             query = query.where(AuditEvent.action == action)
     return list(query.order_by(AuditEvent.at.desc(), AuditEvent.id.desc()).limit(limit))
-
-
-def prune(now: datetime, retention_days: int) -> int:
-    """Delete lines older than *retention_days*; how many went."""
-    cutoff = now - timedelta(days=retention_days)
-    return AuditEvent.delete().where(AuditEvent.at < cutoff).execute()

@@ -25,6 +25,7 @@ from uptime_server.notify.message import AlertContent
 from uptime_server.notify.outbox import mail_domain, message_id
 from uptime_server.notify.transports import DeliveryError
 from uptime_server.schemas.channels import ChannelCreate
+from uptime_server.services import audit
 
 MAX_CHANNELS_PER_TEAM = 100
 
@@ -80,7 +81,7 @@ def create_channel(acting: Acting, body: ChannelCreate, *, now: datetime) -> Cha
         ):
             raise _name_taken(body.name)
         try:
-            return Channel.create(
+            channel = Channel.create(
                 user=acting.user_id,
                 team=acting.team_id,
                 name=body.name,
@@ -91,11 +92,26 @@ def create_channel(acting: Acting, body: ChannelCreate, *, now: datetime) -> Cha
             )
         except IntegrityError:  # a concurrent create took the name
             raise _name_taken(body.name) from None
+        audit.record(acting, "channel.create", "channel", channel.id, _named(channel), at=now)
+        return channel
+
+
+def _named(channel: Channel, **details: Any) -> dict[str, Any]:
+    """An audit line's details: the channel's name and type; its config never
+    (it holds secrets: webhook secrets, headers, keys)."""
+    return {"name": channel.name, "type": channel.type, **details}
+
+
+def _fields(name: str, config: dict[str, Any]) -> dict[str, Any]:
+    """The fields an update compares: the name and each config key (``config.url``)."""
+    return {"name": name, **{f"config.{key}": value for key, value in config.items()}}
 
 
 def update_channel(
-    channel: Channel, name: str | None, config: dict[str, Any], *, now: datetime
+    acting: Acting, channel: Channel, name: str | None, config: dict[str, Any], *, now: datetime
 ) -> Channel:
+    """Store a new name and config; the audit line names the changed fields, never values."""
+    before = _fields(channel.name, channel.config or {})
     with write_tx():
         if name is not None and name != channel.name:
             taken = Channel.select().where(
@@ -112,10 +128,14 @@ def update_channel(
             channel.save()
         except IntegrityError:
             raise _name_taken(channel.name) from None
+        fields = audit.changed_fields(before, _fields(channel.name, config))
+        if fields:
+            details = _named(channel, fields=fields)
+            audit.record(acting, "channel.update", "channel", channel.id, details, at=now)
     return Channel.get_by_id(channel.id)
 
 
-def delete_channel(channel: Channel) -> None:
+def delete_channel(acting: Acting, channel: Channel, *, now: datetime) -> None:
     with write_tx():
         for row in (
             AlertSettings.select()
@@ -130,6 +150,7 @@ def delete_channel(channel: Channel) -> None:
             status="failed", last_error="the channel was deleted", lease_owner=None
         ).where((Outbox.channel_id == channel.id) & (Outbox.status == "pending")).execute()
         channel.delete_instance()
+        audit.record(acting, "channel.delete", "channel", channel.id, _named(channel), at=now)
 
 
 def check_channel_ids(team_id: int, channel_ids: list[int]) -> None:

@@ -11,6 +11,7 @@ in ``monitor_ids`` is a VALIDATION_ERROR that says no more than an unknown id.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from uptime_server.auth.teams import Acting
 from uptime_server.db import INT64_MAX, write_tx
@@ -19,6 +20,7 @@ from uptime_server.maintenance.schedule import Schedule, Span, spans, union_seco
 from uptime_server.maintenance.windows import covered_ids
 from uptime_server.models import MaintenanceWindow, Monitor
 from uptime_server.schemas.maintenance import MaintenanceBody
+from uptime_server.services import audit
 
 MAX_WINDOWS_PER_TEAM = 200
 
@@ -71,34 +73,52 @@ def create_window(acting: Acting, body: MaintenanceBody, *, now: datetime) -> Ma
                 {"limit": [str(MAX_WINDOWS_PER_TEAM)]},
             )
         _check_monitor_ids(acting.team_id, body.monitor_ids)
-        return MaintenanceWindow.create(
+        window = MaintenanceWindow.create(
             user=acting.user_id,
             team=acting.team_id,
             **body.columns(),
             created_at=now,
             updated_at=now,
         )
+        _record(acting, "maintenance.create", window, now)
+        return window
+
+
+def _record(
+    acting: Acting, action: str, window: MaintenanceWindow, now: datetime, **details: Any
+) -> None:
+    details = {"title": window.title, **details}
+    audit.record(acting, action, "maintenance", window.id, details, at=now)
 
 
 def update_window(
-    window: MaintenanceWindow, body: MaintenanceBody, *, now: datetime
+    acting: Acting, window: MaintenanceWindow, body: MaintenanceBody, *, now: datetime
 ) -> MaintenanceWindow:
-    """Replace the window's title, coverage and schedule (opening by hand is kept)."""
+    """Replace the window's title, coverage and schedule (opening by hand is kept).
+
+    The audit line names the fields that changed, if any.
+    """
+    columns = body.columns()
+    before = {name: getattr(window, name) for name in columns}
     with write_tx():
         _check_monitor_ids(window.team_id, body.monitor_ids)
-        MaintenanceWindow.update(**body.columns(), updated_at=now).where(
+        MaintenanceWindow.update(**columns, updated_at=now).where(
             MaintenanceWindow.id == window.id
         ).execute()
-    return MaintenanceWindow.get_by_id(window.id)
+        fresh = MaintenanceWindow.get_by_id(window.id)
+        if fields := audit.changed_fields(before, columns):
+            _record(acting, "maintenance.update", fresh, now, fields=fields)
+    return fresh
 
 
-def delete_window(window: MaintenanceWindow) -> None:
+def delete_window(acting: Acting, window: MaintenanceWindow, *, now: datetime) -> None:
     with write_tx():
-        window.delete_instance()
+        if window.delete_instance():
+            _record(acting, "maintenance.delete", window, now)
 
 
 def start_window(
-    window: MaintenanceWindow, *, duration: int | None, now: datetime
+    acting: Acting, window: MaintenanceWindow, *, duration: int | None, now: datetime
 ) -> MaintenanceWindow:
     """Open the window by hand from now, for *duration* seconds (None: until ended)."""
     end = now + timedelta(seconds=duration) if duration is not None else None
@@ -106,16 +126,18 @@ def start_window(
         MaintenanceWindow.update(manual_start=now, manual_end=end, updated_at=now).where(
             MaintenanceWindow.id == window.id
         ).execute()
+        _record(acting, "maintenance.start", window, now, duration=duration)
     return MaintenanceWindow.get_by_id(window.id)
 
 
-def end_window(window: MaintenanceWindow, *, now: datetime) -> MaintenanceWindow:
+def end_window(acting: Acting, window: MaintenanceWindow, *, now: datetime) -> MaintenanceWindow:
     """Close the window now: the opening by hand, and the scheduled occurrence running."""
     changes: dict[str, object] = {"ended_at": now, "updated_at": now}
     if window.manual_start is not None and (window.manual_end is None or window.manual_end > now):
         changes["manual_end"] = now
     with write_tx():
         MaintenanceWindow.update(**changes).where(MaintenanceWindow.id == window.id).execute()
+        _record(acting, "maintenance.end", window, now)
     return MaintenanceWindow.get_by_id(window.id)
 
 

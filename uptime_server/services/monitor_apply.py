@@ -31,10 +31,17 @@ from uptime_server.schemas.monitor_config import (
     parse_monitor,
     quorum_errors,
 )
+from uptime_server.services import audit, render_purges
 from uptime_server.services import monitors as monitor_service
-from uptime_server.services import render_purges
 
 ALERT_FIELDS = tuple(AlertSettingsIn.model_fields)
+# The counts of an apply's audit line, by the plan's action they count.
+APPLY_COUNTS = {
+    "created": "create",
+    "updated": "update",
+    "deleted": "delete",
+    "unchanged": "unchanged",
+}
 
 
 @dataclass
@@ -137,26 +144,37 @@ def plan(acting: Acting, desired: list[Desired], *, prune: bool, settings: Setti
 
 
 def apply(acting: Acting, steps: list[Step], *, now: datetime, settings: Settings) -> bool:
-    """Write *steps* in one transaction; whether anything changed."""
+    """Write *steps* in one transaction; whether anything changed.
+
+    The run leaves one audit line, ``monitors.apply`` with the counts of what
+    it created, updated, deleted and left unchanged (a run with nothing to do
+    too: it says the set was checked); the monitors it touches get no line
+    of their own.
+    """
     order = ("delete", "update", "create")
     todo = sorted((s for s in steps if s.action in order), key=lambda s: order.index(s.action))
-    if not todo:
-        return False
     with write_tx():
         for step in todo:
             if step.action == "delete":
-                monitor_service.delete_monitor(step.monitor)
+                monitor_service.delete_monitor(acting, step.monitor, now=now, audited=False)
                 continue
             desired = step.desired
             if step.action == "update":
                 monitor = monitor_service.update_monitor(
-                    step.monitor, desired.config, now=now, settings=settings
+                    acting, step.monitor, desired.config, now=now, settings=settings, audited=False
                 )
             else:
                 monitor = monitor_service.create_monitor(
-                    acting, desired.config, now=now, settings=settings
+                    acting, desired.config, now=now, settings=settings, audited=False
                 )
             monitor_service.store_alert_settings(monitor, desired.alerts)
+        counts = {
+            name: sum(1 for s in steps if s.action == action)
+            for name, action in APPLY_COUNTS.items()
+        }
+        audit.record(acting, "monitors.apply", "team", acting.team_id, counts, at=now)
+    if not todo:
+        return False
     # Again once committed: the services' own purges ran inside this
     # transaction, and a render between them and the commit read the old rows.
     render_purges.forget_badges(s.monitor.badge_token for s in todo if s.monitor is not None)

@@ -45,8 +45,8 @@ from uptime_server.schemas.monitor_config import (
     quorum_errors,
     type_defaults_missing,
 )
+from uptime_server.services import audit, render_purges
 from uptime_server.services import channels as channel_service
-from uptime_server.services import render_purges
 from uptime_server.stats.uptime_cache import cache as uptime_cache
 
 CONFIG_FIELDS = tuple(MonitorConfig.model_fields)
@@ -247,7 +247,9 @@ def _token_columns(settings: Settings) -> dict[str, str]:
     }
 
 
-def rotate_ping_token(monitor: Monitor, *, now: datetime, settings: Settings) -> Monitor:
+def rotate_ping_token(
+    acting: Acting, monitor: Monitor, *, now: datetime, settings: Settings
+) -> Monitor:
     """A new ping token for a heartbeat monitor; the old one stops working at once."""
     if monitor.type != "heartbeat":
         raise ApiError("MONITOR_TYPE_NOT_SUPPORTED", "Only heartbeat monitors have a ping token")
@@ -255,6 +257,7 @@ def rotate_ping_token(monitor: Monitor, *, now: datetime, settings: Settings) ->
         owned = (Monitor.id == monitor.id) & (Monitor.team == monitor.team_id)
         if not Monitor.update(updated_at=now, **_token_columns(settings)).where(owned).execute():
             raise monitor_not_found()
+        audit.record(acting, "monitor.ping_token", "monitor", monitor.id, _named(monitor), at=now)
     return Monitor.get_by_id(monitor.id)
 
 
@@ -288,8 +291,14 @@ def check_runs(monitor: Monitor, *, since: datetime, until: datetime, limit: int
 
 
 def create_monitor(
-    acting: Acting, cfg: MonitorConfig, *, now: datetime, settings: Settings
+    acting: Acting,
+    cfg: MonitorConfig,
+    *,
+    now: datetime,
+    settings: Settings,
+    audited: bool = True,
 ) -> Monitor:
+    """A new monitor of the team; *audited* False: the caller writes its own line (apply)."""
     columns = cfg.model_dump()
     first_due = _first_due(columns, now)
     with write_tx():
@@ -317,8 +326,20 @@ def create_monitor(
         replace_tags(monitor.id, tags)
         AlertSettings.create(monitor=monitor)
         _sync_locations(monitor, first_due)
+        if audited:
+            audit.record(acting, "monitor.create", "monitor", monitor.id, _named(monitor), at=now)
     render_purges.forget_pages_of([acting.team_id])  # a page may show it already, by tag
     return monitor
+
+
+def _named(monitor: Monitor, **details: Any) -> dict[str, Any]:
+    """An audit line's details: the monitor's name and type (never its URL: it may
+    carry credentials), with *details*."""
+    return {"name": monitor.name, "type": monitor.type, **details}
+
+
+def _bulk(bulk: bool) -> dict[str, Any]:
+    return {"bulk": True} if bulk else {}
 
 
 def _lock_owner(team_id: int) -> None:
@@ -335,7 +356,14 @@ def _lock_owner(team_id: int) -> None:
 
 
 def update_monitor(
-    monitor: Monitor, cfg: MonitorConfig, *, now: datetime, settings: Settings
+    acting: Acting,
+    monitor: Monitor,
+    cfg: MonitorConfig,
+    *,
+    now: datetime,
+    settings: Settings,
+    audited: bool = True,
+    bulk: bool = False,
 ) -> Monitor:
     """Write an edit of *monitor* (as read for it) and return the monitor as it now is.
 
@@ -343,12 +371,14 @@ def update_monitor(
     ``updated_at``, guarded by the id and owner: the engine may have written
     the state columns (status, counters, ``offline_since``, ``state_version``,
     a pause) since the row was read, and writing the read copy back would
-    undo that. A monitor deleted meanwhile is MONITOR_NOT_FOUND.
+    undo that. A monitor deleted meanwhile is MONITOR_NOT_FOUND. The audit
+    line (unless *audited* is False) names the changed fields, never values.
     """
     current = config_of(monitor)
     changes = {k: v for k, v in cfg.model_dump().items() if current[k] != v}
     if not changes:
         return monitor
+    fields = sorted(changes)
     tags = changes.pop("tags", None)
     new_type = changes.get("type", monitor.type)
     type_moved = (monitor.type in CHECKED_TYPES) != (new_type in CHECKED_TYPES) or (
@@ -392,6 +422,9 @@ def update_monitor(
             MonitorLocation.update(next_check_at=due).where(
                 MonitorLocation.monitor == fresh.id
             ).execute()
+        if audited:
+            details = _named(fresh, fields=fields, **_bulk(bulk))
+            audit.record(acting, "monitor.update", "monitor", monitor.id, details, at=now)
     render_purges.forget_monitors([monitor])  # its token as read: badges may be off now
     return fresh
 
@@ -452,7 +485,9 @@ def _set_paused(monitor: Monitor, paused: bool, *, now: datetime, **values: Any)
     )
 
 
-def pause_monitor(monitor: Monitor, reason: str | None, *, now: datetime) -> Monitor:
+def pause_monitor(
+    acting: Acting, monitor: Monitor, reason: str | None, *, now: datetime, bulk: bool = False
+) -> Monitor:
     with write_tx():
         if not _set_paused(monitor, True, now=now, paused_at=now, pause_reason=reason):
             raise ApiError("MONITOR_ALREADY_PAUSED", "Monitor is already paused")
@@ -460,11 +495,15 @@ def pause_monitor(monitor: Monitor, reason: str | None, *, now: datetime) -> Mon
         MonitorLocation.update(lease_owner=None, lease_expires_at=None).where(
             MonitorLocation.monitor == monitor.id
         ).execute()
+        details = _named(monitor, **_bulk(bulk))
+        audit.record(acting, "monitor.pause", "monitor", monitor.id, details, at=now)
     render_purges.forget_monitors([monitor])
     return Monitor.get_by_id(monitor.id)
 
 
-def resume_monitor(monitor: Monitor, *, now: datetime) -> Monitor:
+def resume_monitor(
+    acting: Acting, monitor: Monitor, *, now: datetime, bulk: bool = False
+) -> Monitor:
     due = _first_due(monitor, now)
     with write_tx():
         # A resumed monitor starts over: pending until its first check.
@@ -480,6 +519,8 @@ def resume_monitor(monitor: Monitor, *, now: datetime) -> Monitor:
         MonitorLocation.update(next_check_at=due, last_status=None).where(
             MonitorLocation.monitor == monitor.id
         ).execute()
+        details = _named(monitor, **_bulk(bulk))
+        audit.record(acting, "monitor.resume", "monitor", monitor.id, details, at=now)
     render_purges.forget_monitors([monitor])
     return Monitor.get_by_id(monitor.id)
 
@@ -496,11 +537,20 @@ def resolve_active_incident(monitor_id: int, *, now: datetime) -> int:
     return int(active.resolve_if_active(now))
 
 
-def delete_monitor(monitor: Monitor) -> None:
+def delete_monitor(
+    acting: Acting,
+    monitor: Monitor,
+    *,
+    now: datetime,
+    audited: bool = True,
+    bulk: bool = False,
+) -> None:
     # Foreign keys cascade to locations, alert settings, runs, roll-ups,
     # notifications and their outbox rows.
     with write_tx():
-        Monitor.delete().where(Monitor.id == monitor.id).execute()
+        if Monitor.delete().where(Monitor.id == monitor.id).execute() and audited:
+            details = _named(monitor, **_bulk(bulk))
+            audit.record(acting, "monitor.delete", "monitor", monitor.id, details, at=now)
     render_purges.forget_monitors([monitor])
 
 
@@ -590,13 +640,13 @@ def bulk_action(
             if monitor is None:
                 raise monitor_not_found()
             if action == "pause":
-                pause_monitor(monitor, reason, now=now)
+                pause_monitor(acting, monitor, reason, now=now, bulk=True)
             elif action == "resume":
-                resume_monitor(monitor, now=now)
+                resume_monitor(acting, monitor, now=now, bulk=True)
             elif action == "delete":
-                delete_monitor(monitor)
+                delete_monitor(acting, monitor, now=now, bulk=True)
             else:
-                update_monitor(monitor, configs[mid], now=now, settings=settings)
+                update_monitor(acting, monitor, configs[mid], now=now, settings=settings, bulk=True)
             succeeded.append(mid)
         except ApiError as exc:
             failed.append({"id": mid, "error": {"code": exc.code, "message": exc.message}})
@@ -631,16 +681,27 @@ def alert_settings(monitor: Monitor) -> AlertSettings:
     return row or AlertSettings(monitor=monitor.id)
 
 
-def update_alert_settings(monitor: Monitor, patch: Any) -> AlertSettings:
-    """Merge *patch* into the stored settings, validate the whole, and store it."""
+def update_alert_settings(
+    acting: Acting, monitor: Monitor, patch: Any, *, now: datetime
+) -> AlertSettings:
+    """Merge *patch* into the stored settings, validate the whole, and store it.
+
+    The audit line (``monitor.alerts``) names the settings that changed, if any.
+    """
     stored = alert_settings(monitor)
     if isinstance(patch, dict):
         # Read-only, shown by GET: a GET body sent back as a PUT still works.
         patch = {k: v for k, v in patch.items() if k != "effective_min_failed_locations"}
-    new = parse_alert_settings({k: getattr(stored, k) for k in ALERT_FIELDS}, patch)
+    before = {k: getattr(stored, k) for k in ALERT_FIELDS}
+    new = parse_alert_settings(before, patch)
     if details := quorum_errors(new, monitor.locations):
         raise validation_error(details)
-    store_alert_settings(monitor, new)
+    fields = audit.changed_fields(before, new.model_dump())
+    with write_tx():
+        store_alert_settings(monitor, new)
+        if fields:
+            details = _named(monitor, fields=fields)
+            audit.record(acting, "monitor.alerts", "monitor", monitor.id, details, at=now)
     return alert_settings(monitor)
 
 
@@ -662,7 +723,7 @@ def store_alert_settings(monitor: Monitor, new: AlertSettingsIn) -> None:
             reminders.reschedule(monitor.id, new.reminder_interval)
 
 
-def rotate_badge_token(monitor: Monitor, *, now: datetime) -> Monitor:
+def rotate_badge_token(acting: Acting, monitor: Monitor, *, now: datetime) -> Monitor:
     """A new badge token for *monitor*; the old one stops working at once. Badges must be on."""
     if not monitor.badges:
         raise ApiError(
@@ -674,5 +735,6 @@ def rotate_badge_token(monitor: Monitor, *, now: datetime) -> Monitor:
         Monitor.update(badge_token=new_token(), updated_at=now).where(
             Monitor.id == monitor.id
         ).execute()
+        audit.record(acting, "monitor.badge_token", "monitor", monitor.id, _named(monitor), at=now)
     render_purges.forget_badges([monitor.badge_token])
     return Monitor.get_by_id(monitor.id)

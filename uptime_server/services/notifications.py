@@ -12,13 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from peewee import ModelSelect
+from peewee import JOIN, ModelSelect
 
 from uptime_server.auth.teams import Acting
 from uptime_server.db import INT64_MAX, write_tx
 from uptime_server.errors import ApiError
-from uptime_server.models import Channel, Monitor, Notification, Outbox
+from uptime_server.models import Channel, Monitor, Notification, Outbox, User
 from uptime_server.notify import outbox
+from uptime_server.services import audit
 
 RECENT_WINDOW = timedelta(hours=24)
 
@@ -48,11 +49,33 @@ def not_active(note: Notification) -> ApiError:
     )
 
 
+# Who acknowledged and who resolved by hand, read in the same query as the
+# notification (``acker``, ``resolver``: None when nobody, or the account is gone).
+_ACKER = User.alias("acker")
+_RESOLVER = User.alias("resolver")
+
+
 def _owned(acting: Acting) -> ModelSelect:
-    """The user's notifications with their monitor, newest first."""
+    """The team's notifications with their monitor and the users who acted, newest first."""
     return (
-        Notification.select(Notification, Monitor)
+        Notification.select(
+            Notification, Monitor, _ACKER.id, _ACKER.name, _RESOLVER.id, _RESOLVER.name
+        )
         .join(Monitor, on=(Notification.monitor == Monitor.id))
+        .switch(Notification)
+        .join(
+            _ACKER,
+            JOIN.LEFT_OUTER,
+            on=(Notification.acknowledged_by == _ACKER.id),
+            attr="acker",
+        )
+        .switch(Notification)
+        .join(
+            _RESOLVER,
+            JOIN.LEFT_OUTER,
+            on=(Notification.resolved_by == _RESOLVER.id),
+            attr="resolver",
+        )
         .where(Notification.team == acting.team_id)
         .order_by(Notification.started_at.desc(), Notification.id.desc())
     )
@@ -114,7 +137,8 @@ def acknowledge(
     """Mark an active notification acknowledged; a second call keeps the first time.
 
     The first acknowledgement also leaves an ``acknowledge`` message for each
-    PagerDuty channel of the monitor in the outbox, in the same transaction.
+    PagerDuty channel of the monitor in the outbox, and the audit line, in
+    the same transaction; it records who acknowledged (``acknowledged_by``).
     """
     with write_tx():
         note = get_owned(acting, notification_id)
@@ -123,12 +147,18 @@ def acknowledge(
         if not note.acknowledged:
             # Acknowledged: no more reminders (engine/reminders.py).
             changed = (
-                Notification.update(acknowledged=True, acknowledged_at=now, next_reminder_at=None)
+                Notification.update(
+                    acknowledged=True,
+                    acknowledged_at=now,
+                    acknowledged_by=acting.user_id,
+                    next_reminder_at=None,
+                )
                 .where((Notification.id == note.id) & ~Notification.acknowledged)
                 .execute()
             )
             if changed:
                 outbox.enqueue_acknowledgement(note, note.monitor, mail_domain=mail_domain, now=now)
+                _record(acting, "notification.acknowledge", note, now)
     return get_owned(acting, notification_id)
 
 
@@ -138,7 +168,8 @@ def resolve(acting: Acting, notification_id: int, *, now: datetime) -> Notificat
     A downtime resolved while its monitor still fails suppresses new
     incidents until the monitor has recovered
     (docs/api.md#notification-life-cycle); the recorder lifts the flag on the
-    first passing run.
+    first passing run. It records who resolved (``resolved_by``) and leaves
+    the audit line in the same transaction.
     """
     with write_tx():
         note = get_owned(acting, notification_id)
@@ -150,7 +181,13 @@ def resolve(acting: Acting, notification_id: int, *, now: datetime) -> Notificat
                 alerts_suppressed=Monitor.status == "offline",
                 state_version=Monitor.state_version + 1,
             ).where(Monitor.id == note.monitor_id).execute()
-        if not note.resolve_if_active(now):
+        if not note.resolve_if_active(now, by=acting.user_id):
             # Resolved by a check run meanwhile: undo the monitor change too.
             raise not_active(Notification.get_by_id(note.id))
+        _record(acting, "notification.resolve", note, now)
     return get_owned(acting, notification_id)
+
+
+def _record(acting: Acting, action: str, note: Notification, now: datetime) -> None:
+    details = {"monitor_id": note.monitor_id, "type": note.type}
+    audit.record(acting, action, "notification", note.id, details, at=now)

@@ -23,7 +23,7 @@ from uptime_server.models import Monitor, StatusPage
 from uptime_server.models.tags import having_any
 from uptime_server.schemas.requests import parse_body, require_object
 from uptime_server.schemas.status_pages import StatusPageIn
-from uptime_server.services import render_purges
+from uptime_server.services import audit, render_purges
 
 MAX_PAGES_PER_TEAM = 100
 
@@ -61,12 +61,20 @@ def create_page(acting: Acting, body: Any, *, now: datetime) -> StatusPage:
         page = StatusPage.create(
             user=acting.user_id, team=acting.team_id, created_at=now, updated_at=now, **_row(config)
         )
+        audit.record(acting, "status_page.create", "status_page", page.id, _named(page), at=now)
     render_purges.forget_pages([page.slug])
     return page
 
 
-def update_page(page: StatusPage, patch: Any, *, now: datetime) -> StatusPage:
-    """Merge *patch* into the stored page and store it, if the whole is valid."""
+def _named(page: StatusPage, **details: Any) -> dict[str, Any]:
+    return {"slug": page.slug, "title": page.title, **details}
+
+
+def update_page(acting: Acting, page: StatusPage, patch: Any, *, now: datetime) -> StatusPage:
+    """Merge *patch* into the stored page and store it, if the whole is valid.
+
+    The audit line names the fields that changed (``fields``), if any.
+    """
     stored = {name: getattr(page, name) for name in StatusPageIn.model_fields}
     patch = require_object(patch)
     if "groups" not in patch:
@@ -74,15 +82,22 @@ def update_page(page: StatusPage, patch: Any, *, now: datetime) -> StatusPage:
         # so that they do not make an edit of something else invalid.
         stored["groups"] = _without_missing(page.team_id, stored["groups"])
     config = _parse(page.team_id, {**stored, **patch})
+    before = {name: getattr(page, name) for name in StatusPageIn.model_fields}
+    row = _row(config)
     with _slug_guard(config.slug), write_tx():
-        StatusPage.update(updated_at=now, **_row(config)).where(StatusPage.id == page.id).execute()
+        StatusPage.update(updated_at=now, **row).where(StatusPage.id == page.id).execute()
+        if fields := audit.changed_fields(before, row):
+            details = {"slug": config.slug, "title": config.title, "fields": fields}
+            audit.record(acting, "status_page.update", "status_page", page.id, details, at=now)
     render_purges.forget_pages([page.slug, config.slug])  # the old address and the new
     return StatusPage.get_by_id(page.id)
 
 
-def delete_page(page: StatusPage) -> None:
+def delete_page(acting: Acting, page: StatusPage, *, now: datetime) -> None:
     with write_tx():
-        StatusPage.delete().where(StatusPage.id == page.id).execute()
+        if StatusPage.delete().where(StatusPage.id == page.id).execute():
+            details = _named(page)
+            audit.record(acting, "status_page.delete", "status_page", page.id, details, at=now)
     render_purges.forget_pages([page.slug])
 
 
