@@ -1,0 +1,216 @@
+"""Monitor dependencies: the depends_on field, its checks, blocked, and the deps endpoint."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.api.shapes import assert_error, create
+from tests.notification_rows import add_notification
+from uptime_server.models import Monitor, MonitorDependency
+
+URL = "/api/v1/monitors"
+
+
+def _get(user: Any, monitor_id: int) -> dict[str, Any]:
+    response = user.get(f"{URL}/{monitor_id}")
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()["data"]
+
+
+def _put(user: Any, monitor_id: int, **body: Any) -> Any:
+    return user.put(f"{URL}/{monitor_id}", json=body)
+
+
+def _deps_error(response: Any) -> str:
+    error = assert_error(response, 400, "VALIDATION_ERROR", "depends_on", only=True)
+    (message,) = error["details"]["depends_on"]
+    return message
+
+
+def _chain(user: Any, length: int) -> list[int]:
+    """*length* monitors, each depending on the one before: ids[0] is the top."""
+    ids = [create(user, name="m0")]
+    for i in range(1, length):
+        ids.append(create(user, name=f"m{i}", depends_on=[ids[-1]]))
+    return ids
+
+
+def test_it_stores_depends_on_on_create_and_shows_it_sorted(alice: Any) -> None:
+    router, db = create(alice, name="router"), create(alice, name="db")
+    response = alice.post(URL, json={**_body("web"), "depends_on": [db, router, db]})
+    assert response.status_code == 201, response.get_json()
+    web = response.get_json()["data"]["id"]
+
+    shown = _get(alice, web)
+
+    assert shown["depends_on"] == sorted([router, db])
+    assert (shown["blocked"], shown["blocked_by"]) == (False, [])
+    assert _get(alice, router)["depends_on"] == []
+
+
+def _body(name: str, **changes: Any) -> dict[str, Any]:
+    return {"name": name, "url": "http://127.0.0.1:9/health", "type": "http", **changes}
+
+
+def test_an_update_replaces_the_list_and_leaves_it_when_omitted(alice: Any) -> None:
+    a, b = create(alice, name="a"), create(alice, name="b")
+    child = create(alice, name="child", depends_on=[a])
+
+    assert _put(alice, child, name="renamed").get_json()["data"]["depends_on"] == [a]
+    assert _put(alice, child, depends_on=[b]).get_json()["data"]["depends_on"] == [b]
+    assert _put(alice, child, depends_on=[]).get_json()["data"]["depends_on"] == []
+    assert MonitorDependency.select().count() == 0
+
+
+def test_a_cycle_is_refused_with_its_path(alice: Any) -> None:
+    a = create(alice, name="a")
+    b = create(alice, name="b", depends_on=[a])
+    c = create(alice, name="c", depends_on=[b])
+
+    message = _deps_error(_put(alice, a, depends_on=[c]))
+
+    assert message == f"would make a cycle: {a} → {c} → {b} → {a}"
+    assert _get(alice, a)["depends_on"] == []
+
+
+def test_a_two_monitor_cycle_is_refused(alice: Any) -> None:
+    a = create(alice, name="a")
+    b = create(alice, name="b", depends_on=[a])
+
+    assert _deps_error(_put(alice, a, depends_on=[b])) == f"would make a cycle: {a} → {b} → {a}"
+
+
+def test_a_monitor_cannot_depend_on_itself(alice: Any) -> None:
+    a = create(alice, name="a")
+
+    assert _deps_error(_put(alice, a, depends_on=[a])) == "a monitor cannot depend on itself"
+
+
+def test_an_unknown_id_and_another_teams_monitor_read_the_same(alice: Any, bob: Any) -> None:
+    theirs = create(bob, name="bob's")
+    mine = create(alice, name="mine")
+    unknown = theirs + 1000
+
+    on_create = alice.post(URL, json=_body("web", depends_on=[theirs]))
+    on_update = _put(alice, mine, depends_on=[unknown])
+
+    assert _deps_error(on_create) == f"no monitor of yours has the id {theirs}"
+    assert _deps_error(on_update) == f"no monitor of yours has the id {unknown}"
+    assert Monitor.select().where(Monitor.name == "web").count() == 0
+    assert MonitorDependency.select().count() == 0
+
+
+def test_more_than_20_ids_are_refused(alice: Any) -> None:
+    ids = [create(alice, name=f"p{i}") for i in range(21)]
+
+    message = _deps_error(alice.post(URL, json=_body("web", depends_on=ids)))
+    allowed = alice.post(URL, json=_body("web", depends_on=ids[:20]))
+
+    assert message == "must list at most 20 monitor ids"
+    assert allowed.status_code == 201
+    assert _get(alice, allowed.get_json()["data"]["id"])["depends_on"] == sorted(ids[:20])
+
+
+def test_ids_must_be_positive_integers(alice: Any) -> None:
+    for bad in (["1"], [0], 5, [True]):
+        _deps_error(alice.post(URL, json=_body("web", depends_on=bad)))
+
+
+def test_a_chain_of_10_is_allowed_and_of_11_refused(alice: Any) -> None:
+    ids = _chain(alice, 11)  # 10 links: m10 → m9 → … → m0
+
+    refused = alice.post(URL, json=_body("deep", depends_on=[ids[-1]]))
+    top = create(alice, name="top")
+    refused_above = _put(alice, ids[0], depends_on=[top])
+
+    message = _deps_error(refused)
+    assert message.startswith("would make a chain of 11 dependencies, deeper than 10: ")
+    assert message.endswith(" → ".join(str(i) for i in reversed(ids)))
+    assert _deps_error(refused_above).startswith("would make a chain of 11 dependencies")
+    assert _get(alice, ids[-1])["depends_on"] == [ids[-2]]
+
+
+def test_deleting_a_parent_takes_it_out_of_its_childrens_lists(alice: Any) -> None:
+    a, b = create(alice, name="a"), create(alice, name="b")
+    child = create(alice, name="child", depends_on=[a, b])
+
+    assert alice.delete(f"{URL}/{a}").status_code == 200
+
+    assert _get(alice, child)["depends_on"] == [b]
+    assert MonitorDependency.select().count() == 1
+
+
+def test_a_parent_down_blocks_its_children_and_grandchildren(alice: Any, clock: Any) -> None:
+    router = create(alice, name="router")
+    db = create(alice, name="db", depends_on=[router])
+    web = create(alice, name="web", depends_on=[db])
+    other = create(alice, name="other")
+
+    add_notification(router, alice.user.id, clock.now(), "router down")
+
+    assert (_get(alice, db)["blocked"], _get(alice, db)["blocked_by"]) == (True, [router])
+    assert (_get(alice, web)["blocked"], _get(alice, web)["blocked_by"]) == (True, [router])
+    assert _get(alice, router)["blocked"] is False
+    listed = {m["id"]: m["blocked"] for m in alice.get(URL).get_json()["data"]}
+    assert listed == {router: False, db: True, web: True, other: False}
+
+
+def test_a_warning_parent_or_a_resolved_downtime_does_not_block(alice: Any, clock: Any) -> None:
+    router = create(alice, name="router")
+    web = create(alice, name="web", depends_on=[router])
+    Monitor.update(status="warning").where(Monitor.id == router).execute()
+    add_notification(router, alice.user.id, clock.now(), "was down", status="resolved")
+
+    assert _get(alice, web)["blocked"] is False
+    assert [m["blocked"] for m in alice.get(URL).get_json()["data"]] == [False, False]
+
+
+def test_blocked_by_names_every_parent_that_is_down(alice: Any, clock: Any) -> None:
+    a, b = create(alice, name="a"), create(alice, name="b")
+    mid = create(alice, name="mid", depends_on=[a])
+    child = create(alice, name="child", depends_on=[mid, b])
+    for parent in (a, b, mid):
+        add_notification(parent, alice.user.id, clock.now(), "down")
+
+    assert _get(alice, child)["blocked_by"] == [a, b, mid]
+
+
+def test_the_dependencies_endpoint_shows_the_chains_up_and_down(alice: Any, clock: Any) -> None:
+    router = create(alice, name="router")
+    db = create(alice, name="db", depends_on=[router])
+    web = create(alice, name="web", depends_on=[db, router])
+    api = create(alice, name="api", depends_on=[web])
+    add_notification(router, alice.user.id, clock.now(), "router down")
+    Monitor.update(status="offline").where(Monitor.id == router).execute()
+
+    response = alice.get(f"{URL}/{web}/dependencies")
+
+    assert response.status_code == 200, response.get_json()
+
+    def node(mid: int, name: str, status: str, blocked: bool, **more: Any) -> dict[str, Any]:
+        return {"id": mid, "name": name, "status": status, "blocked": blocked, **more}
+
+    assert response.get_json() == {
+        "data": {
+            "monitor": node(web, "web", "pending", True),
+            "parents": [
+                node(router, "router", "offline", False, repeated=False, parents=[]),
+                node(
+                    db,
+                    "db",
+                    "pending",
+                    True,
+                    repeated=False,
+                    parents=[node(router, "router", "offline", False, repeated=True, parents=[])],
+                ),
+            ],
+            "children": [node(api, "api", "pending", True, repeated=False, children=[])],
+        }
+    }
+
+
+def test_the_dependencies_of_another_teams_monitor_are_not_found(alice: Any, bob: Any) -> None:
+    theirs = create(bob, name="bob's")
+
+    assert_error(alice.get(f"{URL}/{theirs}/dependencies"), 404, "MONITOR_NOT_FOUND")
+    assert bob.get(f"{URL}/{theirs}/dependencies").status_code == 200
