@@ -214,3 +214,131 @@ def test_the_dependencies_of_another_teams_monitor_are_not_found(alice: Any, bob
 
     assert_error(alice.get(f"{URL}/{theirs}/dependencies"), 404, "MONITOR_NOT_FOUND")
     assert bob.get(f"{URL}/{theirs}/dependencies").status_code == 200
+
+
+APPLY = "/api/v1/monitors/apply"
+EXPORT = "/api/v1/monitors/export"
+
+
+def _entry(name: str, **fields: Any) -> dict[str, Any]:
+    return {"name": name, "type": "http", "url": f"http://127.0.0.1:9/{name}", **fields}
+
+
+def _apply(user: Any, *entries: dict[str, Any], **flags: Any) -> dict[str, Any]:
+    response = user.post(APPLY, json={"monitors": list(entries), **flags})
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()["data"]
+
+
+def _by_name() -> dict[str, Monitor]:
+    return {m.name: m for m in Monitor.select()}
+
+
+def _parents(monitor: Monitor) -> list[int]:
+    return sorted(
+        r.depends_on_id
+        for r in MonitorDependency.select().where(MonitorDependency.monitor == monitor)
+    )
+
+
+def test_apply_resolves_keys_names_and_ids_of_entries_and_monitors(alice: Any) -> None:
+    existing = create(alice, name="dns")
+    result = _apply(
+        alice,
+        _entry("web", depends_on=["db-key", "router"]),
+        _entry("database", key="db-key", depends_on=["router", existing]),
+        _entry("router"),
+        _entry("dns", url="http://127.0.0.1:9/health"),
+    )
+
+    m = _by_name()
+    assert _parents(m["web"]) == sorted([m["database"].id, m["router"].id])
+    assert _parents(m["database"]) == sorted([m["router"].id, existing])
+    changes = {s["name"]: s["changes"] for s in result["plan"]}
+    assert {"field": "depends_on", "old": None, "new": ["db-key", "router"]} in changes["web"]
+    assert (result["plan"][3]["action"], result["plan"][3]["name"]) == ("unchanged", "dns")
+
+
+def test_export_names_parents_by_key_else_name_and_round_trips(alice: Any, bob: Any) -> None:
+    router = create(alice, name="router")
+    db = create(alice, name="db", key="db-key", depends_on=[router])
+    create(alice, name="web", depends_on=[db, router])
+    create(bob, name="bob's")
+
+    exported = alice.get(EXPORT).get_json()["data"]["monitors"]
+
+    by_name = {e["name"]: e for e in exported}
+    assert "depends_on" not in by_name["router"]
+    assert by_name["db"]["depends_on"] == ["router"]
+    assert by_name["web"]["depends_on"] == ["router", "db-key"]  # by parent id
+    again = _apply(alice, *exported, prune=True)
+    assert [s["action"] for s in again["plan"]] == ["unchanged"] * 3
+    assert again["applied"] is False
+
+
+def test_an_export_applied_to_an_empty_team_rebuilds_the_graph(alice: Any, bob: Any) -> None:
+    router = create(alice, name="router")
+    db = create(alice, name="db", key="db-key", depends_on=[router])
+    create(alice, name="web", depends_on=[db])
+    exported = alice.get(EXPORT).get_json()["data"]["monitors"]
+
+    _apply(bob, *exported)
+
+    mine = {m.name: m for m in Monitor.select().where(Monitor.team == bob.user.personal_team_id)}
+    assert _parents(mine["web"]) == [mine["db"].id]
+    assert _parents(mine["db"]) == [mine["router"].id]
+
+
+def test_apply_may_turn_a_dependency_round_in_one_go(alice: Any) -> None:
+    a = create(alice, name="a", url="http://127.0.0.1:9/a")
+    b = create(alice, name="b", url="http://127.0.0.1:9/b", depends_on=[a])
+
+    result = _apply(alice, _entry("a", depends_on=["b"]), _entry("b"))
+
+    assert [s["action"] for s in result["plan"]] == ["update", "update"]
+    assert (_parents(Monitor.get_by_id(a)), _parents(Monitor.get_by_id(b))) == ([b], [])
+
+
+def test_apply_refuses_a_cycle_among_new_entries_and_writes_nothing(alice: Any) -> None:
+    response = alice.post(
+        APPLY,
+        json={
+            "monitors": [
+                _entry("a", depends_on=["b"]),
+                _entry("b", key="bee", depends_on=["a"]),
+                _entry("c", depends_on=["nowhere"]),
+            ]
+        },
+    )
+
+    error = assert_error(response, 400, "VALIDATION_ERROR", "monitors[2].depends_on", only=True)
+    assert "'nowhere'" in error["details"]["monitors[2].depends_on"][0]
+    cycle = alice.post(
+        APPLY,
+        json={
+            "monitors": [_entry("a", depends_on=["bee"]), _entry("b", key="bee", depends_on=["a"])]
+        },
+    )
+    error = assert_error(cycle, 400, "VALIDATION_ERROR", "monitors[0].depends_on")
+    assert error["details"]["monitors[0].depends_on"] == ["would make a cycle: 'a' → 'bee' → 'a'"]
+    assert Monitor.select().count() == 0
+
+
+def test_apply_refuses_another_teams_id_and_a_parent_it_prunes(alice: Any, bob: Any) -> None:
+    theirs = create(bob, name="bob's")
+    create(alice, name="old")
+
+    other = alice.post(APPLY, json={"monitors": [_entry("web", depends_on=[theirs])]})
+    pruned = alice.post(
+        APPLY, json={"monitors": [_entry("web", depends_on=["old"])], "prune": True}
+    )
+
+    error = assert_error(other, 400, "VALIDATION_ERROR", "monitors[0].depends_on", only=True)
+    assert error["details"]["monitors[0].depends_on"] == [
+        f"no monitor of yours has the id {theirs}"
+    ]
+    error = assert_error(pruned, 400, "VALIDATION_ERROR", "monitors[0].depends_on", only=True)
+    assert "deletes" in error["details"]["monitors[0].depends_on"][0]
+    for bad in ("x", [1.5], [True], [""], list(range(1, 23))):
+        response = alice.post(APPLY, json={"monitors": [_entry("web", depends_on=bad)]})
+        assert_error(response, 400, "VALIDATION_ERROR", "monitors[0].depends_on", only=True)
