@@ -65,6 +65,7 @@ def test_it_creates_with_the_defaults(alice: Any) -> None:
         "max_packet_loss": None,
         "key": None,
         "tags": [],
+        "depends_on": [],  # issue 32
         # Heartbeat fields (issue 13), null for other types.
         "period": None,
         "grace": None,
@@ -77,6 +78,8 @@ def test_it_creates_with_the_defaults(alice: Any) -> None:
         "badge_token": None,
         "status": "pending",
         "flapping": False,
+        "blocked": False,
+        "blocked_by": [],
         "checks_supported": True,
         "paused": False,
         "paused_at": None,

@@ -342,3 +342,23 @@ def test_apply_refuses_another_teams_id_and_a_parent_it_prunes(alice: Any, bob: 
     for bad in ("x", [1.5], [True], [""], list(range(1, 23))):
         response = alice.post(APPLY, json={"monitors": [_entry("web", depends_on=bad)]})
         assert_error(response, 400, "VALIDATION_ERROR", "monitors[0].depends_on", only=True)
+
+
+def test_the_list_reads_blocked_with_two_queries_however_long_the_page(
+    alice: Any, clock: Any
+) -> None:
+    from tests.stats.test_monitor_uptime import queries_run
+
+    root = create(alice, name="root")
+    add_notification(root, alice.user.id, clock.now(), "down")
+    parent = root
+    for i in range(10):
+        parent = create(alice, name=f"c{i}", depends_on=[parent])
+
+    with queries_run() as seen:
+        items = alice.get(f"{URL}?limit=100").get_json()["data"]
+
+    assert [i["blocked"] for i in items] == [False] + [True] * 10
+    texts = [sql for sql, _params in seen]
+    assert sum("monitor_dependencies" in sql for sql in texts) == 1
+    assert sum('FROM "notifications"' in sql for sql in texts) == 1
