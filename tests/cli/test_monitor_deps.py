@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from tests.cli.conftest import Cli
+import yaml
+
+from tests.cli.conftest import Cli, describe
 from tests.notification_rows import add_notification
 from uptime_server.models import Monitor
 
@@ -77,3 +80,57 @@ def test_deps_of_a_monitor_without_dependencies(cli: Cli) -> None:
     alone = add(cli, "alone")
 
     assert "no dependencies either way" in cli.ok("monitors", "deps", str(alone)).stdout
+
+
+DEPS_FILE = """\
+monitors:
+  - name: router
+    type: http
+    url: http://127.0.0.1:9/router
+  - key: db
+    name: database
+    type: tcp
+    url: tcp://127.0.0.1:5432
+    depends_on: [router]
+  - name: web
+    type: http
+    url: http://127.0.0.1:9/web
+    depends_on: [db, router]
+"""
+
+
+def test_apply_and_export_carry_depends_on_by_key_and_name(
+    cli: Cli, bob_cli: Cli, alice: Any, bob: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "monitors.yaml"
+    path.write_text(DEPS_FILE)
+
+    cli.ok("apply", "-f", str(path))
+
+    ids = {m["name"]: m["id"] for m in alice.get("/api/v1/monitors").json["data"]}
+    assert depends_on(alice, ids["database"]) == [ids["router"]]
+    assert depends_on(alice, ids["web"]) == sorted([ids["router"], ids["database"]])
+    exported = cli.ok("export").stdout
+    by_name = {e["name"]: e for e in yaml.safe_load(exported)["monitors"]}
+    assert by_name["web"]["depends_on"] == ["router", "db"]  # by parent id: keys, else names
+    again = cli("apply", "-f", str(path))
+    assert "No changes" in again.stderr, describe(again)
+    copy = tmp_path / "exported.yaml"
+    copy.write_text(exported)
+    bob_cli.ok("apply", "-f", str(copy))
+    assert bob_cli.ok("export").stdout == exported
+
+
+def test_a_bad_reference_in_a_file_is_reported_at_its_line(
+    cli: Cli, alice: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "monitors.yaml"
+    path.write_text(DEPS_FILE.replace("depends_on: [db, router]", "depends_on: [nowhere]"))
+
+    result = cli("apply", "-f", str(path))
+
+    assert result.exit_code == 2, describe(result)
+    line = DEPS_FILE.splitlines().index("    depends_on: [db, router]") + 1
+    assert f"{path}:{line}: name 'web': depends_on:" in result.stderr
+    assert "'nowhere'" in result.stderr
+    assert alice.get("/api/v1/monitors").json["data"] == []
