@@ -362,3 +362,43 @@ def test_the_list_reads_blocked_with_two_queries_however_long_the_page(
     texts = [sql for sql, _params in seen]
     assert sum("monitor_dependencies" in sql for sql in texts) == 1
     assert sum('FROM "notifications"' in sql for sql in texts) == 1
+
+
+def test_two_edits_at_once_cannot_make_a_cycle_together(
+    app: Any, alice: Any, monkeypatch: Any
+) -> None:
+    """Each edit is held just before it writes its links until the other got that far
+    or a moment has passed: without the team lock both would check the graph
+    without the other's link, and commit a cycle together."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from uptime_server.services import dependencies
+
+    a, b = create(alice, name="a"), create(alice, name="b")
+    arrived = 0
+    both_checked = threading.Condition()
+    write = dependencies.write
+
+    def write_after_the_other_checked(wanted: Any) -> None:
+        nonlocal arrived
+        with both_checked:
+            arrived += 1
+            both_checked.notify_all()
+            both_checked.wait_for(lambda: arrived >= 2, timeout=0.5)
+        write(wanted)
+
+    monkeypatch.setattr(dependencies, "write", write_after_the_other_checked)
+    start = threading.Barrier(2)
+
+    def put(edge: tuple[int, int]) -> int:
+        client = app.test_client()
+        client.set_cookie("session_cookie", alice.token)
+        start.wait()
+        return client.put(f"{URL}/{edge[0]}", json={"depends_on": [edge[1]]}).status_code
+
+    with ThreadPoolExecutor(2) as pool:
+        codes = sorted(pool.map(put, [(a, b), (b, a)]))
+
+    assert codes == [200, 400]
+    assert MonitorDependency.select().count() == 1
