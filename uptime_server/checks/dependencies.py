@@ -48,6 +48,29 @@ def cycle_through(parents: Graph[Node], start: Node) -> list[Node] | None:
     return None
 
 
+def acyclic(parents: Graph[Node]) -> bool:
+    """Whether *parents* has no cycle: one colouring walk over the whole graph."""
+    done: set[Node] = set()
+    for root in parents:
+        if root in done:
+            continue
+        on_path: set[Node] = {root}
+        stack = [(root, iter(parents.get(root, ())))]
+        while stack:
+            node, ups = stack[-1]
+            parent = next(ups, None)
+            if parent is None:
+                stack.pop()
+                on_path.discard(node)
+                done.add(node)
+            elif parent in on_path:
+                return False
+            elif parent not in done:
+                on_path.add(parent)
+                stack.append((parent, iter(parents.get(parent, ()))))
+    return True
+
+
 def _longest(links: Graph[Node], start: Node, memo: dict[Node, list[Node]]) -> list[Node]:
     """The longest path from *start* along *links* (acyclic there), *start* first."""
     # Post-order without recursion: a chain may be long in a graph not yet checked.
@@ -91,11 +114,12 @@ def graph_errors(
     """
     errors: dict[Node, str] = {}
     changed = list(changed)
-    for node in changed:
-        cycle = cycle_through(parents, node)
-        if cycle is not None:
-            errors[node] = f"would make a cycle: {arrow_path(map(label, cycle))}"
-    if errors:
+    if not acyclic(parents):
+        # Rare and refused: only then is each changed node searched for its cycle.
+        for node in changed:
+            cycle = cycle_through(parents, node)
+            if cycle is not None:
+                errors[node] = f"would make a cycle: {arrow_path(map(label, cycle))}"
         return errors  # depths mean nothing in a graph with a cycle
     children = children_of(parents)
     up: dict[Node, list[Node]] = {}
