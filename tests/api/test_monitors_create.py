@@ -29,6 +29,7 @@ def test_it_creates_with_the_defaults(alice: Any) -> None:
         "url": "http://127.0.0.1:9/health",
         "type": "http",
         "status": "pending",
+        "depends_on": [],
         "created_at": "2026-11-22T12:00:00Z",
     }
     monitor = alice.get(f"{URL}/{created['id']}").get_json()["data"]

@@ -40,6 +40,7 @@ def test_it_stores_depends_on_on_create_and_shows_it_sorted(alice: Any) -> None:
     response = alice.post(URL, json={**_body("web"), "depends_on": [db, router, db]})
     assert response.status_code == 201, response.get_json()
     web = response.get_json()["data"]["id"]
+    assert response.get_json()["data"]["depends_on"] == sorted([router, db])
 
     shown = _get(alice, web)
 

@@ -129,7 +129,8 @@ def create() -> Any:
     cfg = parse_monitor(json_body(), settings())
     m = monitor_service.create_monitor(current_acting(), cfg, now=now(), settings=settings())
     ping_url = monitor_service.ping_url(m, settings()) if m.type == "heartbeat" else None
-    return data_of(MonitorCreated.from_row(m, ping_url=ping_url)), 201
+    created = MonitorCreated.from_row(m, ping_url=ping_url, depends_on=cfg.depends_on)
+    return data_of(created), 201
 
 
 @bp.get("/<int:monitor_id>")

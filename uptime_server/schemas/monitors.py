@@ -256,6 +256,7 @@ class MonitorCreated(ResponseModel):
     url: str | None
     type: MonitorType
     status: Status
+    depends_on: list[int] = Field(description="Ids of the monitors it depends on, ascending.")
     created_at: UtcTime
     ping_url: str | None = Field(
         None, description="heartbeat: the URL the job pings (only heartbeat monitors have it)."
