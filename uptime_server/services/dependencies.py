@@ -20,23 +20,28 @@ from dataclasses import dataclass
 from typing import Any
 
 from uptime_server.checks import dependencies as graph
-from uptime_server.db import is_sqlite
+from uptime_server.db import Prepared, is_sqlite
 from uptime_server.errors import validation_error
 from uptime_server.models import Monitor, MonitorDependency, Notification, Team
 
 Parents = dict[int, set[int]]
 
 
-def team_parents(team_id: int) -> Parents:
-    """The team's whole graph: monitor id → the ids it depends on (one query)."""
-    query = (
+# Read by every list page and every monitor shown: its SQL built once (db.Prepared).
+_TEAM_EDGES = Prepared(
+    lambda team_id: (
         MonitorDependency.select(MonitorDependency.monitor, MonitorDependency.depends_on)
         .join(Monitor, on=(MonitorDependency.monitor == Monitor.id))
         .where(Monitor.team == team_id)
         .tuples()
     )
+)
+
+
+def team_parents(team_id: int) -> Parents:
+    """The team's whole graph: monitor id → the ids it depends on (one query)."""
     parents: Parents = {}
-    for child, parent in query:
+    for child, parent in _TEAM_EDGES.rows(team_id):
         parents.setdefault(child, set()).add(parent)
     return parents
 
