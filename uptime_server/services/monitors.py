@@ -50,7 +50,6 @@ from uptime_server.services import dependencies, render_purges
 from uptime_server.stats.uptime_cache import cache as uptime_cache
 
 CONFIG_FIELDS = tuple(MonitorConfig.model_fields)
-# Tags live in their own table (monitor_tags); every other field is a column.
 # Tags and dependencies live in their own tables (monitor_tags,
 # monitor_dependencies); every other field is a column.
 COLUMN_FIELDS = tuple(name for name in CONFIG_FIELDS if name not in ("tags", "depends_on"))
