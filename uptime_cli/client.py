@@ -199,6 +199,9 @@ class ApiClient:
         params = {"from": start, "to": end, "limit": limit}
         return self._call("GET", f"/monitors/{monitor_id}/history", params=params)
 
+    def monitor_dependencies(self, monitor_id: int) -> Json:
+        return self._call("GET", f"/monitors/{monitor_id}/dependencies")
+
     def get_alerts(self, monitor_id: int) -> Json:
         return self._call("GET", f"/monitors/{monitor_id}/alerts")
 

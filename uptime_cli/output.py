@@ -103,10 +103,13 @@ def failure(message: str) -> None:
 # -- value formatting ---------------------------------------------------------
 
 
-def status_text(status: str | None, paused: bool = False) -> Text:
+def status_text(status: str | None, paused: bool = False, blocked: bool = False) -> Text:
     label = Text(printable(status or DASH), style=STATUS_STYLES.get(status or "", ""))
     if paused:
         label.append(" (paused)", style="dim")
+    if blocked:
+        # docs/monitors.md#dependencies: a monitor it depends on is down.
+        label.append(" (blocked)", style="magenta")
     return label
 
 
@@ -210,7 +213,7 @@ def monitors_table(items: list[dict[str, Any]]) -> Table:
         table.add_row(
             cell(m["id"]),
             cell(m.get("name") or ""),
-            status_text(m.get("status"), bool(m.get("paused"))),
+            status_text(m.get("status"), bool(m.get("paused")), bool(m.get("blocked"))),
             cell(pct(m.get("uptime_24h"))),
             cell(ms(m.get("response_time"))),
             *code,
@@ -292,6 +295,7 @@ MONITOR_FIELDS = (
     ("max_packet_loss", "Max packet loss (%)"),
     ("key", "Key"),
     ("tags", "Tags"),
+    ("depends_on", "Depends on"),
     ("period", "Period"),
     ("grace", "Grace"),
     ("cron", "Cron"),
@@ -337,6 +341,7 @@ _SHOWN_AS: dict[str, Callable[[dict[str, Any]], str]] = {
     "record_type": record_type,
     "period": lambda m: duration(m["period"]) if m.get("period") else DASH,
     "grace": lambda m: duration(m.get("grace") or 0),
+    "depends_on": lambda m: ", ".join(str(i) for i in m.get("depends_on") or []) or "none",
 }
 MONITOR_STATE = (
     ("uptime_24h", "Uptime 24h"),
@@ -360,7 +365,11 @@ MONITOR_STATE = (
 
 
 def monitor_view(m: dict[str, Any]) -> Table:
-    rows: list[tuple[str, Any]] = [("Status", status_text(m.get("status"), bool(m.get("paused"))))]
+    status = status_text(m.get("status"), bool(m.get("paused")), bool(m.get("blocked")))
+    rows: list[tuple[str, Any]] = [("Status", status)]
+    if m.get("blocked_by"):
+        ids = ", ".join(str(i) for i in m["blocked_by"])
+        rows.append(("Blocked by", f"{ids} (down, and it depends on them)"))
     if m.get("flapping"):
         rows.append(("Flapping", "yes: alerts are held until it settles"))
     kind = m.get("type")
@@ -388,6 +397,49 @@ def monitor_view(m: dict[str, Any]) -> Table:
     if len(locations) > 1 or any(loc.get("stale") for loc in locations):
         rows.append(("Locations", "\n".join(_location_text(loc) for loc in locations)))
     return key_values(f"Monitor {m.get('id')}: {m.get('name')}", rows)
+
+
+def dependencies_view(d: dict[str, Any]) -> Table:
+    """``uptime monitors deps``: the chains up (above the monitor) and down (below).
+
+    Each parent's own parents are indented under it, each child's children
+    under it: indentation reads "depends on" above, "needed by" below.
+    """
+    table = Table.grid()
+    table.add_column()
+    above = _tree_lines(d.get("parents") or [], "parents")
+    if above:
+        table.add_row(Text("depends on:", style="bold"))
+        for line in above:
+            table.add_row(line)
+    table.add_row(_dependency_node(d.get("monitor") or {}, bold=True))
+    below = _tree_lines(d.get("children") or [], "children")
+    if below:
+        table.add_row(Text("needed by:", style="bold"))
+        for line in below:
+            table.add_row(line)
+    if not above and not below:
+        table.add_row(Text("no dependencies either way", style="dim"))
+    return table
+
+
+def _tree_lines(nodes: list[dict[str, Any]], key: str, prefix: str = "") -> list[Text]:
+    lines: list[Text] = []
+    for i, node in enumerate(nodes):
+        last = i == len(nodes) - 1
+        lines.append(Text(prefix + ("└─ " if last else "├─ ")) + _dependency_node(node))
+        lines += _tree_lines(node.get(key) or [], key, prefix + ("   " if last else "│  "))
+    return lines
+
+
+def _dependency_node(node: dict[str, Any], *, bold: bool = False) -> Text:
+    text = Text(f"{node.get('id')} ", style="bold" if bold else "")
+    text.append(printable(str(node.get("name") or "")), style="bold" if bold else "")
+    text.append("  ")
+    text.append_text(status_text(node.get("status"), blocked=bool(node.get("blocked"))))
+    if node.get("repeated"):
+        text.append(" (shown above)", style="dim")
+    return text
 
 
 def _location_text(loc: dict[str, Any]) -> str:

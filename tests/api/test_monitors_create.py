@@ -29,6 +29,7 @@ def test_it_creates_with_the_defaults(alice: Any) -> None:
         "url": "http://127.0.0.1:9/health",
         "type": "http",
         "status": "pending",
+        "depends_on": [],
         "created_at": "2026-11-22T12:00:00Z",
     }
     monitor = alice.get(f"{URL}/{created['id']}").get_json()["data"]
@@ -65,6 +66,7 @@ def test_it_creates_with_the_defaults(alice: Any) -> None:
         "max_packet_loss": None,
         "key": None,
         "tags": [],
+        "depends_on": [],  # issue 32
         # Heartbeat fields (issue 13), null for other types.
         "period": None,
         "grace": None,
@@ -77,6 +79,8 @@ def test_it_creates_with_the_defaults(alice: Any) -> None:
         "badge_token": None,
         "status": "pending",
         "flapping": False,
+        "blocked": False,
+        "blocked_by": [],
         "checks_supported": True,
         "paused": False,
         "paused_at": None,

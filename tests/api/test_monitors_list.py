@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from tests.api.shapes import assert_error, create, sqlite_only
+from tests.notification_rows import add_notification
 from uptime_server.models import Monitor
 
 URL = "/api/v1/monitors"
@@ -42,6 +43,7 @@ def test_it_lists_summaries_in_id_order(alice: Any) -> None:
         "type": "http",
         "status": "online",
         "flapping": False,
+        "blocked": False,
         "paused": False,
         "uptime_24h": None,
         "response_time": 87,
@@ -211,7 +213,9 @@ def test_each_summary_is_what_the_summary_model_writes(alice: Any, clock: Any) -
     beat = alice.post(URL, json={"name": "cron", "type": "heartbeat", "period": 3600}).get_json()
     paused = create(alice, name="paused")
     maintained = create(alice, name="maintained")
+    child = create(alice, name="child", depends_on=[web])  # blocked: web is down
     now = clock.now()
+    add_notification(web, alice.user.id, now, "web down")
     Monitor.update(
         status="offline",
         status_code=503,
@@ -239,11 +243,13 @@ def test_each_summary_is_what_the_summary_model_writes(alice: Any, clock: Any) -
             ]
         )
     items = _list(alice)["data"]
-    assert [i["id"] for i in items] == [web, dns, beat["data"]["id"], paused, maintained]
+    assert [i["id"] for i in items] == [web, dns, beat["data"]["id"], paused, maintained, child]
     rows = {m.id: m for m in Monitor.select()}
     monitor_service.show_maintenance(rows.values(), {maintained})
     expected = [
-        MonitorSummary.from_row(rows[i["id"]], uptime_24h=i["uptime_24h"], tags=i["tags"]).to_json()
+        MonitorSummary.from_row(
+            rows[i["id"]], uptime_24h=i["uptime_24h"], tags=i["tags"], blocked=i["blocked"]
+        ).to_json()
         for i in items
     ]
     assert items == expected
@@ -252,3 +258,4 @@ def test_each_summary_is_what_the_summary_model_writes(alice: Any, clock: Any) -
     assert by_id[web]["uptime_24h"] == 66.667 and by_id[web]["tags"] == ["eu", "prod"]
     assert by_id[web]["flapping"] is True and by_id[web]["last_check"].endswith("Z")
     assert (by_id[paused]["paused"], by_id[maintained]["status"]) == (True, "maintenance")
+    assert [i["id"] for i in items if i["blocked"]] == [child]

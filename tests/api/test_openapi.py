@@ -44,6 +44,7 @@ SPEC_OPERATIONS = {
     ("post", "/api/v1/monitors/{monitor_id}/test"),
     ("get", "/api/v1/monitors/{monitor_id}/stats"),
     ("get", "/api/v1/monitors/{monitor_id}/history"),
+    ("get", "/api/v1/monitors/{monitor_id}/dependencies"),
     ("get", "/api/v1/monitors/{monitor_id}/alerts"),
     ("put", "/api/v1/monitors/{monitor_id}/alerts"),
     ("post", "/api/v1/monitors/{monitor_id}/ping-token"),

@@ -34,6 +34,7 @@ COMMANDS = {
     ("POST", "/api/v1/monitors/<>/test"): "monitors test",
     ("GET", "/api/v1/monitors/<>/stats"): "monitors stats",
     ("GET", "/api/v1/monitors/<>/history"): "monitors history",
+    ("GET", "/api/v1/monitors/<>/dependencies"): "monitors deps",
     ("GET", "/api/v1/monitors/<>/alerts"): "monitors alerts",
     ("PUT", "/api/v1/monitors/<>/alerts"): "monitors alerts",
     ("POST", "/api/v1/monitors/bulk"): "monitors bulk",

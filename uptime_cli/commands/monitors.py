@@ -179,6 +179,9 @@ def edit(
     monitor_id: MonitorId,
     name: Annotated[str | None, typer.Option(help="New name.")] = None,
     url: Annotated[str | None, typer.Option(help="New URL.")] = None,
+    no_depends_on: Annotated[
+        bool, typer.Option("--no-depends-on", help="Clear the list of monitors it depends on.")
+    ] = False,
     json_: JsonFlag = False,
     *,
     fields: dict[str, Any],
@@ -189,6 +192,12 @@ def edit(
         fields["name"] = name
     if url is not None:
         fields["url"] = url
+    if no_depends_on:
+        if "depends_on" in fields:
+            raise typer.BadParameter(
+                "give --depends-on or --no-depends-on, not both", param_hint="'--no-depends-on'"
+            )
+        fields["depends_on"] = []
     if not fields:
         raise typer.BadParameter("give at least one option to change", param_hint="'OPTIONS'")
     data = st.client().update_monitor(monitor_id, fields).get("data") or {}
@@ -198,6 +207,17 @@ def edit(
         output.monitor_view,
         done=f"Updated monitor {monitor_id}: {', '.join(sorted(fields))}",
     )
+
+
+@app.command()
+def deps(ctx: typer.Context, monitor_id: MonitorId, json_: JsonFlag = False) -> None:
+    """Show what a monitor depends on (above it) and what depends on it (below), with statuses.
+
+    A blocked monitor (one it depends on is down) is marked so.
+    """
+    st = state(ctx)
+    data = st.client().monitor_dependencies(monitor_id).get("data") or {}
+    output.show(st.wants_json(json_), data, output.dependencies_view)
 
 
 @app.command()

@@ -132,6 +132,14 @@ TagOpt = tag_option(
     'A label (lowercase); repeat for more. Replaces all tags; --tag "" clears them.'
 )
 TagFilterOpt = tag_option("Only monitors with this tag; repeat: all of them.")
+DependsOnOpt = Annotated[
+    list[int] | None,
+    typer.Option(
+        "--depends-on",
+        metavar="ID",
+        help="A monitor of the team this one depends on; repeat for more. Replaces the list.",
+    ),
+]
 
 
 def parse_duration(raw: str | int) -> int:
@@ -196,6 +204,7 @@ MONITOR_OPTIONS: dict[str, tuple[Any, str]] = {
     "count": (CountOpt, "count"),
     "max_packet_loss": (MaxLossOpt, "max_packet_loss"),
     "tag": (TagOpt, "tags"),
+    "depends_on": (DependsOnOpt, "depends_on"),
     "period": (PeriodOpt, "period"),
     "grace": (GraceOpt, "grace"),
     "cron": (CronOpt, "cron"),

@@ -31,6 +31,7 @@ from uptime_server.schemas.monitor_requests import (
 from uptime_server.schemas.monitors import (
     AlertSettings,
     BulkOutcome,
+    Dependencies,
     Monitor,
     MonitorCreated,
     MonitorList,
@@ -39,6 +40,7 @@ from uptime_server.schemas.monitors import (
 )
 from uptime_server.schemas.requests import parse_body
 from uptime_server.schemas.tags import MAX_TAGS, TAG_PATTERN, tag_query
+from uptime_server.services import dependencies as dependency_service
 from uptime_server.services import monitor_apply
 from uptime_server.services import monitors as monitor_service
 from uptime_server.wsgi.context import now, settings
@@ -106,7 +108,12 @@ def list_monitors() -> Any:
         current_acting(), filters, page=page, limit=size, now=now()
     )
     summaries = [
-        summary_json(m, uptime_24h=listing.uptime[m["id"]].get("24h"), tags=listing.tags[m["id"]])
+        summary_json(
+            m,
+            uptime_24h=listing.uptime[m["id"]].get("24h"),
+            tags=listing.tags[m["id"]],
+            blocked=bool(listing.blocked_by.get(m["id"])),
+        )
         for m in listing.rows
     ]
     # MonitorList's shape, its summaries written without a model each (summary_json).
@@ -122,7 +129,8 @@ def create() -> Any:
     cfg = parse_monitor(json_body(), settings())
     m = monitor_service.create_monitor(current_acting(), cfg, now=now(), settings=settings())
     ping_url = monitor_service.ping_url(m, settings()) if m.type == "heartbeat" else None
-    return data_of(MonitorCreated.from_row(m, ping_url=ping_url)), 201
+    created = MonitorCreated.from_row(m, ping_url=ping_url, depends_on=cfg.depends_on)
+    return data_of(created), 201
 
 
 @bp.get("/<int:monitor_id>")
@@ -130,6 +138,20 @@ def create() -> Any:
 def show(monitor_id: int) -> Any:
     """One monitor."""
     return data_of(_monitor(monitor_service.get_owned(current_acting(), monitor_id)))
+
+
+@bp.get("/<int:monitor_id>/dependencies")
+@doc("getMonitorDependencies", ok=data(Dependencies), errors=(404,))
+def dependencies(monitor_id: int) -> Any:
+    """The monitor with its whole chains of dependencies, up and down."""
+    m = monitor_service.get_owned(current_acting(), monitor_id)
+    in_maintenance = windows.active_monitor_ids(now(), [m.team_id])
+
+    def shown(mid: int, status: str) -> str:
+        return "maintenance" if mid in in_maintenance else status
+
+    tree = dependency_service.tree(m, shown)
+    return data_of(Dependencies(monitor=tree.monitor, parents=tree.parents, children=tree.children))
 
 
 @bp.put("/<int:monitor_id>")

@@ -7,7 +7,8 @@ within a budget; ``payload`` the bytes a tcp or udp monitor sends; ``wire`` the
 agent's wire format of a claimed check. ``state`` turns (previous state, run
 result, now) into (new state, events); ``quorum`` combines several locations'
 verdicts; ``cert_alerts`` says which certificate threshold a run crosses;
-``outcomes`` is what the recorder takes and gives back. The engine, the API and
+``outcomes`` is what the recorder takes and gives back; ``dependencies`` judges
+a team's graph of monitor dependencies (cycles, depth, who is blocked). The engine, the API and
 the probe agent share these, so a check means the same thing everywhere.
 
 Speed tricks: JSONPath evaluation looks at the clock only every few dozen

@@ -6,7 +6,8 @@ Tables and what owns them:
   cli_tickets (sign-in in flight);
 - monitors (configuration plus current state), monitor_locations (one row per
   monitor and location: due time and claim lease for the scheduler),
-  monitor_tags (a monitor's labels), alert_settings, channels (named
+  monitor_tags (a monitor's labels), monitor_dependencies (which monitors
+  a monitor depends on), alert_settings, channels (named
   notification channels of a user);
 - check_runs (raw history), rollups (5m/1h/1d aggregates with histograms);
 - notifications (incidents and recoveries), outbox (emails and Slack posts
@@ -532,6 +533,25 @@ class MonitorTag(BaseModel):
         primary_key = pw.CompositeKey("monitor", "tag")
 
 
+class MonitorDependency(BaseModel):
+    """One edge of a team's dependency graph (migration 0019; docs/monitors.md#dependencies).
+
+    ``monitor`` depends on ``depends_on``: while the parent (or any monitor up
+    its chain) has an open downtime, the child is *blocked*. Both ends cascade,
+    so deleting a parent takes it out of its children's lists; the index on
+    ``depends_on`` walks the graph downwards (the deps endpoint's children).
+    """
+
+    monitor = pw.ForeignKeyField(
+        Monitor, backref="dependency_rows", on_delete="CASCADE", index=False
+    )
+    depends_on = pw.ForeignKeyField(Monitor, backref="dependent_rows", on_delete="CASCADE")
+
+    class Meta:
+        table_name = "monitor_dependencies"
+        primary_key = pw.CompositeKey("monitor", "depends_on")
+
+
 class AlertSettings(BaseModel):
     monitor = pw.ForeignKeyField(
         Monitor, primary_key=True, backref="alert_settings", on_delete="CASCADE"
@@ -820,6 +840,7 @@ MODELS: list[type[BaseModel]] = [
     Monitor,
     MonitorLocation,
     MonitorTag,
+    MonitorDependency,
     AlertSettings,
     CheckRun,
     Rollup,

@@ -29,6 +29,7 @@ from pydantic import (
     model_validator,
 )
 
+from uptime_server.checks.dependencies import MAX_PARENTS
 from uptime_server.checks.json_path import MAX_LENGTH as JSON_PATH_MAX_LENGTH
 from uptime_server.checks.json_path import validate_json_path
 from uptime_server.checks.payload import parse_escapes
@@ -85,6 +86,25 @@ TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "dns": {"expected_rcode": "NOERROR"},
     "ping": {"count": 3, "max_packet_loss": 0.0},
 }
+
+
+def _sorted_ids(value: Any) -> Any:
+    """A list of ids → sorted, repeats collapsed (anything else is left to the type check)."""
+    if isinstance(value, list) and all(type(item) is int for item in value):
+        return sorted(set(value))
+    return value
+
+
+# Checked against the team's graph by services/dependencies.py (cycles, depth,
+# whose ids they are); here only the shape.
+DependsOn = Annotated[
+    list[Annotated[int, Field(ge=1, le=INT64_MAX)]],
+    Field(max_length=MAX_PARENTS),
+    BeforeValidator(_sorted_ids),
+    Rule(f"must list at most {MAX_PARENTS} monitor ids", on=("too_long",)),
+    Rule("must be a list of monitor ids", on=("list_type", "int_type")),
+    Rule("must be monitor ids (positive integers)", on=("greater_than_equal", "less_than_equal")),
+]
 
 
 def type_defaults_missing(kind: str, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -246,6 +266,12 @@ class MonitorConfig(_JudgedWhole):
         default_factory=list,
         description="Up to 20 labels: lowercase letters, digits, '_', '.', '-' (1 to 32 "
         "characters); folded to lowercase, repeats collapsed, sorted.",
+    )
+    depends_on: DependsOn = Field(
+        default_factory=list,
+        description=f"Ids of the team's monitors this one depends on, at most {MAX_PARENTS}: "
+        "while one of them (or one up its chain) is down, this one is blocked. No cycles, "
+        "chains at most 10 deep (docs/monitors.md#dependencies). Sorted, repeats collapsed.",
     )
 
     period: Annotated[int, Field(le=MAX_PERIOD)] | None = Field(

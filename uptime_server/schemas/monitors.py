@@ -23,6 +23,11 @@ BulkAction = Literal["pause", "resume", "delete", "update"]
 TYPE_DEFAULTS_SHOWN = tuple(dict.fromkeys(n for fields in TYPE_DEFAULTS.values() for n in fields))
 
 
+BLOCKED = (
+    "A monitor it depends on, directly or through a chain, has an open downtime "
+    "(docs/monitors.md#dependencies)."
+)
+
 PingKind = Literal[*PING_KINDS]  # type: ignore[valid-type]
 MESSAGE_START = 200  # characters of a ping's message shown in the monitor and its history
 
@@ -101,6 +106,10 @@ class Monitor(ResponseModel):
     max_packet_loss: float | None = Field(description="ping: percent (0 unless set).")
     key: str | None = Field(description="The stable name `uptime apply` matches by.")
     tags: list[str] = Field(description="Sorted labels.")
+    depends_on: list[int] = Field(
+        description="Ids of the team's monitors this one depends on, ascending "
+        "(docs/monitors.md#dependencies)."
+    )
     period: int | None = Field(description="heartbeat: seconds between pings (or cron).")
     grace: int | None = Field(description="heartbeat: seconds a ping may be late.")
     cron: str | None = Field(description="heartbeat: cron expression of expected pings.")
@@ -121,6 +130,11 @@ class Monitor(ResponseModel):
     )
     status: Status
     flapping: Annotated[bool, Field(description="Alerts held: it changes state too often.")]
+    blocked: Annotated[bool, Field(description=BLOCKED)]
+    blocked_by: list[int] = Field(
+        description="The monitors it depends on, directly or through a chain, that have an "
+        "open downtime, ascending; empty when it is not blocked."
+    )
     checks_supported: bool
     paused: bool
     paused_at: UtcTime | None
@@ -153,6 +167,9 @@ class Monitor(ResponseModel):
         uptime: Mapping[str, float | None],
         next_check_at: datetime | None,
         tags: list[str],
+        depends_on: list[int],
+        blocked: bool,
+        blocked_by: list[int],
         locations_status: list[dict[str, Any]],
         ping_url: str | None = None,
         next_deadline: datetime | None = None,
@@ -168,6 +185,9 @@ class Monitor(ResponseModel):
             uptime_30d=uptime["30d"],
             next_check_at=next_check_at,
             tags=tags,
+            depends_on=depends_on,
+            blocked=blocked,
+            blocked_by=blocked_by,
             ping_url=ping_url,
             next_deadline=next_deadline,
             last_ping=None if last_ping is None else LastPing.of(last_ping),
@@ -184,6 +204,7 @@ class MonitorSummary(ResponseModel):
     type: MonitorType
     status: Status
     flapping: bool
+    blocked: Annotated[bool, Field(description=BLOCKED)]
     paused: bool
     uptime_24h: Percent | None
     response_time: LastRunTime
@@ -195,9 +216,10 @@ class MonitorSummary(ResponseModel):
 
 
 def summary_json(
-    row: Mapping[str, Any], *, uptime_24h: float | None, tags: list[str]
+    row: Mapping[str, Any], *, uptime_24h: float | None, tags: list[str], blocked: bool
 ) -> dict[str, Any]:
-    """``MonitorSummary.from_row(row, uptime_24h=..., tags=...).to_json()`` for a row
+    """``MonitorSummary.from_row(row, uptime_24h=..., tags=..., blocked=...).to_json()``
+    for a row
     as a dict of ``services.monitors.SUMMARY_COLUMNS``, without a model per row.
 
     A list page of 100 spent more building and dumping the models than in its
@@ -215,6 +237,7 @@ def summary_json(
         "type": row["type"],
         "status": row["status"],
         "flapping": row["flapping_since"] is not None,
+        "blocked": blocked,
         "paused": row["paused"],
         "uptime_24h": uptime_24h,
         "response_time": row["response_time"],
@@ -233,6 +256,7 @@ class MonitorCreated(ResponseModel):
     url: str | None
     type: MonitorType
     status: Status
+    depends_on: list[int] = Field(description="Ids of the monitors it depends on, ascending.")
     created_at: UtcTime
     ping_url: str | None = Field(
         None, description="heartbeat: the URL the job pings (only heartbeat monitors have it)."
@@ -316,3 +340,30 @@ class BulkOutcome(ResponseModel):
     action: BulkAction
     succeeded: list[int]
     failed: list[BulkFailure]
+
+
+class DependencyNode(ResponseModel):
+    id: int
+    name: str
+    status: Status = Field(description="As shown in the monitor (maintenance included).")
+    blocked: bool
+
+
+class ParentNode(DependencyNode):
+    repeated: bool = Field(
+        description="Shown already elsewhere in this tree: its own parents are left out here."
+    )
+    parents: list[ParentNode] = Field(description="The monitors this one depends on.")
+
+
+class ChildNode(DependencyNode):
+    repeated: bool = Field(
+        description="Shown already elsewhere in this tree: its own children are left out here."
+    )
+    children: list[ChildNode] = Field(description="The monitors that depend on this one.")
+
+
+class Dependencies(ResponseModel):
+    monitor: DependencyNode
+    parents: list[ParentNode] = Field(description="Its whole chains up, ascending ids per level.")
+    children: list[ChildNode] = Field(description="Its whole chains down, ascending ids per level.")

@@ -45,23 +45,30 @@ from uptime_server.schemas.monitor_config import (
     quorum_errors,
     type_defaults_missing,
 )
-from uptime_server.services import audit, render_purges
+from uptime_server.services import audit, dependencies, render_purges
 from uptime_server.services import channels as channel_service
 from uptime_server.stats.uptime_cache import cache as uptime_cache
 
 CONFIG_FIELDS = tuple(MonitorConfig.model_fields)
-# Tags live in their own table (monitor_tags); every other field is a column.
-COLUMN_FIELDS = tuple(name for name in CONFIG_FIELDS if name != "tags")
+# Tags and dependencies live in their own tables (monitor_tags,
+# monitor_dependencies); every other field is a column.
+COLUMN_FIELDS = tuple(name for name in CONFIG_FIELDS if name not in ("tags", "depends_on"))
 
 
-def config_of(monitor: Monitor, tags: list[str] | None = None) -> dict[str, Any]:
+def config_of(
+    monitor: Monitor, tags: list[str] | None = None, depends_on: list[int] | None = None
+) -> dict[str, Any]:
     """The stored configuration of *monitor*, in the shape MonitorConfig takes.
 
-    *tags*, when the caller has loaded them already (a listing), saves a query.
+    *tags* and *depends_on*, when the caller has loaded them already (a
+    listing), save a query each.
     """
     config = {name: getattr(monitor, name) for name in COLUMN_FIELDS}
     config.update(type_defaults_missing(monitor.type, config))
     config["tags"] = tags_of(monitor.id) if tags is None else tags
+    config["depends_on"] = (
+        dependencies.parents_of(monitor.id) if depends_on is None else sorted(depends_on)
+    )
     return config
 
 
@@ -95,12 +102,14 @@ class Filters:
 @dataclass(frozen=True)
 class Listing:
     """One page of a team's monitors (``SUMMARY_COLUMNS`` by name, the status
-    shown), with their 24-hour uptime and their tags."""
+    shown), with their 24-hour uptime, their tags, and the ancestors that
+    block each (empty: not blocked)."""
 
     rows: list[dict[str, Any]]
     total: int
     uptime: dict[int, dict[str, float | None]]
     tags: dict[int, list[str]]
+    blocked_by: dict[int, list[int]]
 
 
 # Only the summary's columns, as dicts: building full rows costs more than the query.
@@ -162,7 +171,8 @@ def list_monitors(
     ids = [row["id"] for row in rows]
     versions = {row["id"]: row["rollup_version"] for row in rows}
     uptime = uptime_cache.uptime(versions, now, windows=("24h",))
-    return Listing(rows, total, uptime, tags_by_monitor(ids))
+    blocked_by = dependencies.blocked_of(acting.team_id, ids) if ids else {}
+    return Listing(rows, total, uptime, tags_by_monitor(ids), blocked_by)
 
 
 def _filtered(acting: Acting, filters: Filters, in_maintenance: list[int]) -> Any:
@@ -212,7 +222,11 @@ def figures(monitor: Monitor, *, now: datetime, settings: Settings) -> dict[str,
     slots = _SLOTS.rows(monitor.id)
     due = _next_due(monitor, [slot[1] for slot in slots])
     heartbeat = monitor.type == "heartbeat"
+    depends_on, blocked_by = dependencies.detail(monitor.id, monitor.team_id)
     return {
+        "depends_on": depends_on,
+        "blocked": bool(blocked_by),
+        "blocked_by": blocked_by,
         "uptime": uptime_cache.uptime({monitor.id: monitor.rollup_version}, now)[monitor.id],
         "next_check_at": due,
         "locations_status": location_states(monitor, slots, now=now),
@@ -311,6 +325,7 @@ def create_monitor(
                 {"limit": [str(settings.max_monitors_per_team)]},
             )
         tags = columns.pop("tags")
+        depends_on = columns.pop("depends_on")
         _check_key_free(acting.team_id, cfg.key, None)
         token = _token_columns(settings) if cfg.type == "heartbeat" else {}
         monitor = Monitor.create(
@@ -324,6 +339,8 @@ def create_monitor(
             **token,
         )
         replace_tags(monitor.id, tags)
+        if depends_on:
+            dependencies.store(acting.team_id, {monitor.id: depends_on})
         AlertSettings.create(monitor=monitor)
         _sync_locations(monitor, first_due)
         if audited:
@@ -380,6 +397,7 @@ def update_monitor(
         return monitor
     fields = sorted(changes)
     tags = changes.pop("tags", None)
+    depends_on = changes.pop("depends_on", None)
     new_type = changes.get("type", monitor.type)
     type_moved = (monitor.type in CHECKED_TYPES) != (new_type in CHECKED_TYPES) or (
         monitor.type in PASSIVE_TYPES
@@ -403,6 +421,8 @@ def update_monitor(
             raise monitor_not_found()
         if tags is not None:
             replace_tags(monitor.id, tags)
+        if depends_on is not None:
+            dependencies.store(monitor.team_id, {monitor.id: depends_on})
         if type_moved:
             # A monitor that moves to or from a checked type starts over. A
             # state write like the engine's: the version moves on from the
