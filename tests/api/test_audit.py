@@ -1,4 +1,4 @@
-"""GET /teams/{team}/audit and the lines each change writes (docs/audit.md)."""
+"""GET /teams/{team}/audit and the lines each change writes (docs/teams.md#the-audit-log)."""
 
 from __future__ import annotations
 

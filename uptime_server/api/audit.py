@@ -1,4 +1,4 @@
-"""The audit log: GET /api/v1/teams/{team}/audit (docs/audit.md).
+"""The audit log: GET /api/v1/teams/{team}/audit (docs/teams.md#the-audit-log).
 
 Admins and owners read who did what in their team, when, and through which
 session or token. The team is named in the path (id or slug), as in

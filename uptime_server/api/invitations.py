@@ -3,7 +3,7 @@
 Sending, listing and revoking take admin in the team of the path (as the
 teams resource does, ``api.teams.acting_in``; ``X-Uptime-Team`` is not
 read). Accepting takes a signed-in session, in no team yet: the token says
-which (docs/invitations.md). No answer ever carries a token.
+which (docs/teams.md#invitations). No answer ever carries a token.
 """
 
 from __future__ import annotations

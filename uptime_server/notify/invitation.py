@@ -1,4 +1,4 @@
-"""The email inviting someone to a team (docs/invitations.md), through the outbox.
+"""The email inviting someone to a team (docs/teams.md#invitations), through the outbox.
 
 An invitation's outbox row (event ``invitation``) belongs to no notification.
 Its payload is ``InvitationContent`` as JSON: what the email says, the link

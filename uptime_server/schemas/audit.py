@@ -1,4 +1,4 @@
-"""Response models of the audit log: ``GET /teams/{team}/audit`` (docs/audit.md)."""
+"""Response models of the audit log: ``GET /teams/{team}/audit`` (docs/teams.md#the-audit-log)."""
 
 from __future__ import annotations
 

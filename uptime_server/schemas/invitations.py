@@ -1,4 +1,4 @@
-"""Request and response models of team invitations (docs/invitations.md)."""
+"""Request and response models of team invitations (docs/teams.md#invitations)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ change's transaction where there is one, so a change and its line land
 together. Details name fields and counts, never secret values (channel
 configs, tokens, headers). Lines older than ``UPTIME_AUDIT_RETENTION_DAYS``
 are pruned by housekeeping (``engine.housekeeping.prune_audit_log``).
-docs/audit.md.
+docs/teams.md#the-audit-log.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Invitations to a team: send, list, revoke, accept (docs/invitations.md).
+"""Invitations to a team: send, list, revoke, accept (docs/teams.md#invitations).
 
 An admin (or owner) invites an address with a role no higher than their own
 (an owner only by an owner). The link ``{base_url}/invite/{token}`` goes out

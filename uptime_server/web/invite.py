@@ -1,4 +1,4 @@
-"""``/invite/{token}``: the page an invitation's email links to (docs/invitations.md).
+"""``/invite/{token}``: the page an invitation's email links to (docs/teams.md#invitations).
 
 Signed out, it says which team invites, as what and until when, and offers
 each provider's sign-in with ``next`` back to this page, and the CLI's
