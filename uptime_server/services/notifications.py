@@ -30,6 +30,8 @@ class Filters:
     type: str | None = None
     status: str | None = None
     since: datetime | None = None
+    # True: only suppressed notifications (a blocked monitor's); False: only the others.
+    suppressed: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,8 @@ def list_filtered(acting: Acting, filters: Filters, *, page: int, limit: int) ->
         query = query.where(Notification.status == filters.status)
     if filters.since is not None:
         query = query.where(Notification.started_at >= filters.since)
+    if filters.suppressed is not None:
+        query = query.where(Notification.suppressed_by.is_null(not filters.suppressed))
     return _page(query, page, limit)
 
 
