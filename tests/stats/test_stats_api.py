@@ -71,7 +71,11 @@ def test_it_gives_exact_figures_for_24h(alice, monitor):
     assert data["checks"] == {"total": 14, "successful": 10, "failed": 4}
     # 10:10-10:30 and the open 11:30-now started in the window; the one
     # from yesterday 11:00 is clipped to its last 30 minutes.
-    assert data["incidents"] == {"count": 2, "total_downtime": 1800 + 1200 + 1800, "blocked_downtime": 0}
+    assert data["incidents"] == {
+        "count": 2,
+        "total_downtime": 1800 + 1200 + 1800,
+        "blocked_downtime": 0,
+    }
 
 
 def test_the_hourly_series_has_every_bucket_oldest_first(alice, monitor):
@@ -145,7 +149,11 @@ def test_longer_periods(alice, monitor):
     assert week["series"][0]["start"] == "2026-11-15T00:00:00Z"
     assert week["checks"] == {"total": 18, "successful": 11, "failed": 7}
     # 11-19 00:00-00:10, yesterday 11:00, 10:10, 11:30; the open one to now.
-    assert week["incidents"] == {"count": 4, "total_downtime": 600 + 5400 + 1200 + 1800, "blocked_downtime": 0}
+    assert week["incidents"] == {
+        "count": 4,
+        "total_downtime": 600 + 5400 + 1200 + 1800,
+        "blocked_downtime": 0,
+    }
     month = stats(alice, monitor.id, period="30d", granularity="1h")
     assert len(month["series"]) == 721
     assert month["checks"]["total"] == 22
