@@ -253,3 +253,23 @@ def test_a_parent_down_but_below_its_alert_threshold_does_not_block(net):
     net.deliver()
     assert subjects(net.inbox) == ["[Uptime] DOWN: app"]
     assert downtime(child).suppressed_by is None
+
+
+def test_the_dependency_query_runs_only_for_a_batch_with_an_event(net, caplog):
+    # peewee logs every statement it runs (logger "peewee", DEBUG).
+    router = net.monitor("router")
+    child = net.monitor("app", depends_on=(router,))
+    net.batch((router, 200), (child, 200))
+
+    def dependency_reads() -> int:
+        return sum("monitor_dependencies" in str(r.msg) for r in caplog.records)
+
+    with caplog.at_level("DEBUG", logger="peewee"):
+        for _ in range(3):
+            net.batch((router, 200), (child, 200))  # the common path: nothing happens
+        assert dependency_reads() == 0
+        net.batch((child, 503), (router, 503))  # two downtimes open: one read
+        assert dependency_reads() == 1
+        net.batch((child, 503), (router, 503))  # still down, still blocked: one read
+        assert dependency_reads() == 2
+    assert downtime(child).suppressed_by == downtime(router).id
