@@ -160,8 +160,10 @@ def acknowledge(
                 .where((Notification.id == note.id) & ~Notification.acknowledged)
                 .execute()
             )
-            if changed:
+            # A suppressed downtime was never sent: no incident to acknowledge.
+            if changed and note.suppressed_by is None:
                 outbox.enqueue_acknowledgement(note, note.monitor, mail_domain=mail_domain, now=now)
+            if changed:
                 _record(acting, "notification.acknowledge", note, now)
     return get_owned(acting, notification_id)
 
