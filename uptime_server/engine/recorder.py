@@ -13,6 +13,13 @@ one multi-row INSERT and the monitor and schedule rows updated with one
 ``executemany`` each. Only runs that open or resolve an incident write their
 notification and outbox rows one by one.
 
+Dependencies (docs/alerts.md#dependencies): a batch that opens or resolves a
+downtime, or holds a run of a monitor whose downtime is suppressed, reads
+the dependency chains through those monitors with one more query, writes
+its notifications ancestors first, opens a blocked monitor's downtime
+suppressed (no outbox rows) and releases a suppressed one whose ancestors
+are all up again. Any other batch reads nothing more.
+
 A run whose claim's lease was lost (``lease_owner`` no longer holds the row:
 it expired and another process took the check over) is refused: nothing of it
 is written. A run whose state logic raises is logged and its monitor pushed forward (the
