@@ -100,10 +100,7 @@ def summary(stats: dict[str, Any]) -> Table:
                 f"avg {ms(rt.get('avg'))}  min {ms(rt.get('min'))}  "
                 f"max {ms(rt.get('max'))}  p95 {ms(rt.get('p95'))}",
             ),
-            (
-                "Incidents",
-                f"{incidents.get('count', 0)} (down {duration(incidents.get('total_downtime'))})",
-            ),
+            ("Incidents", _incidents_line(incidents)),
             (
                 "Checks",
                 f"{checks.get('total', 0)} total, {checks.get('successful', 0)} passed, "
@@ -166,3 +163,11 @@ def bars(series: list[dict[str, Any]], width: int = 80) -> Table:
             ms(latency),
         )
     return table
+
+
+def _incidents_line(incidents: dict[str, Any]) -> str:
+    """`1 (down 4m 12s)`; with `, 2m blocked` when some of it was a blocked monitor's."""
+    down = f"down {duration(incidents.get('total_downtime'))}"
+    if incidents.get("blocked_downtime"):
+        down += f", {duration(incidents.get('blocked_downtime'))} blocked"
+    return f"{incidents.get('count', 0)} ({down})"

@@ -289,6 +289,7 @@ class ApiClient:
         type: str | None = None,
         status: str | None = None,
         since: str | None = None,
+        suppressed: bool | None = None,
     ) -> Json:
         params = {
             "page": page,
@@ -297,6 +298,7 @@ class ApiClient:
             "type": type,
             "status": status,
             "since": since,
+            "suppressed": None if suppressed is None else str(suppressed).lower(),
         }
         return self._call("GET", "/notifications", params=params)
 

@@ -621,9 +621,15 @@ def notifications_table(items: list[dict[str, Any]]) -> Table:
             "✓" if n.get("acknowledged") else "",
             cell(short_when(n.get("started_at"))),
             cell(duration(n.get("duration"))),
-            cell(n.get("message") or ""),
+            cell(_suppressed_mark(n) + (n.get("message") or "")),
         )
     return table
+
+
+def _suppressed_mark(n: dict[str, Any]) -> str:
+    """A blocked monitor's notification: no alert was sent while its ancestor was down."""
+    by = n.get("suppressed_by")
+    return "" if by is None else f"[suppressed by #{by}] "
 
 
 def channels_table(items: list[dict[str, Any]]) -> Table:

@@ -29,6 +29,7 @@ NOTIFICATION_FIELDS = {
     "resolved_by",
     "email_sent_at",
     "error_details",
+    "suppressed_by",
 }
 
 
@@ -86,6 +87,7 @@ def test_an_outage_shows_as_active_with_every_field(alice, api_prod, checks):
             "response_time": 45,
             "error_message": "expected status in [200], got 503",
         },
+        "suppressed_by": None,
     }
     detail = alice.get(f"/api/v1/notifications/{item['id']}")
     assert detail.status_code == 200

@@ -14,6 +14,7 @@ import pytest
 from tests.cli.conftest import Cli, describe
 from tests.notification_rows import add_notification
 from uptime_server import db
+from uptime_server.models import Notification
 
 
 @pytest.fixture
@@ -74,6 +75,25 @@ def test_list_filters(cli: Cli, incidents: dict[str, int]) -> None:
     assert ids("--since", "2026-11-22T00:00:00Z") == {incidents["active"]}
     page = cli.json("notifications", "list", "--limit", "1", "--page", "2")
     assert len(page["data"]) == 1 and page["pagination"]["has_prev"] is True
+
+
+def test_list_suppressed(cli: Cli, incidents: dict[str, int]) -> None:
+    # The web downtime was held while its parent (the api one) was down.
+    with db.database.connection_context():
+        Notification.update(suppressed_by=incidents["active"]).where(
+            Notification.id.in_([incidents["old"], incidents["recovery"]])
+        ).execute()
+
+    def ids(*args: str) -> set[int]:
+        return {n["id"] for n in cli.json("notifications", "list", *args)["data"]}
+
+    assert ids("--suppressed") == {incidents["old"], incidents["recovery"]}
+    assert ids("--not-suppressed") == {incidents["active"]}
+    assert len(ids()) == 3
+    body = cli.json("notifications", "list", "--suppressed")
+    assert {n["suppressed_by"] for n in body["data"]} == {incidents["active"]}
+    out = cli.ok("notifications", "list", "--suppressed").stdout
+    assert f"[suppressed by #{incidents['active']}]" in out
 
 
 def test_active_and_recent(cli: Cli, incidents: dict[str, int]) -> None:

@@ -71,6 +71,9 @@ def test_stats_view_draws_summary_sparklines_and_bars() -> None:
     assert "p95 420 ms" in text
     assert "1 (down 4m 12s)" in text
     assert "1380 total, 1374 passed, 6 failed" in text
+    blocked = stats_fixture(24)
+    blocked["incidents"] = {"count": 1, "total_downtime": 252, "blocked_downtime": 120}
+    assert "1 (down 4m 12s, 2m blocked)" in render(charts.stats_view(blocked))
     spark = next(line for line in text.splitlines() if line.startswith("Response  "))
     assert "▃▃▄ ▄" in spark  # scaled from 0 ms; a gap where a bucket had no checks
     assert re.search(r"█\s+100 ms–330 ms$", spark.rstrip())

@@ -155,6 +155,7 @@ def test_each_users_data_moves_into_a_personal_team(
     before = {table: owners(database, table) for table in (*OWNED, "api_tokens")}
     assert all(before.values())
 
+    # 0018, then the later steps (0019 dependencies, 0020 suppressed alerts).
     assert migrations.migrate(database)[0] == "0018_teams"
 
     teams = database.execute_sql("SELECT id, name, slug FROM teams ORDER BY id").fetchall()

@@ -71,7 +71,11 @@ def test_it_gives_exact_figures_for_24h(alice, monitor):
     assert data["checks"] == {"total": 14, "successful": 10, "failed": 4}
     # 10:10-10:30 and the open 11:30-now started in the window; the one
     # from yesterday 11:00 is clipped to its last 30 minutes.
-    assert data["incidents"] == {"count": 2, "total_downtime": 1800 + 1200 + 1800}
+    assert data["incidents"] == {
+        "count": 2,
+        "total_downtime": 1800 + 1200 + 1800,
+        "blocked_downtime": 0,
+    }
 
 
 def test_the_hourly_series_has_every_bucket_oldest_first(alice, monitor):
@@ -145,7 +149,11 @@ def test_longer_periods(alice, monitor):
     assert week["series"][0]["start"] == "2026-11-15T00:00:00Z"
     assert week["checks"] == {"total": 18, "successful": 11, "failed": 7}
     # 11-19 00:00-00:10, yesterday 11:00, 10:10, 11:30; the open one to now.
-    assert week["incidents"] == {"count": 4, "total_downtime": 600 + 5400 + 1200 + 1800}
+    assert week["incidents"] == {
+        "count": 4,
+        "total_downtime": 600 + 5400 + 1200 + 1800,
+        "blocked_downtime": 0,
+    }
     month = stats(alice, monitor.id, period="30d", granularity="1h")
     assert len(month["series"]) == 721
     assert month["checks"]["total"] == 22
@@ -164,7 +172,7 @@ def test_a_monitor_without_runs_gives_nulls(alice, new_monitor):
     assert data["uptime"] == {"24h": None, "7d": None, "30d": None}
     assert data["response_times"] == {"avg": None, "min": None, "max": None, "p95": None}
     assert data["checks"] == {"total": 0, "successful": 0, "failed": 0}
-    assert data["incidents"] == {"count": 0, "total_downtime": 0}
+    assert data["incidents"] == {"count": 0, "total_downtime": 0, "blocked_downtime": 0}
     assert len(data["series"]) == 8 and all(p["checks"] == 0 for p in data["series"])
 
 
@@ -174,7 +182,7 @@ def test_only_failures_give_null_response_times(alice, new_monitor, feeder):
     data = stats(alice, m.id)
     assert data["uptime"]["24h"] == 0.0
     assert data["response_times"] == {"avg": None, "min": None, "max": None, "p95": None}
-    assert data["incidents"] == {"count": 1, "total_downtime": 600}
+    assert data["incidents"] == {"count": 1, "total_downtime": 600, "blocked_downtime": 0}
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,13 @@ def list_(
     since: Annotated[
         str | None, typer.Option(help="Started at or after: ISO 8601 or a span like 2h, 7d.")
     ] = None,
+    suppressed: Annotated[
+        bool | None,
+        typer.Option(
+            "--suppressed/--not-suppressed",
+            help="Only suppressed ones (a blocked monitor's, no alert sent), or only the others.",
+        ),
+    ] = None,
     page: PageOpt = None,
     limit: LimitOpt = None,
     json_: JsonFlag = False,
@@ -53,6 +60,7 @@ def list_(
         type=type_,
         status=status,
         since=parse_when(since, "--since"),
+        suppressed=suppressed,
     )
     _render_list(st.wants_json(json_), body, "pagination")
 

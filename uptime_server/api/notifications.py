@@ -42,6 +42,7 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
 TYPES = NOTIFICATION_TYPES
 STATUSES = ("active", "resolved")
+BOOLEANS = ("true", "false")
 TAG = "notifications"
 doc = documenter(TAG)
 PAGE_PARAMS = (PAGE, limit(DEFAULT_LIMIT, MAX_LIMIT))
@@ -51,6 +52,11 @@ def _page_args() -> tuple[int, int]:
     page = int_param(request.args, "page", 1, 1, None)
     size = int_param(request.args, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
     return page, size
+
+
+def _suppressed() -> bool | None:
+    value = choice_param(request.args, "suppressed", BOOLEANS)
+    return None if value is None else value == "true"
 
 
 @bp.get("/active")
@@ -91,6 +97,11 @@ def recent() -> Any:
         choice("type", TYPES),
         choice("status", STATUSES),
         query("since", TIME_QUERY, "Only notifications started at or after this time"),
+        query(
+            "suppressed",
+            {"type": "string", "enum": list(BOOLEANS)},
+            "true: only suppressed notifications (of blocked monitors); false: only the others",
+        ),
     ),
 )
 def list_notifications() -> Any:
@@ -101,6 +112,7 @@ def list_notifications() -> Any:
         type=choice_param(request.args, "type", TYPES),
         status=choice_param(request.args, "status", STATUSES),
         since=time_param(request.args, "since"),
+        suppressed=_suppressed(),
     )
     result = notification_service.list_filtered(current_acting(), filters, page=page, limit=size)
     pages = page_count(result.total, size)

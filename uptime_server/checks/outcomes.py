@@ -138,6 +138,8 @@ class Recorded:
     monitor_status: str | None = None
     opened: list[int] = field(default_factory=list)
     resolved: list[int] = field(default_factory=list)
+    # Suppressed downtimes whose alert this run sent (their ancestor recovered).
+    released: list[int] = field(default_factory=list)
     skipped: str | None = None
 
 

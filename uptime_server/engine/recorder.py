@@ -13,6 +13,13 @@ one multi-row INSERT and the monitor and schedule rows updated with one
 ``executemany`` each. Only runs that open or resolve an incident write their
 notification and outbox rows one by one.
 
+Dependencies (docs/alerts.md#dependencies): a batch that opens or resolves a
+downtime, or holds a run of a monitor whose downtime is suppressed, reads
+the dependency chains through those monitors with one more query, writes
+its notifications ancestors first, opens a blocked monitor's downtime
+suppressed (no outbox rows) and releases a suppressed one whose ancestors
+are all up again. Any other batch reads nothing more.
+
 A run whose claim's lease was lost (``lease_owner`` no longer holds the row:
 it expired and another process took the check over) is refused: nothing of it
 is written. A run whose state logic raises is logged and its monitor pushed forward (the
@@ -33,10 +40,11 @@ from typing import Any
 from peewee import IntegrityError
 
 from uptime_server.checks import cert_alerts, state
+from uptime_server.checks import dependencies as graph
 from uptime_server.checks.outcomes import CheckOutcome, Plan, Recorded
 from uptime_server.config import Settings
 from uptime_server.db import database, retry_locked, write_tx
-from uptime_server.engine.recorder_sql import Batch, BatchMonitor, versions_moved
+from uptime_server.engine.recorder_sql import Batch, BatchMonitor, Dependencies, versions_moved
 from uptime_server.maintenance import windows as maintenance_windows
 from uptime_server.models import (
     DEFAULT_CERT_EXPIRY_DAYS,
@@ -90,9 +98,7 @@ class Recorder:
                 plans = [self._plan(outcome, batch) for outcome in outcomes]
                 if not batch.write_runs(plans):
                     raise StaleState("a monitor's state_version moved under the lock")
-                for plan in plans:
-                    if plan.has_events or plan.cert_event:
-                        self._write_events(plan, batch, now)
+                self._write_all_events(plans, batch, now)
                 cells = rollups.add_runs(
                     [
                         rollups.RunSample(
@@ -251,7 +257,91 @@ class Recorder:
     # -- notifications: the rare runs that open or resolve an incident, or ---
     # -- start or settle flapping ---------------------------------------------
 
-    def _write_events(self, plan: Plan, batch: Batch, now: datetime) -> None:
+    def _write_all_events(self, plans: list[Plan], batch: Batch, now: datetime) -> None:
+        """The batch's notifications, ancestors' before their descendants'.
+
+        The common batch has no event and no suppressed alert waiting: one
+        pass over the plans, no query. Otherwise the dependency chains
+        through the monitors concerned are read with one query
+        (``Dependencies.load``) and the work is done parents first, so a
+        child whose first failure lands in its parent's batch is blocked.
+        """
+        held = {m for m, note in batch.active.items() if note.suppressed_by is not None}
+        work = [
+            p
+            for p in plans
+            if p.has_events or p.cert_event or (held and p.outcome.monitor_id in held)
+        ]
+        if not work:
+            return
+        asked = {p.outcome.monitor_id for p in work if p.opens or p.resolves}
+        asked |= {p.outcome.monitor_id for p in work if p.outcome.monitor_id in held}
+        deps = Dependencies.load(asked) if asked else None
+        if deps is not None and deps.parents:
+            depth = _depths(deps.parents)
+            work.sort(key=lambda p: depth.get(p.outcome.monitor_id, 0))  # stable
+            opening = {p.outcome.monitor_id for p in work if p.opens}
+            for mid in opening:
+                if (row := batch.monitors.get(mid)) is not None:
+                    deps.names.setdefault(mid, row.name)
+        else:
+            opening = set()
+        for plan in work:
+            if plan.has_events or plan.cert_event:
+                self._write_events(plan, batch, now, deps, opening)
+            elif plan.transition is not None:
+                self._release(plan, batch, now, deps)
+
+    def _release(self, plan: Plan, batch: Batch, now: datetime, deps: Dependencies | None) -> None:
+        """A suppressed downtime's alert, sent at the run that finds no ancestor down any more.
+
+        Only a failed run confirms the monitor is still down; while an
+        ancestor is (again) down, the notification names that one instead.
+        """
+        monitor_id = plan.outcome.monitor_id
+        note = batch.active.get(monitor_id)
+        if note is None or note.suppressed_by is None or deps is None:
+            return
+        if plan.done.run_status != "offline":
+            return
+        blocker = _blocker(deps, monitor_id)
+        if blocker is not None:
+            if blocker != note.suppressed_by:
+                Notification.update(suppressed_by=blocker).where(
+                    Notification.id == note.id
+                ).execute()
+                note.suppressed_by = blocker
+            return
+        monitor = Monitor.get_by_id(monitor_id)
+        alerts = AlertSettings.get_or_none(AlertSettings.monitor == monitor.id) or AlertSettings(
+            monitor=monitor.id
+        )
+        at = plan.outcome.checked_at
+        note.suppressed_by = None
+        note.next_reminder_at = first_reminder(at, alerts.reminder_interval)
+        Notification.update(suppressed_by=None, next_reminder_at=note.next_reminder_at).where(
+            Notification.id == note.id
+        ).execute()
+        deps.down[monitor_id] = (note.id, None)
+        outbox.enqueue(
+            note,
+            monitor,
+            alerts,
+            default_recipients=outbox.team_recipients(monitor.team_id),
+            mail_domain=self.mail_domain,
+            now=now,
+            content=outbox.content_for(note, monitor, **_effects_down(deps, monitor_id, set())),
+        )
+        plan.done.released.append(note.id)
+
+    def _write_events(
+        self,
+        plan: Plan,
+        batch: Batch,
+        now: datetime,
+        deps: Dependencies | None = None,
+        opening: set[int] | None = None,
+    ) -> None:
         outcome = plan.outcome
         monitor = Monitor.get_by_id(outcome.monitor_id)
         alerts = AlertSettings.get_or_none(AlertSettings.monitor == monitor.id) or AlertSettings(
@@ -294,14 +384,27 @@ class Recorder:
         if plan.opens:
             assert plan.state is not None
             started = plan.state.offline_since or outcome.checked_at
-            note = self._open_incident(monitor, outcome, started, alerts.reminder_interval)
+            blocker = _blocker(deps, monitor.id) if deps is not None else None
+            note = self._open_incident(
+                monitor, outcome, started, alerts.reminder_interval, suppressed_by=blocker
+            )
             batch.active[monitor.id] = note
-            enqueue(note)
+            if deps is not None:
+                deps.down[monitor.id] = (note.id, blocker)
+                deps.names[monitor.id] = monitor.name
+            if blocker is None:
+                effects = _effects_down(deps, monitor.id, opening or set()) if deps else {}
+                enqueue(note, outbox.content_for(note, monitor, **effects))
             plan.done.opened.append(note.id)
         if plan.resolves and (active := batch.active.pop(monitor.id, None)) is not None:
             note = self._resolve_incident(monitor, active, outcome)
+            if deps is not None:
+                deps.down.pop(monitor.id, None)
             if note is not None:
-                enqueue(note)
+                if active.suppressed_by is None:
+                    # A downtime never announced resolves silently.
+                    effects = _effects_up(deps, monitor.id) if deps else {}
+                    enqueue(note, outbox.content_for(note, monitor, **effects))
                 plan.done.resolved.append(active.id)
 
     def _cert_alert(self, monitor: Monitor, plan: Plan) -> Notification | None:
@@ -363,8 +466,12 @@ class Recorder:
         outcome: CheckOutcome,
         started_at: datetime,
         reminder_interval: int | None,
+        *,
+        suppressed_by: int | None = None,
     ) -> Notification:
+        """The downtime notification; *suppressed_by*: the blocking ancestor's (no reminders)."""
         error = outcome.error or "check failed"
+        reminder = None if suppressed_by else first_reminder(outcome.checked_at, reminder_interval)
         return Notification.create(
             monitor=monitor.id,
             user=monitor.user_id,
@@ -377,7 +484,8 @@ class Recorder:
             error_response_time=outcome.response_time,
             error_message=error,
             created_at=outcome.checked_at,
-            next_reminder_at=first_reminder(outcome.checked_at, reminder_interval),
+            next_reminder_at=reminder,
+            suppressed_by=suppressed_by,
         )
 
     def _resolve_incident(
@@ -399,6 +507,7 @@ class Recorder:
             error_response_time=outcome.response_time,
             error_message="",
             created_at=outcome.checked_at,
+            suppressed_by=active.suppressed_by,
         )
 
     def _flap_notification(
@@ -441,3 +550,64 @@ class Recorder:
 def _is_tls_target(url: str | None) -> bool:
     """https, or tcp (whose probe reports a certificate only with ``tls``)."""
     return (url or "").lower().startswith(("https:", "tcp:"))
+
+
+# -- dependencies (docs/alerts.md#dependencies) -----------------------------------
+
+MAX_EFFECTS_LISTED = 50  # the blocked monitors a parent's DOWN message names
+
+
+def _depths(parents: dict[int, set[int]]) -> dict[int, int]:
+    """Each monitor's longest chain up: sorting by it puts ancestors first."""
+    depth: dict[int, int] = {}
+    for start in parents:
+        stack = [start]
+        while stack:
+            node = stack[-1]
+            if node in depth:
+                stack.pop()
+                continue
+            todo = [p for p in parents.get(node, ()) if p not in depth]
+            if todo:
+                stack.extend(todo)
+                continue
+            depth[node] = 1 + max((depth[p] for p in parents.get(node, ())), default=-1)
+            stack.pop()
+    return depth
+
+
+def _blocker(deps: Dependencies, monitor_id: int) -> int | None:
+    """The open downtime that blocks *monitor_id*: its down ancestors' root cause first."""
+    down = [deps.down[a] for a in graph.ancestors(deps.parents, monitor_id) if a in deps.down]
+    if not down:
+        return None
+    roots = [note for note, suppressed_by in down if suppressed_by is None]
+    return min(roots or [note for note, _ in down])
+
+
+def _descendants(deps: Dependencies, monitor_id: int) -> set[int]:
+    return graph.ancestors(graph.children_of(deps.parents), monitor_id)
+
+
+def _effects_down(deps: Dependencies, monitor_id: int, opening: set[int]) -> dict[str, Any]:
+    """What a DOWN message says of the monitors *monitor_id* blocks that are down.
+
+    *opening*: monitors whose downtime opens later in this batch (down too).
+    """
+    below = _descendants(deps, monitor_id)
+    if not below:
+        return {}
+    down = below & (set(deps.down) | opening)
+    names = sorted(deps.names.get(m) or f"#{m}" for m in down)
+    return {
+        "blocked_down": tuple(names[:MAX_EFFECTS_LISTED]),
+        "blocked_more": max(0, len(names) - MAX_EFFECTS_LISTED),
+    }
+
+
+def _effects_up(deps: Dependencies, monitor_id: int) -> dict[str, Any]:
+    """What an UP message says: how many of the monitors it blocked are still down."""
+    below = _descendants(deps, monitor_id)
+    if not below:
+        return {}
+    return {"blocked_still_down": len(below & set(deps.down))}

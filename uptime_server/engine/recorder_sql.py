@@ -24,7 +24,7 @@ import peewee
 
 from uptime_server.checks.outcomes import Plan
 from uptime_server.checks.state import AlertRules, MonitorState
-from uptime_server.db import Prepared, locked
+from uptime_server.db import Prepared, database, locked
 from uptime_server.db.bulk import Insert, Update
 from uptime_server.engine.dispatcher import give_back
 from uptime_server.models import (
@@ -415,3 +415,65 @@ def _slot_params(plan: Plan, names: tuple[str, ...]) -> tuple[Any, ...]:
         "lease_owner": o.lease_owner,
     }
     return tuple([values[name] for name in names])
+
+
+# -- dependencies: read only for a batch that opens, resolves or releases ---------
+
+# One statement: the chains above and below the monitors asked about (two
+# recursive walks of monitor_dependencies), the edges among them, and the
+# open downtimes of every monitor met, with its name. Rows are tagged: 'e'
+# (child, parent) or 'n' (monitor, notification id, suppressed_by, name).
+_DEPENDENCIES_SQL = """
+WITH RECURSIVE
+  up_(id) AS (
+    SELECT depends_on_id FROM monitor_dependencies WHERE monitor_id IN ({ids})
+    UNION
+    SELECT d.depends_on_id FROM monitor_dependencies d JOIN up_ ON d.monitor_id = up_.id
+  ),
+  down_(id) AS (
+    SELECT monitor_id FROM monitor_dependencies WHERE depends_on_id IN ({ids})
+    UNION
+    SELECT d.monitor_id FROM monitor_dependencies d JOIN down_ ON d.depends_on_id = down_.id
+  ),
+  nodes(id) AS (
+    SELECT id FROM up_ UNION SELECT id FROM down_
+    UNION SELECT id FROM monitors WHERE id IN ({ids})
+  )
+SELECT 'e', d.monitor_id, d.depends_on_id, NULL, NULL
+  FROM monitor_dependencies d
+  WHERE d.monitor_id IN (SELECT id FROM nodes) AND d.depends_on_id IN (SELECT id FROM nodes)
+UNION ALL
+SELECT 'n', n.monitor_id, n.id, n.suppressed_by_id, m.name
+  FROM notifications n JOIN monitors m ON m.id = n.monitor_id
+  WHERE n.monitor_id IN (SELECT id FROM nodes)
+    AND n.status = 'active' AND n.type = 'downtime'
+"""
+
+
+@dataclass
+class Dependencies:
+    """The chains through a batch's event monitors, and who on them is down.
+
+    ``parents``: child → its parents, for every monitor above or below the
+    ones asked about. ``down``: monitor → its open downtime's (id,
+    suppressed_by); the recorder moves it on as it writes events.
+    ``names``: the names of the monitors that are down.
+    """
+
+    parents: dict[int, set[int]]
+    down: dict[int, tuple[int, int | None]]
+    names: dict[int, str]
+
+    @classmethod
+    def load(cls, monitor_ids: set[int]) -> Dependencies:
+        ids = sorted(monitor_ids)
+        marks = ", ".join([database.param] * len(ids))
+        sql = _DEPENDENCIES_SQL.format(ids=marks)
+        deps = cls({}, {}, {})
+        for tag, a, b, suppressed_by, name in database.execute_sql(sql, ids * 3).fetchall():
+            if tag == "e":
+                deps.parents.setdefault(a, set()).add(b)
+            else:
+                deps.down[a] = (b, suppressed_by)
+                deps.names[a] = name
+        return deps

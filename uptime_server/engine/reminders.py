@@ -44,7 +44,7 @@ MAX_SLEEP = 30.0
 
 
 def _reminding() -> ModelSelect:
-    """Downtimes that are reminded of (due or not), of monitors not flapping."""
+    """Downtimes that are reminded of (due or not), of monitors not flapping, not suppressed."""
     return (
         Notification.select()
         .join(Monitor, on=(Notification.monitor == Monitor.id))
@@ -53,6 +53,8 @@ def _reminding() -> ModelSelect:
             & (Notification.type == "downtime")
             & (Notification.status == "active")
             & ~Notification.acknowledged
+            # A suppressed downtime is not reminded of (its alert was never sent).
+            & Notification.suppressed_by.is_null()
             & Monitor.flapping_since.is_null()
         )
     )

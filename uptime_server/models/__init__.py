@@ -663,6 +663,10 @@ class Notification(BaseModel):
     # sent: the reminder sweep's index and its conditional-update guard.
     next_reminder_at = UTCDateTimeField(null=True, index=True)
     reminders_sent = pw.IntegerField(default=0)
+    # A blocked monitor's downtime (and its silent recovery): the id of the
+    # ancestor's open downtime that blocked it; null once its alert is sent
+    # (migration 0020, docs/alerts.md#dependencies). A plain id, no key.
+    suppressed_by = pw.IntegerField(null=True, column_name="suppressed_by_id")
 
     class Meta:
         table_name = "notifications"

@@ -55,10 +55,42 @@ class AlertContent:
     cert_serial: str | None = None
     cert_days_left: int | None = None
     cert_threshold: int | None = None
+    # A parent's downtime: the names of the monitors it blocks that are down
+    # when it is written (up to 50, then how many more). Its recovery: how
+    # many of them are still down (None: it blocks no monitor).
+    blocked_down: tuple[str, ...] = ()
+    blocked_more: int = 0
+    blocked_still_down: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ALERT_KINDS:
             raise ValueError(f"unknown alert kind: {self.kind!r}")
+        if not isinstance(self.blocked_down, tuple):  # read back from JSON as a list
+            object.__setattr__(self, "blocked_down", tuple(self.blocked_down))
+
+    @property
+    def blocked_total(self) -> int:
+        return len(self.blocked_down) + self.blocked_more
+
+    def effects_lines(self) -> list[str]:
+        """The lines that name this alert's effects (docs/alerts.md#dependencies); [] if none."""
+        if self.blocked_down:
+            lines = [f"Blocking {self.blocked_total} monitor(s) that are down:"]
+            lines += [f"- {single_line(name)}" for name in self.blocked_down]
+            if self.blocked_more:
+                lines.append(f"and {self.blocked_more} more")
+            return lines
+        if self.blocked_still_down is not None:
+            return [f"Monitors it blocks still down: {self.blocked_still_down}"]
+        return []
+
+    def effects_json(self) -> dict[str, object] | None:
+        """The same for JSON bodies: None when it names no effect."""
+        if self.blocked_down:
+            return {"down": list(self.blocked_down), "more": self.blocked_more}
+        if self.blocked_still_down is not None:
+            return {"still_down": self.blocked_still_down}
+        return None
 
     @property
     def state(self) -> str:
@@ -266,6 +298,8 @@ def _lines(content: AlertContent, fields: list[tuple[str, str]]) -> str:
     width = max(len(label) for label, _ in fields) + 2
     lines = [_summary(content), ""]
     lines += [f"{label + ':':<{width}}{value}" for label, value in fields]
+    if effects := content.effects_lines():
+        lines += ["", *effects]
     lines += ["", "-- ", "Sent by Uptime. Times are UTC."]
     return "\n".join(lines) + "\n"
 

@@ -109,6 +109,13 @@ class ResponseTimes(ResponseModel):
 class Incidents(ResponseModel):
     count: int
     total_downtime: int
+    blocked_downtime: Annotated[
+        int,
+        Field(
+            description="Seconds of it in suppressed notifications (a blocked monitor's,"
+            " docs/alerts.md#dependencies); included in total_downtime"
+        ),
+    ]
 
 
 class CheckCounts(ResponseModel):

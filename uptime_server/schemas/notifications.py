@@ -44,6 +44,13 @@ class Notification(ResponseModel):
         UtcTime | None, Field(description="null until an email was handed over")
     ]
     error_details: ErrorDetails
+    suppressed_by: Annotated[
+        int | None,
+        Field(
+            description="The open downtime notification of the ancestor that blocked this"
+            " monitor: no alert was sent (docs/alerts.md#dependencies); null otherwise"
+        ),
+    ]
 
     @classmethod
     def of(cls, row: Any) -> Self:

@@ -30,6 +30,8 @@ class Filters:
     type: str | None = None
     status: str | None = None
     since: datetime | None = None
+    # True: only suppressed notifications (a blocked monitor's); False: only the others.
+    suppressed: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,8 @@ def list_filtered(acting: Acting, filters: Filters, *, page: int, limit: int) ->
         query = query.where(Notification.status == filters.status)
     if filters.since is not None:
         query = query.where(Notification.started_at >= filters.since)
+    if filters.suppressed is not None:
+        query = query.where(Notification.suppressed_by.is_null(not filters.suppressed))
     return _page(query, page, limit)
 
 
@@ -156,8 +160,10 @@ def acknowledge(
                 .where((Notification.id == note.id) & ~Notification.acknowledged)
                 .execute()
             )
-            if changed:
+            # A suppressed downtime was never sent: no incident to acknowledge.
+            if changed and note.suppressed_by is None:
                 outbox.enqueue_acknowledgement(note, note.monitor, mail_domain=mail_domain, now=now)
+            if changed:
                 _record(acting, "notification.acknowledge", note, now)
     return get_owned(acting, notification_id)
 

@@ -210,11 +210,15 @@ def incidents(monitor_id: int, w: Window) -> dict[str, int]:
     """Downtime notifications started in the window, and seconds offline in it.
 
     Each downtime notification counts from its start (or the window start)
-    to its resolution (an open one: to now).
+    to its resolution (an open one: to now). ``blocked_downtime``: the part
+    of it in suppressed notifications, a blocked monitor's (their alert never
+    sent; docs/alerts.md#dependencies), included in ``total_downtime``.
     """
     start, now = w.start_at, w.now
     rows = (
-        Notification.select(Notification.started_at, Notification.resolved_at)
+        Notification.select(
+            Notification.started_at, Notification.resolved_at, Notification.suppressed_by
+        )
         .where(
             (Notification.monitor == monitor_id)
             & (Notification.type == "downtime")
@@ -223,13 +227,20 @@ def incidents(monitor_id: int, w: Window) -> dict[str, int]:
         )
         .tuples()
     )
-    count, seconds = 0, 0.0
-    for started_at, resolved_at in rows:
+    count, seconds, blocked = 0, 0.0, 0.0
+    for started_at, resolved_at, suppressed_by in rows:
         if started_at >= start:
             count += 1
         end = min(resolved_at or now, now)
-        seconds += max(0.0, (end - max(started_at, start)).total_seconds())
-    return {"count": count, "total_downtime": int(seconds + 0.5)}
+        part = max(0.0, (end - max(started_at, start)).total_seconds())
+        seconds += part
+        if suppressed_by is not None:
+            blocked += part
+    return {
+        "count": count,
+        "total_downtime": int(seconds + 0.5),
+        "blocked_downtime": int(blocked + 0.5),
+    }
 
 
 def monitor_stats(

@@ -95,6 +95,7 @@ def message_text(message: ChannelMessage) -> tuple[str, str]:
             monitor_name=printable(c.monitor_name) or "",
             monitor_url=printable(c.monitor_url) or "",
             error=printable(c.error) or "",
+            blocked_down=tuple(printable(name) or "" for name in c.blocked_down),
         ),
     )
     title = f"[Uptime] {clean.status}: {clean.content.monitor_name}"

@@ -57,6 +57,7 @@ def event_for(config: dict[str, Any], message: ChannelMessage, action: str) -> d
                 "status_code": c.status_code,
                 "response_time": c.response_time,
                 "notification_id": c.notification_id,
+                "blocked": c.effects_json(),
             },
         }
     return event

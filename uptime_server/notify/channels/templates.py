@@ -89,6 +89,8 @@ def default_body(message: ChannelMessage) -> dict[str, Any]:
         "resolved_at": PLACEHOLDERS["resolved_at"](message),
         "duration": message.content.duration_seconds,
         "notification_id": message.content.notification_id,
+        # A parent's DOWN: {"down": [names], "more": n}; its UP: {"still_down": n}.
+        "blocked": message.content.effects_json(),
     }
 
 
@@ -113,4 +115,6 @@ def plain_text(message: ChannelMessage) -> str:
         lines.append(f"Resolved at: {isoformat(c.resolved_at)}")
     if c.duration_seconds is not None:
         lines.append(f"Duration: {format_duration(c.duration_seconds)}")
+    if effects := c.effects_lines():
+        lines += ["", *effects]
     return "\n".join(lines)
