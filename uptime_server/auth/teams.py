@@ -21,7 +21,7 @@ from typing import Any
 from flask import Request, g
 from flask_login import current_user
 
-from uptime_server.db import INT64_MAX, Prepared
+from uptime_server.db import INT64_MAX, Prepared, is_sqlite
 from uptime_server.errors import ApiError
 from uptime_server.models import ROLES, Membership, Team, User
 
@@ -217,6 +217,19 @@ def free_slug(base: str) -> str:
         n += 1
         slug = f"{base}-{n}"
     return slug
+
+
+def lock_team(team_id: int) -> None:
+    """Queue writes that must see one team's state unchanged until commit.
+
+    Monitor creates (the team's count and keys), role changes (the last
+    owner) and dependency edits (no cycle made by two edits at once) take it.
+    PostgreSQL: a row lock on the team (NO KEY UPDATE: it does not hold up
+    rows that merely reference the team, such as the engine's notifications).
+    SQLite's write transaction already admits one writer at a time.
+    """
+    if not is_sqlite():
+        Team.select(Team.id).where(Team.id == team_id).for_update("FOR NO KEY UPDATE").execute()
 
 
 def create_team(name: str, slug: str, owner_id: int, *, now: datetime) -> Team:

@@ -3,7 +3,7 @@
 The graph of a team is read whole with one query (``team_parents``) and
 judged by the pure functions of checks/dependencies.py. A change is checked
 and written inside the write transaction of the monitor it belongs to, after
-the team row is locked (``lock_team``): on PostgreSQL two edits of one
+the team row is locked (``auth.teams.lock_team``): on PostgreSQL two edits of one
 team's graph could otherwise each pass the cycle check against the graph
 the other has not committed yet, and commit a cycle together. SQLite admits
 one writer at a time already.
@@ -19,10 +19,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from uptime_server.auth.teams import lock_team
 from uptime_server.checks import dependencies as graph
-from uptime_server.db import Prepared, is_sqlite
+from uptime_server.db import Prepared
 from uptime_server.errors import validation_error
-from uptime_server.models import Monitor, MonitorDependency, Notification, Team
+from uptime_server.models import Monitor, MonitorDependency, Notification
 
 Parents = dict[int, set[int]]
 
@@ -69,15 +70,6 @@ def down_ids(team_id: int) -> set[int]:
         .tuples()
     )
     return {mid for (mid,) in query}
-
-
-def lock_team(team_id: int) -> None:
-    """Queue this team's graph edits one behind the other until commit (PostgreSQL).
-
-    The same lock as a monitor create's (services/monitors._lock_owner).
-    """
-    if not is_sqlite():
-        Team.select(Team.id).where(Team.id == team_id).for_update("FOR NO KEY UPDATE").execute()
 
 
 def unknown_message(monitor_id: int) -> str:

@@ -17,10 +17,10 @@ from peewee import SQL, NodeList, fn
 
 from uptime_server.auth import ping_tokens
 from uptime_server.auth.badge_tokens import ensure_token, new_token
-from uptime_server.auth.teams import Acting
+from uptime_server.auth.teams import Acting, lock_team
 from uptime_server.checks import quorum
 from uptime_server.config import Settings
-from uptime_server.db import INT64_MAX, Prepared, is_sqlite, write_tx
+from uptime_server.db import INT64_MAX, Prepared, write_tx
 from uptime_server.engine import reminders
 from uptime_server.errors import ApiError, monitor_not_found, validation_error
 from uptime_server.heartbeats.schedule import HeartbeatSchedule
@@ -33,7 +33,6 @@ from uptime_server.models import (
     Monitor,
     MonitorLocation,
     Notification,
-    Team,
 )
 from uptime_server.models.tags import having_all, replace_tags, tags_by_monitor, tags_of
 from uptime_server.schemas.monitor_config import (
@@ -316,7 +315,7 @@ def create_monitor(
     columns = cfg.model_dump()
     first_due = _first_due(columns, now)
     with write_tx():
-        _lock_owner(acting.team_id)
+        lock_team(acting.team_id)
         count = Monitor.select(fn.COUNT(Monitor.id)).where(Monitor.team == acting.team_id).scalar()
         if count >= settings.max_monitors_per_team:
             raise ApiError(
@@ -357,19 +356,6 @@ def _named(monitor: Monitor, **details: Any) -> dict[str, Any]:
 
 def _bulk(bulk: bool) -> dict[str, Any]:
     return {"bulk": True} if bulk else {}
-
-
-def _lock_owner(team_id: int) -> None:
-    """Queue this team's creates (and key changes) one behind the other until commit.
-
-    So the count holds, and a key found free stays free until it is written.
-    PostgreSQL: a row lock on the user (NO KEY UPDATE: it does not hold up
-    rows that merely reference the user, such as the engine's notifications);
-    two creates counting at once would both see room for one more. SQLite's
-    write transaction already admits one writer at a time.
-    """
-    if not is_sqlite():
-        Team.select(Team.id).where(Team.id == team_id).for_update("FOR NO KEY UPDATE").execute()
 
 
 def update_monitor(
@@ -414,7 +400,7 @@ def update_monitor(
         due = now  # no longer waiting for a heartbeat's deadline: checked at once
     with write_tx():
         if "key" in changes:
-            _lock_owner(monitor.team_id)
+            lock_team(monitor.team_id)
             _check_key_free(monitor.team_id, cfg.key, monitor.id)
         owned = (Monitor.id == monitor.id) & (Monitor.team == monitor.team_id)
         if not Monitor.update(updated_at=now, **changes).where(owned).execute():

@@ -191,14 +191,6 @@ def _owners(team_id: int) -> int:
     )
 
 
-def _lock_team(team_id: int) -> None:
-    """Queue role changes of one team so the last-owner count holds (SQLite: one writer)."""
-    from uptime_server.db import is_sqlite
-
-    if not is_sqlite():
-        Team.select(Team.id).where(Team.id == team_id).for_update("FOR NO KEY UPDATE").execute()
-
-
 def member_of(team_id: int, user_id: int) -> Member:
     for m in list_members_of(team_id):
         if m.user_id == user_id:
@@ -222,7 +214,7 @@ def list_members_of(team_id: int) -> list[Member]:
 def set_role(acting: Acting, user_id: int, role: str, *, now: datetime) -> Member:
     teams.require(acting, "admin", "change members' roles")
     with write_tx():
-        _lock_team(acting.team_id)
+        teams.lock_team(acting.team_id)
         row = _member(acting.team_id, user_id)
         if "owner" in (role, row.role) and role != row.role:
             teams.require(acting, "owner", "make or unmake an owner")
@@ -242,7 +234,7 @@ def remove(acting: Acting, user_id: int, *, now: datetime) -> str:
     if not leaving:
         teams.require(acting, "admin", "remove members")
     with write_tx():
-        _lock_team(acting.team_id)
+        teams.lock_team(acting.team_id)
         row = _member(acting.team_id, user_id)
         if row.role == "owner" and not leaving:
             teams.require(acting, "owner", "remove an owner")
